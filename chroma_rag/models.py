@@ -1,0 +1,67 @@
+"""Struktury danych przepływające przez moduły: dokument → fragmenty → wyniki wyszukiwania."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Document:
+    """Tekst jednego pliku, strona po stronie (plik tekstowy to jedna „strona”)."""
+
+    path: Path
+    pages: list[str]
+    kind: str  # "pdf", "txt", "md", "docx"
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.pages)
+
+
+@dataclass
+class Chunk:
+    """Jednostka do zaindeksowania: artykuł/paragraf (lub jego część) albo akapit zwykłego dokumentu."""
+
+    text: str
+    art: str | None
+    page_from: int
+    page_to: int
+    part: int = 1
+    heading: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Hit:
+    """Fragment zwrócony przez wyszukiwanie; ``similarity`` to podobieństwo kosinusowe (więcej = lepiej)."""
+
+    id: str
+    text: str
+    metadata: dict[str, Any]
+    similarity: float
+
+    @property
+    def file(self) -> str:
+        return str(self.metadata.get("plik", ""))
+
+    @property
+    def art(self) -> str:
+        return str(self.metadata.get("art", ""))
+
+    @property
+    def page(self) -> int:
+        return int(self.metadata.get("strona", 0))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            **self.metadata,
+            "podobienstwo": round(self.similarity, 4),
+            "tekst": self.text,
+        }
