@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .embedding import DEFAULT_MODEL, Embedder, get_embedder
+from .embedding import DEFAULT_MODEL, Embedder, get_embedder, known_dim
 from .errors import UserError
 from .filters import SearchFilters
 from .indexing import IndexReport, Progress, collect_files, index_files
@@ -48,9 +48,12 @@ class FileInfo:
 class Index:
     """Indeks dokumentów w jednym folderze bazy Chromy."""
 
-    def __init__(self, path: str | Path | None = None, model: str | None = None) -> None:
+    def __init__(
+        self, path: str | Path | None = None, model: str | None = None, dimensions: int | None = None
+    ) -> None:
         self.store = Store(Path(path) if path else None)
         self._model_spec = model
+        self._dimensions = dimensions
         self._embedder: Embedder | None = None
 
     def _resolve_model_spec(self) -> str:
@@ -65,11 +68,11 @@ class Index:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            self._embedder = get_embedder(self._resolve_model_spec())
+            self._embedder = get_embedder(self._resolve_model_spec(), self._dimensions)
         return self._embedder
 
     def _collection(self, create: bool = False) -> ChunkCollection:
-        return self.store.chunks(self.embedder.model_id, self.embedder.dim, create=create)
+        return self.store.chunks(self.embedder.model_id, known_dim(self.embedder), create=create)
 
     def add(
         self,

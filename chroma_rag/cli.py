@@ -49,12 +49,22 @@ ArticlesOption = Annotated[
                  show_default=False),
 ]
 CountOption = Annotated[int, typer.Option("-k", "--ile", help="Ile fragmentów pokazać.")]
+ModelOption = Annotated[
+    str | None,
+    typer.Option("--model", help="Model embeddingów: lokalny, ollama:NAZWA, openai:NAZWA (domyślnie "
+                 "$CHROMA_RAG_MODEL albo model, którym zbudowano bazę; patrz docs/MODELE.md).", show_default=False),
+]
+DimensionsOption = Annotated[
+    int | None,
+    typer.Option("--wymiary", help="Liczba wymiarów dla modeli, które ją przyjmują (np. text-embedding-3).",
+                 show_default=False),
+]
 
 
-def _index(db: Path | None):
+def _index(db: Path | None, model: str | None = None, dimensions: int | None = None):
     from .api import Index
 
-    return Index(db)
+    return Index(db, model=model, dimensions=dimensions)
 
 
 def _filters(
@@ -98,10 +108,12 @@ def index_command(
         str | None, typer.Option("--typ", help="Wymuś rodzaj dokumentu dla wszystkich plików.", show_default=False)
     ] = None,
     db: DbOption = None,
+    model: ModelOption = None,
+    dimensions: DimensionsOption = None,
 ) -> None:
     """Indeksuje dokumenty: tnie na artykuły/paragrafy, liczy wektory i zapisuje w bazie."""
     started = time.perf_counter()
-    index = _index(db)
+    index = _index(db, model, dimensions)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with RichProgress(*columns, console=err, transient=True) as progress:
         report = index.add(paths, doc_type=doc_type, progress=_BarProgress(progress))
@@ -133,10 +145,12 @@ def search_command(
     articles: ArticlesOption = None,
     as_json: JsonOption = False,
     db: DbOption = None,
+    model: ModelOption = None,
+    dimensions: DimensionsOption = None,
 ) -> None:
     """Pokazuje fragmenty najbardziej pasujące do pytania (filtry działają przed podobieństwem)."""
     filters = _filters(files, types, year, year_from, year_to, articles)
-    hits = _index(db).search(question, k=count, filters=filters)
+    hits = _index(db, model, dimensions).search(question, k=count, filters=filters)
     if as_json:
         _print_json([hit.to_json() for hit in hits])
         return

