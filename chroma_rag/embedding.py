@@ -90,9 +90,7 @@ def parse_spec(spec: str | None, dimensions: int | None = None) -> ModelSpec:
     provider, _, name = raw.partition(":")
     provider = provider.strip().lower()
     if provider not in PROVIDERS:
-        raise UserError(
-            f"Nieznany model embeddingów „{raw}” – użyj „lokalny”, „ollama:NAZWA” albo „openai:NAZWA”."
-        )
+        raise UserError(f"Nieznany model embeddingów „{raw}” – użyj „lokalny”, „ollama:NAZWA” albo „openai:NAZWA”.")
     name = name.strip()
     match = _DIMENSIONS_SUFFIX.match(name)
     if match:

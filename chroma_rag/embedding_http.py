@@ -23,6 +23,7 @@ RETRY_AFTER_CAP_S = 30.0
 
 _E5_QUERY, _E5_PASSAGE = "query: ", "passage: "
 _RETRIEVAL_QUERY = "Represent this sentence for searching relevant passages: "
+_E5_INSTRUCT_QUERY = "Instruct: Given a question, retrieve passages that answer the question\nQuery: "
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Family:
 
 # Pierwsze dopasowanie wygrywa; wzorce sprawdzane na nazwie modelu małymi literami.
 FAMILIES: tuple[tuple[str, Family], ...] = (
+    (r"e5[^/]*instruct", Family(_E5_INSTRUCT_QUERY, "", 2048)),
     (r"(^|[^a-z0-9])m?e5([^a-z0-9]|$)", Family(_E5_QUERY, _E5_PASSAGE, 2048, input_type=True)),
     (r"bge-m3", Family(max_chars=24000)),
     (r"nomic-embed", Family("search_query: ", "search_document: ", 6000)),
@@ -164,8 +166,7 @@ class HttpEmbedder:
             arr = np.empty(0, dtype=np.float32)  # wektory różnej długości
         if arr.ndim != 2 or arr.shape[0] != expected or arr.shape[1] == 0:
             raise UserError(
-                f"Serwer {self.url} zwrócił dla modelu {self.model_id} nieprawidłowe wektory "
-                f"(oczekiwano {expected})."
+                f"Serwer {self.url} zwrócił dla modelu {self.model_id} nieprawidłowe wektory (oczekiwano {expected})."
             )
         got = arr.shape[1]
         if self.dimensions and got != self.dimensions:
@@ -203,9 +204,7 @@ class OllamaEmbedder(HttpEmbedder):
 
     provider = "ollama"
 
-    def __init__(
-        self, name: str, dimensions: int | None = None, *, base_url: str | None = None, **kw
-    ) -> None:
+    def __init__(self, name: str, dimensions: int | None = None, *, base_url: str | None = None, **kw) -> None:
         super().__init__(name, dimensions, **kw)
         url = (base_url or os.environ.get("OLLAMA_URL") or OLLAMA_DEFAULT_URL).strip().rstrip("/")
         self._url = url if "://" in url else f"http://{url}"
@@ -248,16 +247,10 @@ class OllamaEmbedder(HttpEmbedder):
         if status >= 500:
             raise TransientError(f"{where} zwraca błąd serwera {status}: {message}")
         if status == 404 and "model" in message:
-            raise UserError(
-                f"{where} nie ma modelu „{self.name}” – pobierz go poleceniem „ollama pull {self.name}”."
-            )
+            raise UserError(f"{where} nie ma modelu „{self.name}” – pobierz go poleceniem „ollama pull {self.name}”.")
         if status == 404:
-            raise UserError(
-                f"{where} nie obsługuje /api/embed – zaktualizuj Ollamę do wersji 0.3 lub nowszej."
-            )
-        raise UserError(
-            f"{where} odrzuciła zapytanie o embeddingi modelu „{self.name}” ({status}: {message})."
-        )
+            raise UserError(f"{where} nie obsługuje /api/embed – zaktualizuj Ollamę do wersji 0.3 lub nowszej.")
+        raise UserError(f"{where} odrzuciła zapytanie o embeddingi modelu „{self.name}” ({status}: {message}).")
 
 
 class OpenAIEmbedder(HttpEmbedder):
@@ -281,9 +274,7 @@ class OpenAIEmbedder(HttpEmbedder):
     ) -> None:
         kw.setdefault("batch_size", _env_int("CHROMA_RAG_EMBED_PACZKA", 64))
         super().__init__(name, dimensions, **kw)
-        self._base_url = (base_url or os.environ.get("CHROMA_RAG_EMBED_URL") or "").strip().rstrip(
-            "/"
-        ) or None
+        self._base_url = (base_url or os.environ.get("CHROMA_RAG_EMBED_URL") or "").strip().rstrip("/") or None
         self._api_key = api_key or os.environ.get("CHROMA_RAG_EMBED_KEY") or os.environ.get("OPENAI_API_KEY")
         self._client = None
 
@@ -348,15 +339,9 @@ class OpenAIEmbedder(HttpEmbedder):
         if status >= 500:
             return TransientError(f"{where} zwraca błąd serwera {status}: {message}")
         if status == 401:
-            return UserError(
-                f"{where} odrzucił klucz API (401) – sprawdź CHROMA_RAG_EMBED_KEY lub OPENAI_API_KEY."
-            )
+            return UserError(f"{where} odrzucił klucz API (401) – sprawdź CHROMA_RAG_EMBED_KEY lub OPENAI_API_KEY.")
         if status == 403:
-            return UserError(
-                f"{where} odmówił dostępu do modelu „{self.name}” (403) – sprawdź uprawnienia klucza."
-            )
+            return UserError(f"{where} odmówił dostępu do modelu „{self.name}” (403) – sprawdź uprawnienia klucza.")
         if status == 404:
             return UserError(f"{where} nie zna modelu „{self.name}” (404) – sprawdź nazwę w --model.")
-        return UserError(
-            f"{where} odrzucił zapytanie o embeddingi modelu „{self.name}” ({status}: {message})."
-        )
+        return UserError(f"{where} odrzucił zapytanie o embeddingi modelu „{self.name}” ({status}: {message}).")

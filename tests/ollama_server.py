@@ -165,9 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _openai(self, payload: Any) -> None:
         if self.server.api_key and self.headers.get("Authorization") != f"Bearer {self.server.api_key}":
-            self._send(
-                401, _openai_error("Incorrect API key provided", "invalid_request_error", "invalid_api_key")
-            )
+            self._send(401, _openai_error("Incorrect API key provided", "invalid_request_error", "invalid_api_key"))
             return
         texts = self._texts(payload)
         if isinstance(texts, str) or not texts:

@@ -73,6 +73,12 @@ def test_local_embedder_is_the_default():
         ("multilingual-e5-small-q4", "query: ", "passage: ", True),
         ("jeffh/intfloat-multilingual-e5-large:f16", "query: ", "passage: ", True),
         ("bge-m3", "", "", False),
+        (
+            "jeffh/intfloat-multilingual-e5-large-instruct:f16",
+            "Instruct: Given a question, retrieve passages that answer the question\nQuery: ",
+            "",
+            False,
+        ),
         ("nomic-embed-text", "search_query: ", "search_document: ", False),
         ("text-embedding-3-small", "", "", False),
         ("gte5x", "", "", False),
