@@ -199,6 +199,14 @@ def _server_message(response) -> str:
     return str(body)[:200]
 
 
+def _could_not_connect(exc: Exception) -> bool:
+    """Odmowa połączenia lub zła nazwa hosta (nie ma po co ponawiać), a nie zerwanie w trakcie odpowiedzi."""
+    from urllib3.exceptions import NewConnectionError
+
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    return isinstance(reason, NewConnectionError)
+
+
 class OllamaEmbedder(HttpEmbedder):
     """Ollama: ``POST {OLLAMA_URL}/api/embed`` z listą tekstów w ``input`` (jedno zapytanie na paczkę)."""
 
@@ -227,7 +235,9 @@ class OllamaEmbedder(HttpEmbedder):
             response = self._session.post(f"{self.url}/api/embed", json=payload, timeout=self.timeout)
         except requests.Timeout:
             raise TransientError(f"{where} nie odpowiedziała w ciągu {self.timeout:g} s") from None
-        except requests.ConnectionError:
+        except requests.ConnectionError as exc:
+            if not _could_not_connect(exc):
+                raise TransientError(f"{where} zerwała połączenie") from None
             raise UserError(
                 f"Nie można połączyć się z Ollamą pod adresem {self.url} – uruchom ją („ollama serve”), "
                 f"pobierz model („ollama pull {self.name}”) albo ustaw właściwy OLLAMA_URL."

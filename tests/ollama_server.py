@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ class Fault:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    drop: bool = False  # zamknij połączenie bez odpowiedzi (np. serwer padł w trakcie)
 
 
 def embed_raw(texts: list[str]) -> np.ndarray:
@@ -122,6 +124,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.faults:
             fault = self.server.faults.pop(0)
             time.sleep(fault.delay)
+            if fault.drop:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
             if fault.status is not None:
                 self._send(fault.status, fault.body, fault.headers)
                 return

@@ -105,10 +105,12 @@ def test_429_then_success_honours_retry_after(ollama):
 
 
 def test_5xx_and_timeouts_are_retried_then_reported(ollama):
-    ollama.faults.extend([Fault(500, {"error": "llama runner process has terminated"}), Fault(delay=1.5)])
+    ollama.faults.extend(
+        [Fault(500, {"error": "llama runner process has terminated"}), Fault(delay=1.5), Fault(drop=True)]
+    )
     start = time.monotonic()
     assert embedder(ollama, timeout=1).embed_query("urlop").shape == (384,)
-    assert len(ollama.requests) == 3 and time.monotonic() - start < 10
+    assert len(ollama.requests) == 4 and time.monotonic() - start < 10
 
     ollama.faults.extend([Fault(503, {"error": "overloaded"})] * 3)
     with pytest.raises(UserError, match=r"błąd serwera 503: overloaded \(prób: 3\)"):

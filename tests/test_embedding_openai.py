@@ -123,9 +123,9 @@ def test_key_falls_back_to_openai_api_key(gateway, monkeypatch):
 def test_429_then_success_and_unknown_model(gateway):
     remote = OpenAIEmbedder("bge-m3", 64, base_url=f"{gateway.url}/v1", api_key="sekret", backoff=0.01)
     limited = Fault(429, {"error": {"message": "Rate limit reached", "type": "requests"}})
-    gateway.faults.extend([limited, Fault(502, "Bad Gateway")])
+    gateway.faults.extend([limited, Fault(502, "Bad Gateway"), Fault(drop=True)])
     assert remote.embed_passages(TEXTS[:3]).shape == (3, 64)
-    assert len(gateway.requests) == 3 and gateway.requests[-1][1]["dimensions"] == 64
+    assert len(gateway.requests) == 4 and gateway.requests[-1][1]["dimensions"] == 64
 
     with pytest.raises(UserError, match="nie zna modelu „bge-m4” \\(404\\)"):
         OpenAIEmbedder("bge-m4", base_url=f"{gateway.url}/v1", api_key="sekret").embed_query("x")
