@@ -241,4 +241,6 @@ def _user_error(exc: Exception, settings: LlmSettings) -> UserError:
             f"Nie można połączyć się z serwerem modelu {url} – sprawdź, czy działa, "
             "i zmienną CHROMA_RAG_LLM_URL."
         )
+    if isinstance(exc, openai.APIError):  # an error event in the middle of a stream
+        return UserError(f"Serwer modelu {url} przerwał odpowiedź błędem – spróbuj ponownie.")
     return UserError(f"Serwer modelu {url} zwrócił nieoczekiwaną odpowiedź ({type(exc).__name__}).")

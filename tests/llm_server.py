@@ -32,6 +32,7 @@ class Reply:
     prompt_tokens: int = 120
     completion_tokens: int = 30
     cost: float | None = 0.00042
+    fail_after: int | None = None  # streaming: an SSE error event after this many pieces
 
 
 @dataclass
@@ -127,6 +128,9 @@ def _handler_for(fake: FakeLlm) -> type[BaseHTTPRequestHandler]:
             pieces = [word + " " for word in reply.text.split(" ")]
             pieces[-1] = pieces[-1][:-1]
             for i, piece in enumerate(pieces):
+                if i == reply.fail_after:
+                    self._event(_error(502, "Dostawca modelu przerwał generowanie"))
+                    return
                 delta = {"role": "assistant", "content": piece} if i == 0 else {"content": piece}
                 self._event(_chunk([{"index": 0, "delta": delta, "finish_reason": None}]))
             self._event(_chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]))

@@ -273,6 +273,12 @@ def test_server_error_that_persists(fake, caplog):
     assert "błąd 500 także po 1 ponowieniach" in message and len(fake.requests) == 2
 
 
+def test_error_in_the_middle_of_a_stream(fake, caplog):
+    fake.enqueue(Reply(text="Pacjent ma prawo do informacji.", fail_after=2))
+    message = ask_expecting_error(fake, caplog, stream=True)
+    assert f"Serwer modelu {fake.url} przerwał odpowiedź błędem" in message
+
+
 def test_timeout(fake, caplog):
     fake.enqueue(Reply(delay=2.0))
     message = ask_expecting_error(fake, caplog, timeout=0.3)
