@@ -93,3 +93,10 @@ def _join_pages(pages: list[str]) -> tuple[str, list[int]]:
 
 def _page_at(page_starts: list[int], offset: int) -> int:
     return max(1, bisect.bisect_right(page_starts, offset))
+
+
+def embedding_text(chunk: Chunk, title: str) -> str:
+    """Tekst do embeddingu: krótki nagłówek kontekstu (akt, jednostka) + treść fragmentu."""
+    unit = f"Art. {chunk.art}" if chunk.art and not chunk.art.startswith("§") else chunk.art or ""
+    header = " – ".join(part for part in (title, chunk.heading, unit) if part)
+    return f"{header}\n{chunk.text}" if header else chunk.text

@@ -45,3 +45,12 @@ def detect_type(title: str, text: str) -> str:
     if "ustawa" in head:
         return "ustawa"
     return "dokument"
+
+
+_PUBLICATION = re.compile(r"Dz\.\s?U\.\s*(?:z\s*)?\d{4}\s*(?:r\.\s*)?(?:Nr\s*\d+\s*)?,?\s*poz\.\s*\d+")
+
+
+def detect_publication(text: str) -> str:
+    """Oznaczenie publikacji („Dz.U. 2009 Nr 52 poz. 417”) z początku tekstu; pusty napis, gdy brak."""
+    match = _PUBLICATION.search(text[:3000])
+    return " ".join(match.group(0).split()) if match else ""
