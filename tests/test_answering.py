@@ -9,6 +9,7 @@ import logging
 import time
 
 import pytest
+from llm_server import FakeLlm, Reply, running_fake_llm
 
 from chroma_rag.answering import (
     NOT_FOUND,
@@ -24,7 +25,6 @@ from chroma_rag.answering import (
 from chroma_rag.errors import UserError
 from chroma_rag.llm import LlmSettings
 from chroma_rag.models import Hit
-from tests.llm_server import FakeLlm, Reply, running_fake_llm
 
 KEY = "sk-or-v1-TAJNY-klucz-0123456789"
 
