@@ -119,9 +119,10 @@ def ask(
 
 def build_messages(question: str, hits: list[Hit]) -> list[dict[str, str]]:
     """Wiadomości dla modelu: reguły, potem fragmenty od najmniej do najbardziej trafnego (``hits``
-    przychodzą najlepszy pierwszy) i na końcu pytanie – model najlepiej pamięta to, co tuż przed nim."""
+    przychodzą najlepszy pierwszy) i na końcu pytanie – model najlepiej pamięta to, co tuż przed nim.
+    Nagłówki „=== … ===” nie mylą się z nagłówkami Markdown w samych dokumentach."""
     blocks = [
-        f"### Fragment {number} — {citation_label(hit)}, strona {hit.page}\n{hit.text}"
+        f"=== Fragment {number}: {citation_label(hit)}, strona {hit.page} ===\n{hit.text}"
         for number, hit in enumerate(reversed(hits), start=1)
     ]
     user = (

@@ -185,7 +185,7 @@ def ask_command(
     filters = _filters(files, types, year, year_from, year_to, articles)
     index = _index(db)
     if show_prompt:
-        _print_prompt(question, index.search(question, k=count, filters=filters), rewrite)
+        _print_prompt(question, index.search(question, k=count, filters=filters), rewrite, as_json)
         return
     streaming = not (no_stream or as_json)
     answer = index.ask(question, k=count, filters=filters, rewrite=rewrite, on_token=_write if streaming else None)
@@ -202,9 +202,17 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
-def _print_prompt(question: str, hits: list[Hit], rewrite: bool) -> None:
+def _print_prompt(question: str, hits: list[Hit], rewrite: bool, as_json: bool) -> None:
     from .answering import NOT_FOUND, build_messages, rewrite_messages
 
+    if as_json:
+        _print_json(
+            {
+                "przepisanie": rewrite_messages(question) if rewrite else None,
+                "wiadomosci": build_messages(question, hits) if hits else None,
+            }
+        )
+        return
     if rewrite:
         out.print("Zapytanie 1 – przepisanie pytania na język ustaw:", style="bold")
         _print_messages(rewrite_messages(question))

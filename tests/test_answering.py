@@ -81,7 +81,7 @@ def test_system_rules_demand_citations_and_the_exact_refusal():
 def test_fragment_without_article_is_labelled_by_page():
     hit = Hit("d-1", "Umowa najmu lokalu.", {"plik": "umowa.docx", "art": "", "strona": 4}, 0.8)
     assert (
-        "### Fragment 1 — [umowa.docx, s. 4], strona 4\nUmowa najmu lokalu."
+        "=== Fragment 1: [umowa.docx, s. 4], strona 4 ===\nUmowa najmu lokalu."
         in build_messages("?", [hit])[1]["content"]
     )
 

@@ -66,7 +66,7 @@ def test_streams_the_answer_then_sources_with_best_fragment_last_in_prompt(capsy
     positions = [content.index(hit["tekst"]) for hit in hits]
     assert positions == sorted(positions, reverse=True)  # best fragment last
     assert content[positions[0] + len(hits[0]["tekst"]) :].strip() == f"Pytanie: {QUESTION}"
-    assert content.count("### Fragment") == 3 and DATA_PROTECTION not in content
+    assert content.count("=== Fragment") == 3 and DATA_PROTECTION not in content
     assert "testowy/model-1" in err and "koszt 0.000420 USD" in err
 
 
@@ -106,8 +106,14 @@ def test_show_prompt_prints_messages_and_calls_nothing(capsys, two_acts_db, fake
     assert code == 0
     assert fake.requests == []
     assert "język polskich ustaw" in out  # the rewrite request
-    assert NOT_FOUND in out and out.count("### Fragment") == 2
+    assert NOT_FOUND in out and out.count("=== Fragment") == 2
     assert out.rstrip().endswith(f"Pytanie: {QUESTION}")
+
+    code, out, _ = pytaj(capsys, two_acts_db, QUESTION, "--pokaz-prompt", "--json", "--typ", "kodeks")
+    assert code == 0 and json.loads(out) == {"przepisanie": None, "wiadomosci": None}
+    code, out, _ = pytaj(capsys, two_acts_db, QUESTION, "--pokaz-prompt", "--json", "-k", "1")
+    messages = json.loads(out)["wiadomosci"]
+    assert [m["role"] for m in messages] == ["system", "user"] and fake.requests == []
 
 
 def test_rewrite_makes_two_calls_and_merges_both_searches(capsys, two_acts_db, fake):
@@ -125,7 +131,7 @@ def test_rewrite_makes_two_calls_and_merges_both_searches(capsys, two_acts_db, f
     assert {f["id"] for f in data["fragmenty"]} == ids and len(ids) > 3
     assert data["pytanie_przepisane"] == rewritten
     prompt = fake.requests[1].body["messages"][1]["content"]
-    assert prompt.count("### Fragment") == len(ids) and prompt.endswith(f"Pytanie: {colloquial}")
+    assert prompt.count("=== Fragment") == len(ids) and prompt.endswith(f"Pytanie: {colloquial}")
     assert data["uzycie"]["tokeny_wejscia"] == 240
 
 
