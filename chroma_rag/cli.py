@@ -239,6 +239,8 @@ def _print_sources(answer: Answer) -> None:
         for rank, hit in enumerate(answer.hits, start=1):
             line = f"  {rank}. {citation_label(hit)}, strona {hit.page}, podobieństwo {hit.similarity:.3f}"
             out.print(line, markup=False, highlight=False)
+    if answer.rewritten_question:
+        err.print(f"Pytanie przepisane na język ustaw: {answer.rewritten_question}", markup=False)
     if answer.invalid_citations:
         cited = ", ".join(str(c) for c in answer.invalid_citations)
         err.print(f"Uwaga: cytaty niepasujące do żadnego podanego fragmentu: {cited}", style="yellow", markup=False)

@@ -133,6 +133,8 @@ def test_rewrite_makes_two_calls_and_merges_both_searches(capsys, two_acts_db, f
     prompt = fake.requests[1].body["messages"][1]["content"]
     assert prompt.count("=== Fragment") == len(ids) and prompt.endswith(f"Pytanie: {colloquial}")
     assert data["uzycie"]["tokeny_wejscia"] == 240
+    fake.enqueue(Reply(text=rewritten))
+    assert f"przepisane na język ustaw: {rewritten}" in pytaj(capsys, two_acts_db, colloquial, "--przepisz")[2]
 
 
 @pytest.mark.parametrize(
