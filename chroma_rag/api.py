@@ -5,19 +5,22 @@
     index.add(["dane/"])
     for hit in index.search("Ile dni urlopu?", k=3, filters=SearchFilters(types=["dokument"])):
         print(hit.file, hit.art, hit.similarity)
+    print(index.ask("Ile dni urlopu?").text)
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .answering import Answer, ask
 from .embedding import DEFAULT_MODEL, Embedder, get_embedder, known_dim
 from .errors import UserError
 from .filters import SearchFilters
 from .indexing import IndexReport, Progress, collect_files, index_files
+from .llm import LlmSettings
 from .models import Hit
 from .search import search
 from .store import ChunkCollection, Store
@@ -93,6 +96,30 @@ class Index:
     ) -> list[Hit]:
         """Fragmenty najbardziej podobne do pytania, spełniające filtry (najlepszy pierwszy)."""
         return search(self._collection(), self.embedder, question, k, filters, min_similarity)
+
+    def ask(
+        self,
+        question: str,
+        k: int = 5,
+        filters: SearchFilters | None = None,
+        min_similarity: float | None = None,
+        *,
+        rewrite: bool = False,
+        on_token: Callable[[str], None] | None = None,
+        settings: LlmSettings | None = None,
+    ) -> Answer:
+        """Odpowiedź modelu czatu na podstawie ``k`` najlepszych fragmentów, z cytatami [plik, art. N].
+
+        Gdy nic nie pasuje do filtrów albo najlepszy fragment jest poniżej ``min_similarity``, odpowiedź to
+        „Nie ma tego w dokumentach.” bez zapytania do modelu. Model: ``settings`` albo zmienne
+        ``CHROMA_RAG_LLM_*`` / plik ``.env`` (zob. ``LlmSettings.from_env``)."""
+        return ask(
+            question,
+            lambda query: self.search(query, k, filters, min_similarity),
+            settings=settings,
+            rewrite=rewrite,
+            on_token=on_token,
+        )
 
     def files(self) -> list[FileInfo]:
         """Zaindeksowane pliki ze wszystkich kolekcji (modeli) bazy."""
