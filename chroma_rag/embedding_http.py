@@ -200,11 +200,11 @@ def _server_message(response) -> str:
 
 
 def _could_not_connect(exc: Exception) -> bool:
-    """Odmowa połączenia lub zła nazwa hosta (nie ma po co ponawiać), a nie zerwanie w trakcie odpowiedzi."""
-    from urllib3.exceptions import NewConnectionError
+    """Odmowa połączenia lub zła nazwa hosta (nie ma po co ponawiać), a nie zerwanie w trakcie odpowiedzi.
 
+    requests opakowuje wtedy ``NewConnectionError`` z urllib3 (po nazwie – bez importu urllib3)."""
     reason = getattr(exc.args[0], "reason", None) if exc.args else None
-    return isinstance(reason, NewConnectionError)
+    return any(cls.__name__ == "NewConnectionError" for cls in type(reason).__mro__)
 
 
 class OllamaEmbedder(HttpEmbedder):
