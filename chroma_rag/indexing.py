@@ -120,7 +120,8 @@ def collect_files(paths: Iterable[Path], allow_empty: bool = False) -> FoundFile
             folders.append(path)
             before = (len(found), len(skipped))
             for file in _walk(path, skipped):
-                found.setdefault(_key(file), file)
+                key = _key(file)
+                found.setdefault(key, Path(key) if file.is_symlink() else file)  # a link is named as its target
             if (len(found), len(skipped)) == before and not allow_empty:
                 raise UserError(f"W folderze „{path}” nie ma plików PDF, TXT ani MD do zaindeksowania.")
         elif is_supported(path):
@@ -455,6 +456,9 @@ def _index_one(run: _Sync, source: SourceFile, same_content: list[FileRecord], r
         prepared, load_s, chunk_s = prepare_file(source, run.options.doc_type)
     except UnreadableFile as exc:
         report.skipped[str(source.path)] = str(exc)
+        return
+    except Exception as exc:  # one odd file (a reader bug, a missing codec) must not stop the whole run
+        report.skipped[str(source.path)] = f"{source.path.name}: nie da się odczytać ({type(exc).__name__}: {exc})."
         return
     report.seconds["wczytywanie"] += load_s
     report.seconds["ciecie"] += chunk_s
