@@ -67,9 +67,12 @@ class Index:
 
     @property
     def embedder(self) -> Embedder:
+        return self._get_embedder(DEFAULT_WAIT)
+
+    def _get_embedder(self, wait: float, on_wait: Callable[[str], None] | None = None) -> Embedder:
         if self._embedder is None:
             if self.store.exists() and not (self._model_spec or os.environ.get("CHROMA_RAG_MODEL")):
-                with read_session(self.store):
+                with read_session(self.store, wait, on_wait):
                     spec = self._resolve_model_spec()
             else:
                 spec = self._resolve_model_spec()
@@ -92,7 +95,7 @@ class Index:
         """Synchronizuje indeks z plikami i folderami (rekurencyjnie): niezmienione pomija, zmienione zastępuje,
         ``prune`` usuwa pliki, które zniknęły z podanych folderów (pusty folder tylko z ``force``)."""
         options = SyncOptions(doc_type=doc_type, prune=prune, force=force, wait=wait)
-        return sync([Path(p) for p in paths], self.store, self.embedder, options, progress, on_wait)
+        return sync([Path(p) for p in paths], self.store, self._get_embedder(wait, on_wait), options, progress, on_wait)
 
     def search(
         self,

@@ -342,7 +342,7 @@ class _Sync:
     def known_records(self) -> list[FileRecord]:
         if not self.store.exists():
             return []
-        with read_session(self.store, self.options.wait):
+        with read_session(self.store, self.options.wait, self.on_wait):
             return Registry(self.store.client).records()
 
     def reusable_vectors(self, source: SourceFile, others: list[FileRecord]) -> dict[str, np.ndarray]:
@@ -350,7 +350,7 @@ class _Sync:
         samej treści (przeniesionych, skopiowanych), według skrótu tekstu."""
         if not self.store.exists():
             return {}
-        with read_session(self.store, self.options.wait):
+        with read_session(self.store, self.options.wait, self.on_wait):
             collection = self._collection()
             if collection is None:
                 return {}
@@ -384,7 +384,7 @@ class _Sync:
         """Sprzątanie pod koniec: sieroty po przerwanych zapisach i (na życzenie) pliki, które zniknęły."""
         if not self.store.exists():
             return
-        with read_session(self.store, self.options.wait):
+        with read_session(self.store, self.options.wait, self.on_wait):
             needed = self._cleanup(found, report, apply=False)
         if needed:
             with write_session(self.store, self.options.wait, self.on_wait):

@@ -47,36 +47,20 @@ class DbLock:
         return self._lock
 
     @contextmanager
-    def reading(self) -> Iterator[None]:
+    def reading(self, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
         """Blokada współdzielona: czeka tylko na trwający zapis (krótki), nie na całe indeksowanie."""
-        from filelock import Timeout
-
+        lock = self._rw_lock()
+        self._acquire(lock.acquire_read, on_wait, " Spróbuj ponownie za chwilę.")
         try:
-            with self._rw_lock().read_lock(timeout=self.wait):
-                yield
-        except Timeout as exc:
-            raise UserError(self._busy_message("Nie udało się odczytać bazy")) from exc
+            yield
+        finally:
+            lock.release()
 
     @contextmanager
     def writing(self, on_wait: Callable[[str], None] | None = None, command: str = "indeksuj") -> Iterator[None]:
         """Blokada wyłączna; gdy zajęta, mówi kto ją trzyma i czeka do ``wait`` sekund."""
-        from filelock import Timeout
-
         lock = self._rw_lock()
-        started = time.monotonic()
-        try:
-            lock.acquire_write(timeout=min(_FIRST_TRY, self.wait))
-        except Timeout:
-            if on_wait:
-                on_wait(f"{self._busy_message('Baza jest zajęta')} Czekam do {self.wait:.0f} s…")
-            remaining = max(0.0, self.wait - (time.monotonic() - started))
-            try:
-                lock.acquire_write(timeout=remaining)
-            except Timeout as exc:
-                raise UserError(
-                    self._busy_message(f"Baza była zajęta przez {self.wait:.0f} s")
-                    + " Spróbuj później albo zwiększ --czekaj."
-                ) from exc
+        self._acquire(lock.acquire_write, on_wait, " Spróbuj później albo zwiększ --czekaj.")
         holder = self.db_path / HOLDER_FILE
         try:
             holder.write_text(json.dumps(_me(command)), encoding="utf-8")
@@ -84,6 +68,20 @@ class DbLock:
         finally:
             holder.unlink(missing_ok=True)
             lock.release()
+
+    def _acquire(self, acquire: Callable[..., object], on_wait: Callable[[str], None] | None, hint: str) -> None:
+        from filelock import Timeout
+
+        started = time.monotonic()
+        try:
+            acquire(timeout=min(_FIRST_TRY, self.wait))
+        except Timeout:
+            if on_wait:
+                on_wait(f"{self._busy_message('Baza jest zajęta')} Czekam do {self.wait:.0f} s…")
+            try:
+                acquire(timeout=max(0.0, self.wait - (time.monotonic() - started)))
+            except Timeout as exc:
+                raise UserError(self._busy_message(f"Baza była zajęta przez {self.wait:.0f} s") + hint) from exc
 
     def holder(self) -> dict[str, object] | None:
         """Kto trzyma blokadę wyłączną (host, pid, od kiedy) – o ile to żyjący proces piszący."""
@@ -133,9 +131,11 @@ class _Openable(Protocol):
 
 
 @contextmanager
-def read_session(store: _Openable, wait: float = DEFAULT_WAIT) -> Iterator[None]:
+def read_session(
+    store: _Openable, wait: float = DEFAULT_WAIT, on_wait: Callable[[str], None] | None = None
+) -> Iterator[None]:
     """Spójny odczyt: blokada współdzielona + świeży klient Chromy, zamykany przed jej zwolnieniem."""
-    with DbLock(store.path, wait).reading(), store.opened():
+    with DbLock(store.path, wait).reading(on_wait), store.opened():
         yield
 
 
