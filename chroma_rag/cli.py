@@ -97,6 +97,7 @@ WaitOption = Annotated[
 
 # Exit codes of `indeksuj`: all fine / some files skipped / nothing could be indexed.
 EXIT_PARTIAL = 3
+EXIT_INTERRUPTED = 130
 
 
 @app.command("indeksuj")
@@ -253,6 +254,8 @@ def main(argv: list[str] | None = None) -> None:
     """Punkt wejścia: błędy użytkownika jako jedno zdanie po polsku, bez tracebacku."""
     try:
         code = app(args=argv, standalone_mode=False)
+        if code == EXIT_INTERRUPTED:  # typer turns Ctrl-C inside a command into this return value
+            raise KeyboardInterrupt
         if isinstance(code, int) and code:  # typer.Exit(n) inside a command comes back as a return value
             sys.exit(code)
     except UserError as exc:
@@ -263,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
             "[yellow]Przerwano (Ctrl-C).[/] Baza jest spójna: pliki zapisane do tej chwili zostają, "
             "resztę dokończy ponowne „chroma-rag indeksuj”."
         )
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except Exception as exc:  # click usage errors and the like
@@ -274,6 +277,6 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(exc.exit_code)
         if isinstance(exc, click.exceptions.Abort):
             err.print("[yellow]Przerwano.[/]")
-            sys.exit(130)
+            sys.exit(EXIT_INTERRUPTED)
         err.print(f"[red]Nieoczekiwany błąd:[/] {type(exc).__name__}: {exc} – zgłoś go razem z poleceniem.")
         sys.exit(1)
