@@ -56,6 +56,7 @@ def test_three_writers_and_a_looping_reader(tmp_path):
     for w_out, w_err, code in results:
         assert code == 0, w_out + w_err
     reads = json.loads(out)
+    print(f"czytelnik: {reads['queries']} zapytań, {len(reads['errors'])} błędów, liczby plików: {reads['sizes']}")
     assert reads["errors"] == [] and reads["queries"] > 0, err
     report = verify_in_fresh_process(db)
     assert report["ok"], report
