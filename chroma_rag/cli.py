@@ -142,6 +142,8 @@ def index_command(
         out.print(f"Przeniesiony: {old} → {new}")
     for path in report.removed:
         out.print(f"Usunięto z indeksu (brak pliku): {path}")
+    if report.orphans_removed:
+        out.print(f"Usunięto {report.orphans_removed} fragmentów-sierot po przerwanym wcześniej zapisie.")
     out.print(
         f"Zaindeksowano: {len(report.indexed)} (fragmentów: {report.chunks}, nowych wektorów: {report.embedded}, "
         f"użytych ponownie: {report.reused}), bez zmian: {len(report.unchanged)}, "

@@ -343,7 +343,15 @@ class _Sync:
         if not self.store.exists():
             return []
         with read_session(self.store, self.options.wait, self.on_wait):
-            return Registry(self.store.client).records()
+            registry = Registry(self.store.client)
+            models = self.store.indexed_models()
+            if not registry.exists and any(self.store.chunks(m, dim).count() for m, dim in models.items()):
+                # without a registry every chunk would look like a crash leftover and be swept away
+                raise UserError(
+                    f"Baza „{self.store.path}” pochodzi z wcześniejszej wersji chroma-rag (bez rejestru plików) – "
+                    "zbuduj ją od nowa w nowym folderze (--baza) albo po usunięciu starego."
+                )
+            return registry.records()
 
     def reusable_vectors(self, source: SourceFile, others: list[FileRecord]) -> dict[str, np.ndarray]:
         """Wektory już zapisanych fragmentów tego pliku (także sierot po przerwanym zapisie) i plików o tej

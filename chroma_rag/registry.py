@@ -55,6 +55,10 @@ class Registry:
         elif REGISTRY_COLLECTION in {c.name for c in client.list_collections()}:
             self._collection = client.get_collection(REGISTRY_COLLECTION, embedding_function=None)
 
+    @property
+    def exists(self) -> bool:
+        return self._collection is not None
+
     def records(self, model: str | None = None) -> list[FileRecord]:
         if self._collection is None:
             return []

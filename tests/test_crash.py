@@ -50,7 +50,7 @@ def kill_rounds(tmp_path: Path, rounds: int, seed: int) -> list[float]:
 
 
 def test_sigkill_at_random_moments_quick(tmp_path):
-    kill_rounds(tmp_path, rounds=3, seed=7)
+    kill_rounds(tmp_path, rounds=2, seed=7)
 
 
 @pytest.mark.wolne
@@ -60,7 +60,7 @@ def test_sigkill_twenty_times(tmp_path):
 
 def test_ctrl_c_prints_clean_message_and_leaves_db_usable(tmp_path):
     docs, db = tmp_path / "docs", tmp_path / "db"
-    write_docs(docs, [f"dok-{i}.txt" for i in range(8)], paragraphs=4)
+    write_docs(docs, [f"dok-{i}.txt" for i in range(5)], paragraphs=3)
     writer = start("indeksuj", docs, "--baza", db)
     deadline = time.monotonic() + 120
     while not (db / "chroma.sqlite3").exists() and time.monotonic() < deadline and writer.poll() is None:

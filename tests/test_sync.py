@@ -215,3 +215,15 @@ def test_copy_of_db_folder_works(tmp_path):
     Index(tmp_path / "db").add([docs])
     shutil.copytree(tmp_path / "db", tmp_path / "kopia")
     assert Index(tmp_path / "kopia").add([docs]).unchanged == [str(docs / "a.txt")]
+
+
+def test_db_without_registry_is_refused_not_swept(tmp_path):
+    db = tmp_path / "db"
+    store = Store(db)
+    collection = store.chunks("lokalny:multilingual-e5-small", 384, create=True)
+    collection.upsert(["stary-fragment"], np.ones((1, 384), dtype=np.float32), ["tekst"], [{"plik": "x.txt"}])
+    store.close()
+    write_docs(tmp_path / "docs", ["a.txt"], paragraphs=1)
+    with pytest.raises(UserError, match="bez rejestru"):
+        Index(db).add([tmp_path / "docs"])
+    assert len(stored(db)) == 1
