@@ -5,6 +5,7 @@
     index.add(["dane/"])
     for hit in index.search("Ile dni urlopu?", k=3, filters=SearchFilters(types=["dokument"])):
         print(hit.file, hit.art, hit.similarity)
+    print(index.ask("Ile dni urlopu?").text)
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .answering import Answer, ask
 from .consistency import ConsistencyReport, check
 from .embedding import DEFAULT_MODEL, Embedder, get_embedder
 from .errors import UserError
 from .filters import SearchFilters
 from .indexing import IndexReport, Progress, SyncOptions, drop_file, sync
+from .llm import LlmSettings
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .models import Hit
 from .registry import Registry
@@ -109,6 +112,30 @@ class Index:
         embedder = self.embedder
         with read_session(self.store):
             return search(self._collection(), embedder, question, k, filters, min_similarity)
+
+    def ask(
+        self,
+        question: str,
+        k: int = 5,
+        filters: SearchFilters | None = None,
+        min_similarity: float | None = None,
+        *,
+        rewrite: bool = False,
+        on_token: Callable[[str], None] | None = None,
+        settings: LlmSettings | None = None,
+    ) -> Answer:
+        """Odpowiedź modelu czatu na podstawie ``k`` najlepszych fragmentów, z cytatami [plik, art. N].
+
+        Gdy nic nie pasuje do filtrów albo najlepszy fragment jest poniżej ``min_similarity``, odpowiedź to
+        „Nie ma tego w dokumentach.” bez zapytania do modelu. Model: ``settings`` albo zmienne
+        ``CHROMA_RAG_LLM_*`` / plik ``.env`` (zob. ``LlmSettings.from_env``)."""
+        return ask(
+            question,
+            lambda query: self.search(query, k, filters, min_similarity),
+            settings=settings,
+            rewrite=rewrite,
+            on_token=on_token,
+        )
 
     def files(self) -> list[FileInfo]:
         """Zaindeksowane pliki (wg rejestru: tylko zapisane w całości) ze wszystkich modeli bazy."""

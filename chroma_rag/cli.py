@@ -6,7 +6,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -15,6 +15,10 @@ from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from .errors import UserError
+
+if TYPE_CHECKING:
+    from .answering import Answer
+    from .models import Hit
 
 app = typer.Typer(
     help="Pytania do własnych dokumentów (ustawy, rozporządzenia, regulaminy) z cytowaniem pliku i artykułu.",
@@ -221,6 +225,101 @@ def search_command(
             snippet[:300] + ("…" if len(snippet) > 300 else ""),
         )
     out.print(table)
+
+
+@app.command("pytaj")
+def ask_command(
+    question: Annotated[str, typer.Argument(help="Pytanie do dokumentów.", show_default=False)],
+    count: CountOption = 5,
+    files: FilesOption = None,
+    types: TypesOption = None,
+    year: YearOption = None,
+    year_from: YearFromOption = None,
+    year_to: YearToOption = None,
+    articles: ArticlesOption = None,
+    rewrite: Annotated[
+        bool, typer.Option("--przepisz", help="Najpierw przepisz pytanie na język ustaw i szukaj obiema wersjami.")
+    ] = False,
+    show_prompt: Annotated[
+        bool, typer.Option("--pokaz-prompt", help="Pokaż wiadomości dla modelu i zakończ bez pytania go.")
+    ] = False,
+    no_stream: Annotated[
+        bool, typer.Option("--bez-strumienia", help="Poczekaj na całą odpowiedź zamiast wypisywać ją na bieżąco.")
+    ] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Odpowiada na pytanie modelem czatu wyłącznie na podstawie znalezionych fragmentów, z cytatami."""
+    filters = _filters(files, types, year, year_from, year_to, articles)
+    index = _index(db)
+    if show_prompt:
+        _print_prompt(question, index.search(question, k=count, filters=filters), rewrite, as_json)
+        return
+    streaming = not (no_stream or as_json)
+    answer = index.ask(question, k=count, filters=filters, rewrite=rewrite, on_token=_write if streaming else None)
+    if as_json:
+        _print_json(answer.to_json())
+        return
+    _write(("" if streaming else answer.text) + "\n")
+    _print_sources(answer)
+
+
+def _write(text: str) -> None:
+    # Plain stdout, not rich: the answer's [plik, art. N] would be taken for markup.
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _print_prompt(question: str, hits: list[Hit], rewrite: bool, as_json: bool) -> None:
+    from .answering import NOT_FOUND, build_messages, rewrite_messages
+
+    if as_json:
+        _print_json(
+            {
+                "przepisanie": rewrite_messages(question) if rewrite else None,
+                "wiadomosci": build_messages(question, hits) if hits else None,
+            }
+        )
+        return
+    if rewrite:
+        out.print("Zapytanie 1 – przepisanie pytania na język ustaw:", style="bold")
+        _print_messages(rewrite_messages(question))
+        out.print(
+            "Zapytanie 2 – odpowiedź (dojdą do niego fragmenty znalezione dla przepisanego pytania):", style="bold"
+        )
+    if not hits:
+        out.print(f"Brak pasujących fragmentów – odpowiedź „{NOT_FOUND}” bez pytania modelu.")
+        return
+    _print_messages(build_messages(question, hits))
+
+
+def _print_messages(messages: list[dict[str, str]]) -> None:
+    for message in messages:
+        out.rule(message["role"])
+        _write(message["content"] + "\n")
+
+
+def _print_sources(answer: Answer) -> None:
+    from .answering import citation_label
+
+    if answer.hits:
+        out.print("Źródła:", style="bold")
+        for rank, hit in enumerate(answer.hits, start=1):
+            line = f"  {rank}. {citation_label(hit)}, strona {hit.page}, podobieństwo {hit.similarity:.3f}"
+            out.print(line, markup=False, highlight=False)
+    if answer.rewritten_question:
+        err.print(f"Pytanie przepisane na język ustaw: {answer.rewritten_question}", markup=False)
+    if answer.invalid_citations:
+        cited = ", ".join(str(c) for c in answer.invalid_citations)
+        err.print(f"Uwaga: cytaty niepasujące do żadnego podanego fragmentu: {cited}", style="yellow", markup=False)
+    if answer.model:
+        usage = answer.usage
+        cost = f", koszt {usage.cost:.6f} USD" if usage.cost is not None else ""
+        err.print(
+            f"Model {answer.model}: {usage.prompt_tokens} tokenów wejścia, {usage.completion_tokens} wyjścia{cost}.",
+            style="dim",
+            markup=False,
+        )
 
 
 @app.command("lista")
