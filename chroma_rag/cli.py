@@ -364,8 +364,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         err.print(
-            "[yellow]Przerwano (Ctrl-C).[/] Baza jest spójna: pliki zapisane do tej chwili zostają, "
-            "resztę dokończy ponowne „chroma-rag indeksuj”."
+            "[yellow]Przerwano (Ctrl-C).[/] Baza jest spójna; przerwane indeksowanie dokończy ponowne "
+            "„chroma-rag indeksuj” (pliki zapisane do tej chwili zostają)."
         )
         sys.exit(EXIT_INTERRUPTED)
     except typer.Exit as exc:
