@@ -16,12 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .answering import Answer, ask
+from .consistency import ConsistencyReport, check
 from .embedding import DEFAULT_MODEL, Embedder, get_embedder, known_dim
 from .errors import UserError
 from .filters import SearchFilters
-from .indexing import IndexReport, Progress, collect_files, index_files
+from .indexing import IndexReport, Progress, SyncOptions, drop_file, sync
 from .llm import LlmSettings
+from .locking import DEFAULT_WAIT, read_session, write_session
 from .models import Hit
+from .registry import Registry
 from .search import search
 from .store import ChunkCollection, Store
 
@@ -70,22 +73,37 @@ class Index:
 
     @property
     def embedder(self) -> Embedder:
+        return self._get_embedder(DEFAULT_WAIT)
+
+    def _get_embedder(self, wait: float, on_wait: Callable[[str], None] | None = None) -> Embedder:
         if self._embedder is None:
-            self._embedder = get_embedder(self._resolve_model_spec(), self._dimensions)
+            if self.store.exists() and not (self._model_spec or os.environ.get("CHROMA_RAG_MODEL")):
+                with read_session(self.store, wait, on_wait):
+                    spec = self._resolve_model_spec()
+            else:
+                spec = self._resolve_model_spec()
+            self._embedder = get_embedder(spec, self._dimensions)
         return self._embedder
 
-    def _collection(self, create: bool = False) -> ChunkCollection:
-        return self.store.chunks(self.embedder.model_id, known_dim(self.embedder), create=create)
+    def _collection(self) -> ChunkCollection:
+        return self.store.chunks(self.embedder.model_id, known_dim(self.embedder))
 
     def add(
         self,
         paths: Iterable[str | Path],
         doc_type: str | None = None,
         progress: Progress | None = None,
+        prune: bool = False,
+        force: bool = False,
+        wait: float = DEFAULT_WAIT,
+        on_wait: Callable[[str], None] | None = None,
     ) -> IndexReport:
-        """Indeksuje pliki i foldery (rekurencyjnie); ponowne indeksowanie pliku go zastępuje."""
-        files = collect_files(Path(p) for p in paths)
-        return index_files(files, self._collection(create=True), self.embedder, doc_type, progress)
+        """Synchronizuje indeks z plikami i folderami (rekurencyjnie): niezmienione pomija, zmienione zastępuje,
+        ``prune`` usuwa pliki, które zniknęły z podanych folderów (pusty folder tylko z ``force``)."""
+        options = SyncOptions(doc_type=doc_type, prune=prune, force=force, wait=wait)
+        embedder = self._get_embedder(wait, on_wait)
+        known_dim(embedder)  # a remote model's errors surface before the DB is created or changed
+        return sync([Path(p) for p in paths], self.store, embedder, options, progress, on_wait)
 
     def search(
         self,
@@ -95,7 +113,10 @@ class Index:
         min_similarity: float | None = None,
     ) -> list[Hit]:
         """Fragmenty najbardziej podobne do pytania, spełniające filtry (najlepszy pierwszy)."""
-        return search(self._collection(), self.embedder, question, k, filters, min_similarity)
+        self.store.require_existing()
+        embedder = self.embedder
+        with read_session(self.store):
+            return search(self._collection(), embedder, question, k, filters, min_similarity)
 
     def ask(
         self,
@@ -122,31 +143,33 @@ class Index:
         )
 
     def files(self) -> list[FileInfo]:
-        """Zaindeksowane pliki ze wszystkich kolekcji (modeli) bazy."""
+        """Zaindeksowane pliki (wg rejestru: tylko zapisane w całości) ze wszystkich modeli bazy."""
         self.store.require_existing()
+        with read_session(self.store):
+            records = Registry(self.store.client).records()
         infos: dict[str, FileInfo] = {}
-        for model_id, dim in self.store.indexed_models().items():
-            for meta in self.store.chunks(model_id, dim).metadatas().values():
-                name = str(meta["plik"])
-                info = infos.setdefault(
-                    name, FileInfo(name, str(meta["sciezka"]), str(meta["typ"]), int(meta["rok"]), 0)
-                )
-                if model_id not in info.models:
-                    info.models.append(model_id)
-                if model_id == info.models[0]:
-                    info.chunks += 1
-        return sorted(infos.values(), key=lambda info: info.name)
+        for record in sorted(records, key=lambda r: r.model):
+            info = infos.setdefault(
+                record.path, FileInfo(record.name, record.path, record.doc_type, record.year, len(record.chunk_ids))
+            )
+            info.models.append(record.model)
+        return sorted(infos.values(), key=lambda info: (info.name, info.path))
 
-    def remove(self, name: str) -> int:
-        """Usuwa wszystkie fragmenty pliku ze wszystkich kolekcji; zwraca ich liczbę."""
+    def remove(self, name: str, wait: float = DEFAULT_WAIT) -> int:
+        """Usuwa plik (nazwa albo pełna ścieżka) ze wszystkich kolekcji; zwraca liczbę usuniętych fragmentów."""
         self.store.require_existing()
         removed = 0
-        for model_id, dim in self.store.indexed_models().items():
-            collection = self.store.chunks(model_id, dim)
-            ids = list(collection.metadatas({"plik": name}))
-            collection.delete(ids)
-            removed += len(ids)
+        with write_session(self.store, wait, command="usun"):
+            registry = Registry(self.store.client, create=True)
+            models = self.store.indexed_models()
+            for record in registry.records():
+                if name in (record.name, record.path) and record.model in models:
+                    removed += drop_file(self.store.chunks(record.model, models[record.model]), registry, record)
         if not removed:
             known = ", ".join(info.name for info in self.files()) or "brak"
             raise UserError(f"W indeksie nie ma pliku „{name}”; zaindeksowane pliki: {known}.")
         return removed
+
+    def check(self, repair: bool = False, wait: float = DEFAULT_WAIT) -> ConsistencyReport:
+        """Zgodność rejestru z kolekcjami i odnajdywalność fragmentów; ``repair`` naprawia, co się da."""
+        return check(self.store, repair, wait)

@@ -7,6 +7,8 @@ import re
 
 from .models import Chunk, Document
 
+# Bump whenever chunking (or chunk metadata) changes: files indexed with another version get re-cut.
+CHUNKER_VERSION = "1"
 UNIT_MAX_CHARS = 1200
 UNIT_OVERLAP = 200
 TEXT_CHUNK_CHARS = 800

@@ -105,36 +105,104 @@ class _BarProgress:
         self._progress.advance(self._task, chunks)
 
 
+WaitOption = Annotated[
+    float, typer.Option("--czekaj", help="Ile sekund czekać, gdy bazę blokuje inny proces.", min=0)
+]
+
+# Exit codes of `indeksuj`: all fine / some files skipped / nothing could be indexed.
+EXIT_PARTIAL = 3
+EXIT_INTERRUPTED = 130
+
+
 @app.command("indeksuj")
 def index_command(
     paths: Annotated[list[Path], typer.Argument(help="Pliki lub foldery (PDF, TXT, MD).", show_default=False)],
     doc_type: Annotated[
         str | None, typer.Option("--typ", help="Wymuś rodzaj dokumentu dla wszystkich plików.", show_default=False)
     ] = None,
+    prune: Annotated[
+        bool, typer.Option("--usun-brakujace", help="Usuń z indeksu pliki, których nie ma już w podanych folderach.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--wymus", help="Z --usun-brakujace: pozwól usunąć wszystko z pustego folderu.")
+    ] = False,
+    wait: WaitOption = 120.0,
     db: DbOption = None,
     model: ModelOption = None,
     dimensions: DimensionsOption = None,
 ) -> None:
-    """Indeksuje dokumenty: tnie na artykuły/paragrafy, liczy wektory i zapisuje w bazie."""
+    """Synchronizuje indeks z plikami: nowe i zmienione indeksuje, niezmienione pomija (po hashu).
+
+    Kod wyjścia: 0 – wszystko w porządku, 3 – część plików pominięto, 1 – nic nie dało się zaindeksować.
+    """
     started = time.perf_counter()
     index = _index(db, model, dimensions)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with RichProgress(*columns, console=err, transient=True) as progress:
-        report = index.add(paths, doc_type=doc_type, progress=_BarProgress(progress))
+        report = index.add(
+            paths, doc_type=doc_type, progress=_BarProgress(progress), prune=prune, force=force, wait=wait,
+            on_wait=lambda message: err.print(f"[yellow]{message}[/]"),
+        )
     for path, reason in report.skipped.items():
         err.print(f"[yellow]Pominięto[/] {path}: {reason}")
-    table = Table(title="Zaindeksowano")
-    for column in ("Plik", "Fragmenty"):
-        table.add_column(column)
-    for path, count in report.indexed.items():
-        table.add_row(Path(path).name, str(count))
-    out.print(table)
+    for note in report.notes:
+        err.print(f"[yellow]Uwaga:[/] {note}")
+    if report.indexed:
+        table = Table(title="Zaindeksowano")
+        for column in ("Plik", "Fragmenty"):
+            table.add_column(column)
+        for path, count in report.indexed.items():
+            table.add_row(Path(path).name, str(count))
+        out.print(table)
+    for old, new in report.moved.items():
+        out.print(f"Przeniesiony: {old} → {new}")
+    for path in report.removed:
+        out.print(f"Usunięto z indeksu (brak pliku): {path}")
+    if report.orphans_removed:
+        out.print(f"Usunięto {report.orphans_removed} fragmentów-sierot po przerwanym wcześniej zapisie.")
     out.print(
-        f"Plików: {len(report.indexed)}, fragmentów: {report.chunks}, pominiętych: {len(report.skipped)}, "
+        f"Zaindeksowano: {len(report.indexed)} (fragmentów: {report.chunks}, nowych wektorów: {report.embedded}, "
+        f"użytych ponownie: {report.reused}), bez zmian: {len(report.unchanged)}, "
+        f"pominięto: {len(report.skipped)}, usunięto: {len(report.removed)}, "
         f"czas: {time.perf_counter() - started:.1f} s"
     )
-    if not report.indexed:
+    if report.skipped and not (report.indexed or report.unchanged):
         raise UserError("Nie udało się zaindeksować żadnego pliku – powody są wypisane wyżej.")
+    if report.skipped:
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+@app.command("sprawdz")
+def check_command(
+    repair: Annotated[bool, typer.Option("--napraw", help="Napraw, co się da (sieroty, niepełne pliki).")] = False,
+    wait: WaitOption = 120.0,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Sprawdza spójność bazy: rejestr plików a fragmenty, każdy fragment odnajdywalny po własnym wektorze."""
+    report = _index(db).check(repair=repair, wait=wait)
+    if as_json:
+        _print_json({
+            "ok": report.ok, "pliki": report.files, "fragmenty": report.chunks, "sieroty": len(report.orphans),
+            "niepelne": report.incomplete, "nieodnajdywalne": report.unfindable,
+            "brak_na_dysku": report.missing_on_disk, "stara_wersja_ciecia": report.old_chunker,
+            "naprawiono": report.repaired,
+        })
+    else:
+        for action in report.repaired:
+            out.print(f"Naprawa: {action}")
+        for path in report.missing_on_disk:
+            err.print(f"[yellow]Uwaga:[/] pliku {path} nie ma już na dysku (usuń: indeksuj FOLDER --usun-brakujace).")
+        if report.old_chunker:
+            err.print(f"[yellow]Uwaga:[/] {len(report.old_chunker)} plików pocięto starą wersją – zaindeksuj ponownie.")
+        out.print(
+            f"Plików: {report.files}, fragmentów: {report.chunks}, sierot: {len(report.orphans)}, "
+            f"niepełnych plików: {len(report.incomplete)}, nieodnajdywalnych fragmentów: {len(report.unfindable)}."
+        )
+    if not report.ok:
+        raise UserError("Baza jest niespójna – uruchom: chroma-rag sprawdz --napraw, potem indeksuj ponownie.")
+    if not as_json:
+        out.print("[green]Baza jest spójna.[/]")
 
 
 @app.command("szukaj")
@@ -302,13 +370,20 @@ def _print_json(data: object) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Punkt wejścia: błędy użytkownika jako jedno zdanie po polsku, bez tracebacku."""
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
+        if code == EXIT_INTERRUPTED:  # typer turns Ctrl-C inside a command into this return value
+            raise KeyboardInterrupt
+        if isinstance(code, int) and code:  # typer.Exit(n) inside a command comes back as a return value
+            sys.exit(code)
     except UserError as exc:
         err.print(f"[red]Błąd:[/] {exc}")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        err.print("[yellow]Przerwano (Ctrl-C).[/]")
-        sys.exit(130)
+        err.print(
+            "[yellow]Przerwano (Ctrl-C).[/] Baza jest spójna; przerwane indeksowanie dokończy ponowne "
+            "„chroma-rag indeksuj” (pliki zapisane do tej chwili zostają)."
+        )
+        sys.exit(EXIT_INTERRUPTED)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except Exception as exc:  # click usage errors and the like
@@ -319,6 +394,6 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(exc.exit_code)
         if isinstance(exc, click.exceptions.Abort):
             err.print("[yellow]Przerwano.[/]")
-            sys.exit(130)
+            sys.exit(EXIT_INTERRUPTED)
         err.print(f"[red]Nieoczekiwany błąd:[/] {type(exc).__name__}: {exc} – zgłoś go razem z poleceniem.")
         sys.exit(1)

@@ -28,8 +28,16 @@ def _read_pdf_pages(path: Path) -> list[str]:
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
+    with path.open("rb") as handle:
+        head = handle.read(1024)
+    if not head.strip():
+        raise UnreadableFile(f"{path.name}: plik jest pusty.")
+    if b"%PDF-" not in head:  # e.g. an HTML error page saved as .pdf: its text must not get indexed
+        raise UnreadableFile(f"{path.name}: to nie jest PDF, mimo rozszerzenia .pdf.")
     try:
         reader = PdfReader(path)
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise UnreadableFile(f"{path.name}: PDF jest zaszyfrowany hasłem – zapisz go bez hasła.")
         pages = [page.extract_text() or "" for page in reader.pages]
     except (PdfReadError, OSError, ValueError, KeyError) as exc:
         raise UnreadableFile(f"{path.name}: uszkodzony lub nieczytelny PDF ({exc}).") from exc
@@ -40,6 +48,8 @@ def _read_pdf_pages(path: Path) -> list[str]:
 
 def _read_text(path: Path) -> str:
     raw = path.read_bytes()
+    if b"\x00" in raw[:8192]:  # binary data decoded as cp1250 would index mojibake
+        raise UnreadableFile(f"{path.name}: to plik binarny, nie tekst.")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:

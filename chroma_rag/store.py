@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,20 @@ class Store:
                 path=str(self.path), settings=Settings(anonymized_telemetry=False)
             )
         return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    @contextmanager
+    def opened(self) -> Iterator[None]:
+        """Klient tylko na czas jednej operacji: następne otwarcie czyta z dysku stan po zapisach innych
+        procesów (otwarty klient trzyma w pamięci własną kopię indeksu HNSW)."""
+        try:
+            yield
+        finally:
+            self.close()
 
     def require_existing(self) -> None:
         if not self.exists():
@@ -137,6 +152,33 @@ class ChunkCollection:
         """Metadane fragmentów (spełniających ``where``) według id."""
         result = self._collection.get(where=where, limit=limit, include=["metadatas"])
         return dict(zip(result["ids"], result["metadatas"], strict=True))
+
+    def ids(self) -> set[str]:
+        return set(self._collection.get(include=[])["ids"])
+
+    def records(
+        self, ids: Sequence[str] | None = None, where: dict[str, Any] | None = None
+    ) -> dict[str, tuple[dict[str, Any], str, np.ndarray]]:
+        """Pełne fragmenty (metadane, tekst, wektor) według id – do ponownego użycia wektorów i kontroli."""
+        if ids is not None and not ids:
+            return {}
+        out: dict[str, tuple[dict[str, Any], str, np.ndarray]] = {}
+        chunks = [list(ids[i : i + self._max_batch]) for i in range(0, len(ids), self._max_batch)] if ids else [None]
+        for batch in chunks:
+            result = self._collection.get(
+                ids=batch, where=where, include=["metadatas", "documents", "embeddings"]
+            )
+            for i, meta, doc, vector in zip(
+                result["ids"], result["metadatas"], result["documents"], result["embeddings"], strict=True
+            ):
+                out[i] = (meta, doc, np.asarray(vector, dtype=np.float32))
+        return out
+
+    def nearest_ids(self, embeddings: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """Dla każdego wektora: k najbliższych (id, odległość)."""
+        result = self._collection.query(query_embeddings=embeddings, n_results=k, include=["distances"])
+        pairs = zip(result["ids"], result["distances"], strict=True)
+        return [list(zip(ids, dists, strict=True)) for ids, dists in pairs]
 
     def query(self, embedding: np.ndarray, k: int, where: dict[str, Any] | None) -> list[Hit]:
         """Najbliższe fragmenty; filtr ``where`` Chroma stosuje przed wyszukiwaniem podobieństwa."""
