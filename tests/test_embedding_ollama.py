@@ -130,10 +130,30 @@ def test_other_ollama_errors_pass_the_server_message(ollama):
 
 
 def db_snapshot(db: Path) -> dict[str, str]:
-    """Zawartość folderu bazy (skróty plików) – do sprawdzenia, że błąd nie dotknął bazy."""
+    """Logiczna zawartość bazy (kolekcje: id, teksty, metadane, wektory) – do sprawdzenia, że błąd niczego
+    nie zmienił. Bajty plików HNSW mogą się zmienić od samego otwarcia i zamknięcia klienta."""
     if not db.exists():
         return {}
-    return {str(p.relative_to(db)): hashlib.sha256(p.read_bytes()).hexdigest() for p in db.rglob("*") if p.is_file()}
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(db), settings=Settings(anonymized_telemetry=False))
+    snapshot = {}
+    for collection in client.list_collections():
+        data = collection.get(include=["documents", "metadatas", "embeddings"])
+        rows = sorted(
+            zip(
+                data["ids"],
+                data["documents"],
+                [sorted(m.items()) for m in data["metadatas"]],  # Chroma returns keys in arbitrary order
+                [list(map(float, e)) for e in data["embeddings"]],
+                strict=True,
+            )
+        )
+        digest = hashlib.sha256(repr((sorted(collection.metadata.items()), rows)).encode()).hexdigest()
+        snapshot[collection.name] = digest
+    client.close()
+    return snapshot
 
 
 def copy_db(capsys, source: Path, tmp_path: Path) -> Path:
