@@ -129,39 +129,32 @@ def test_other_ollama_errors_pass_the_server_message(ollama):
 # --- Przez CLI: indeksowanie i wyszukiwanie modelem z Ollamy, strażnicy bazy ---
 
 
-def db_snapshot(db: Path) -> dict[str, str]:
-    """Logiczna zawartość bazy (kolekcje: id, teksty, metadane, wektory) – do sprawdzenia, że błąd niczego
-    nie zmienił. Bajty plików HNSW mogą się zmienić od samego otwarcia i zamknięcia klienta."""
+def db_snapshot(db: Path) -> dict[str, tuple]:
+    """Treść bazy: kolekcje z metadanymi, liczbą i skrótem id, wektorów, tekstów i metadanych fragmentów.
+
+    Nie bajty pliku sqlite: Chroma przy każdym otwarciu klienta dopisuje wiersz do własnej tabeli blokad."""
     if not db.exists():
         return {}
     import chromadb
     from chromadb.config import Settings
 
     client = chromadb.PersistentClient(path=str(db), settings=Settings(anonymized_telemetry=False))
-    snapshot = {}
-    for collection in client.list_collections():
-        data = collection.get(include=["documents", "metadatas", "embeddings"])
-        rows = sorted(
-            zip(
-                data["ids"],
-                data["documents"],
-                [sorted(m.items()) for m in data["metadatas"]],  # Chroma returns keys in arbitrary order
-                [list(map(float, e)) for e in data["embeddings"]],
-                strict=True,
-            )
-        )
-        digest = hashlib.sha256(repr((sorted(collection.metadata.items()), rows)).encode()).hexdigest()
-        snapshot[collection.name] = digest
-    client.close()
-    return snapshot
+    try:
+        snapshot = {}
+        for collection in client.list_collections():
+            got = collection.get(include=["embeddings", "documents", "metadatas"])
+            digest = hashlib.sha256()
+            for i in np.argsort(got["ids"]):
+                digest.update(got["ids"][i].encode() + np.asarray(got["embeddings"][i]).tobytes())
+                digest.update(json.dumps([got["documents"][i], got["metadatas"][i]], sort_keys=True).encode())
+            snapshot[collection.name] = (collection.metadata, collection.count(), digest.hexdigest())
+        return snapshot
+    finally:
+        client.close()
 
 
-def copy_db(capsys, source: Path, tmp_path: Path) -> Path:
-    """Kopia bazy, raz otwarta (Chroma przy pierwszym otwarciu kopii zapisuje coś w sqlite)."""
-    db = tmp_path / "db"
-    shutil.copytree(source, db)
-    assert run_cli(capsys, "lista", "--baza", db)[0] == 0
-    return db
+def copy_db(source: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(source, tmp_path / "db"))
 
 
 def top_hits(capsys, db: Path, question: str, *args: str) -> list[tuple[str, str]]:
@@ -213,7 +206,7 @@ def test_cli_ollama_down_leaves_no_db(capsys, tmp_path, monkeypatch):
     ],
 )
 def test_cli_errors_leave_existing_db_untouched(capsys, ollama, ollama_db, tmp_path, monkeypatch, faults, message):
-    db = copy_db(capsys, ollama_db[0], tmp_path)
+    db = copy_db(ollama_db[0], tmp_path)
     before = db_snapshot(db)
     monkeypatch.setenv("OLLAMA_URL", ollama.url)
     monkeypatch.setenv("CHROMA_RAG_EMBED_PROBY", "1")
@@ -221,7 +214,7 @@ def test_cli_errors_leave_existing_db_untouched(capsys, ollama, ollama_db, tmp_p
         ollama.faults[:] = list(faults)
         code, out, err = run_cli(capsys, *command, "--model", "ollama:multilingual-e5-small", "--baza", db)
         assert code == 1 and message in err and "Traceback" not in err + out
-    assert db_snapshot(db) == before
+    assert before and db_snapshot(db) == before
 
 
 def test_cli_retries_429_then_indexes(capsys, ollama, tmp_path, monkeypatch):

