@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from .embedding import Embedder
 from .errors import UserError
@@ -58,6 +59,11 @@ class Searcher:
     keywords: KeywordIndex | None
     fusion: FusionSettings = DEFAULT_FUSION
 
+    @cached_property
+    def titles(self) -> dict[str, str]:
+        """Nazwa pliku → tytuł aktu, do rozpoznawania nazw aktów w pytaniu."""
+        return {str(m["plik"]): str(m.get("tytul", "")) for m in self.collection.metadatas().values()}
+
     def search(self, request: SearchRequest) -> list[Hit]:
         """Najlepsze fragmenty (najlepszy pierwszy); gdy pewność najlepszego jest poniżej progu – nic."""
         hits = self.rank(request)
@@ -80,7 +86,7 @@ class Searcher:
         ]
         if request.mode == "hybryda":
             lists.append((fusion.vector_weight, [h.id for h in collection.query(query_vector, depth, where)]))
-            refs = find_references(request.question, indexed_titles(collection))
+            refs = find_references(request.question, self.titles)
             for ref_filters in reference_filters(refs, filters):
                 ref_hits = collection.query(query_vector, depth, build_where(ref_filters))
                 lists.append((fusion.reference_weight, [h.id for h in ref_hits]))
@@ -124,7 +130,7 @@ def confidence(hit: Hit) -> float:
 def _keyword_ids(
     collection: ChunkCollection, keywords: KeywordIndex, question: str, depth: int, where: dict | None
 ) -> list[str]:
-    allowed = list(collection.metadatas(where)) if where else None
+    allowed = collection.ids(where) if where else None
     return [h.id for h in keywords.search(question, depth, allowed)]
 
 
@@ -138,11 +144,6 @@ def reference_filters(refs: References, filters: SearchFilters) -> list[SearchFi
     if named_files:
         narrowed.append(replace(filters, files=named_files))
     return narrowed
-
-
-def indexed_titles(collection: ChunkCollection) -> dict[str, str]:
-    """Nazwa pliku → tytuł aktu, dla rozpoznawania nazw aktów w pytaniu."""
-    return {str(m["plik"]): str(m.get("tytul", "")) for m in collection.metadatas().values()}
 
 
 def _dedupe(hits: list[Hit], fusion: FusionSettings) -> list[Hit]:

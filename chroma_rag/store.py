@@ -138,6 +138,10 @@ class ChunkCollection:
         result = self._collection.get(where=where, limit=limit, include=["metadatas"])
         return dict(zip(result["ids"], result["metadatas"], strict=True))
 
+    def ids(self, where: dict[str, Any] | None = None) -> list[str]:
+        """Id fragmentów spełniających ``where`` (bez pobierania treści)."""
+        return list(self._collection.get(where=where, include=[])["ids"])
+
     def hits(self, ids: Sequence[str], query_embedding: np.ndarray | None = None) -> list[Hit]:
         """Fragmenty o podanych id (w tej kolejności); z wektorem pytania – z ich podobieństwem do niego."""
         found: dict[str, Hit] = {}
