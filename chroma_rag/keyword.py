@@ -9,9 +9,11 @@ Zapis w folderze bazy: ``slowa-<kolekcja>-<lematyzator>/`` (tokeny fragmentów +
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 
 LEMMATIZERS = ("morfeusz", "simplemma", "stempel", "brak")
 DEFAULT_LEMMATIZER = "morfeusz"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # zmiana tokenizacji = nowy numer, indeks buduje się od nowa
 MANIFEST = "fragmenty.json"
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -75,7 +77,13 @@ def lemmatizer(name: str) -> Callable[[str], tuple[str, ...]]:
 def tokenize(text: str, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> list[str]:
     """Lematy słów tekstu bez słów funkcyjnych."""
     lemmatize = lemmatizer(lemmatizer_name)
-    return [lemma for word in words(text) for lemma in lemmatize(word) if lemma not in STOPWORDS]
+    return [
+        lemma
+        for word in words(text)
+        if word not in STOPWORDS  # "lub" must not come back as the lemma "lubić"
+        for lemma in lemmatize(word)
+        if lemma not in STOPWORDS
+    ]
 
 
 def keyword_text(text: str, metadata: dict[str, Any]) -> str:
@@ -100,6 +108,7 @@ class KeywordIndex:
         self.tokens: dict[str, list[str]] = {}
         self._bm25: Any = None
         self._positions: dict[str, int] = {}
+        self._document_frequency: Counter[str] = Counter()
         if path is not None:
             self._load()
 
@@ -128,6 +137,7 @@ class KeywordIndex:
 
         self.ids = sorted(self.tokens)
         self._positions = {i: n for n, i in enumerate(self.ids)}
+        self._count_documents()
         self._bm25 = bm25s.BM25()
         if self.ids:
             self._bm25.index([self.tokens[i] or [""] for i in self.ids], show_progress=False)
@@ -146,6 +156,23 @@ class KeywordIndex:
             scores = np.where(mask, scores, 0.0)
         top = np.argsort(-scores, kind="stable")[:k]
         return [KeywordHit(self.ids[n], float(scores[n])) for n in top if scores[n] > 0]
+
+    def coverage(self, question: str, chunk_ids: Iterable[str]) -> float:
+        """Jaka część „wagi” pytania (suma IDF jego słów) występuje we wskazanych fragmentach. Słowo nieznane
+        całemu zbiorowi waży najwięcej – pytanie o rzecz spoza dokumentów ma niskie pokrycie."""
+        present = {t for i in chunk_ids for t in self.tokens.get(i, ())}
+        lemmatize = lemmatizer(self.lemmatizer_name)
+        n = max(len(self.tokens), 1)
+        total = covered = 0.0
+        for word in dict.fromkeys(words(question)):
+            readings = [lemma for lemma in lemmatize(word) if lemma not in STOPWORDS]
+            if word in STOPWORDS or not readings:
+                continue
+            # The most common reading of an ambiguous word decides its weight.
+            weight = min(math.log(1 + n / (self._document_frequency[r] + 0.5)) for r in readings)
+            total += weight
+            covered += weight if any(r in present for r in readings) else 0.0
+        return covered / total if total else 0.0
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -174,6 +201,10 @@ class KeywordIndex:
         self._bm25 = bm25s.BM25.load(str(self.path), show_progress=False)
         self.ids = ids
         self._positions = {i: n for n, i in enumerate(ids)}
+        self._count_documents()
+
+    def _count_documents(self) -> None:
+        self._document_frequency = Counter(t for tokens in self.tokens.values() for t in set(tokens))
 
     def _save(self) -> None:
         """Całość (tokeny + macierz BM25) do folderu obok, potem podmiana folderów: przerwany zapis
