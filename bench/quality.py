@@ -13,7 +13,6 @@ import statistics
 import sys
 import time
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,20 +29,10 @@ from chroma_rag.search import (  # noqa: E402
     Searcher,
     SearchRequest,
     confidence,
-    refuses,
 )
 
 SECTION = "## Jakość wyszukiwania (issue 5)"
 DEFAULT_QUESTIONS = ROOT.parent / "shared" / "dane" / "pytania-dev.jsonl"
-
-
-class CachedQueries:
-    """Ten sam model, ale wektor każdego pytania liczony raz dla wszystkich konfiguracji."""
-
-    def __init__(self, embedder) -> None:
-        self._embedder = embedder
-        self.model_id, self.dim = embedder.model_id, embedder.dim
-        self.embed_query = lru_cache(maxsize=None)(embedder.embed_query)
 
 
 def configurations(lemmatizers: list[str]) -> list[tuple[str, str, str, FusionSettings]]:
@@ -52,25 +41,28 @@ def configurations(lemmatizers: list[str]) -> list[tuple[str, str, str, FusionSe
     configs = [("tylko wektor", "wektor", default_lemmatizer, DEFAULT_FUSION)]
     configs += [(f"tylko BM25 ({lem})", "slowa", lem, DEFAULT_FUSION) for lem in lemmatizers]
     others = [lem for lem in lemmatizers if lem != default_lemmatizer]
-    configs += [(f"hybryda ({lem})", "hybryda", lem, DEFAULT_FUSION) for lem in others]
+    configs += [(f"hybryda, domyślna fuzja ({lem})", "hybryda", lem, DEFAULT_FUSION) for lem in others]
     variants = {
         "RRF k=60, wagi 1:1, bez odwołań": replace(DEFAULT_FUSION, rrf_k=60, vector_weight=1, keyword_weight=1,
                                                    reference_weight=0),
+        "RRF k=60, wektor 1 : słowa 1.5, bez odwołań": replace(DEFAULT_FUSION, rrf_k=60, vector_weight=1,
+                                                               keyword_weight=1.5, reference_weight=0),
         "RRF k=60, wagi 1:1": replace(DEFAULT_FUSION, rrf_k=60, vector_weight=1, keyword_weight=1),
         "RRF k=20, wagi 1:1": replace(DEFAULT_FUSION, rrf_k=20, vector_weight=1, keyword_weight=1),
         "RRF k=10, wagi 1:1": replace(DEFAULT_FUSION, rrf_k=10, vector_weight=1, keyword_weight=1),
         "RRF k=60, wektor 1.5 : słowa 1": replace(DEFAULT_FUSION, rrf_k=60, vector_weight=1.5, keyword_weight=1),
-        "RRF k=60, wektor 1 : słowa 1.5": replace(DEFAULT_FUSION, rrf_k=60, vector_weight=1, keyword_weight=1.5),
         "RRF k=20, wektor 1 : słowa 1.5": replace(DEFAULT_FUSION, rrf_k=20, vector_weight=1, keyword_weight=1.5),
+        "RRF k=60, wektor 1 : słowa 2": replace(DEFAULT_FUSION, rrf_k=60, vector_weight=1, keyword_weight=2),
         "domyślna, bez scalania części artykułu": replace(DEFAULT_FUSION, one_per_unit=False),
     }
     configs += [(f"hybryda: {name}", "hybryda", default_lemmatizer, fusion) for name, fusion in variants.items()]
-    configs.append(("**domyślna**", DEFAULT_MODE, default_lemmatizer, DEFAULT_FUSION))
+    configs.append(("**domyślna** (hybryda, morfeusz, RRF k=60, wektor 1 : słowa 1.5, odwołania)", DEFAULT_MODE,
+                    default_lemmatizer, DEFAULT_FUSION))
     return configs
 
 
-def measure(index: Index, questions: list[Question], mode: str, keywords, fusion: FusionSettings, threshold):
-    searcher = Searcher(index._collection(), index.embedder, keywords, fusion)
+def measure(base: Searcher, questions: list[Question], mode: str, keywords, fusion: FusionSettings, threshold):
+    searcher = Searcher(base.collection, base.embedder, keywords, fusion)
     timings: list[float] = []
 
     def ranker(question: Question):
@@ -79,14 +71,14 @@ def measure(index: Index, questions: list[Question], mode: str, keywords, fusion
         timings.append(time.perf_counter() - started)
         return hits
 
-    result = evaluate(questions, ranker, lambda hits: refuses(hits, threshold))
+    result = evaluate(questions, ranker, lambda question, hits: searcher.refuses(question.text, hits, threshold))
     result["p50_ms"] = round(statistics.median(timings) * 1000, 1)
     return result
 
 
-def confidences(index: Index, questions: list[Question], keywords) -> list[tuple[float, bool, str]]:
+def confidences(base: Searcher, questions: list[Question], keywords) -> list[tuple[float, bool, str]]:
     """(pewność najlepszego wyniku, czy pytanie ma odpowiedź, rodzaj) dla kalibracji progu."""
-    searcher = Searcher(index._collection(), index.embedder, keywords)
+    searcher = Searcher(base.collection, base.embedder, keywords)
     rows = []
     for question in questions:
         hits = searcher.rank(SearchRequest(question.text, 10, question.filters))
@@ -104,8 +96,8 @@ def main() -> None:
 
     questions = load_questions(args.pytania)
     index = Index(args.baza)
-    index._embedder = CachedQueries(index.embedder)
-    collection = index._collection()
+    base = index.searcher("wektor")
+    collection = base.collection
     lemmatizers = [lem for lem in args.lematyzatory.split(",") if lem]
     keyword_indexes = {}
     build_seconds = {}
@@ -121,7 +113,7 @@ def main() -> None:
     for name, mode, lem, fusion in configurations(lemmatizers):
         if lem not in keyword_indexes:
             continue
-        result = measure(index, questions, mode, keyword_indexes[lem], fusion, DEFAULT_THRESHOLD)
+        result = measure(base, questions, mode, keyword_indexes[lem], fusion, DEFAULT_THRESHOLD)
         refusals = result["odmowy"]
         rows.append(
             f"| {name} | {result['hit@1']:.2f} | {result['hit@3']:.2f} | {result['hit@5']:.2f} | "
@@ -130,7 +122,7 @@ def main() -> None:
         )
         print(rows[-1], flush=True)
 
-    calibration = sorted(confidences(index, questions, keyword_indexes.get("morfeusz")), reverse=True)
+    calibration = sorted(confidences(base, questions, keyword_indexes.get("morfeusz")), reverse=True)
     print("pewność najlepszego wyniku (domyślna konfiguracja):")
     for value, answerable, kind in calibration:
         print(f"  {value:.4f} {'odpowiedź' if answerable else 'SPOZA'} {kind}")

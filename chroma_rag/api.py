@@ -22,7 +22,7 @@ from .filters import SearchFilters
 from .indexing import IndexReport, Progress, collect_files, index_files
 from .keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions, collection_texts, index_folder
 from .models import Hit
-from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, refuses
+from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest
 from .store import ChunkCollection, Store, collection_name
 
 
@@ -117,7 +117,7 @@ class Index:
         def ranker(question: Question) -> list[Hit]:
             return searcher.rank(SearchRequest(question.text, k, question.filters, mode))
 
-        return evaluate(loaded, ranker, lambda hits: refuses(hits, threshold))
+        return evaluate(loaded, ranker, lambda question, hits: searcher.refuses(question.text, hits, threshold))
 
     def searcher(self, mode: str = DEFAULT_MODE) -> Searcher:
         """Wyszukiwarka kolekcji tego modelu; indeks słów synchronizowany, gdy tryb go używa."""

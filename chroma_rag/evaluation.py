@@ -104,7 +104,7 @@ class Outcome:
 
 
 Ranker = Callable[[Question], list[Hit]]
-Refuses = Callable[[list[Hit]], bool]
+Refuses = Callable[[Question, list[Hit]], bool]
 
 
 def run(questions: Iterable[Question], ranker: Ranker, refuses: Refuses) -> list[Outcome]:
@@ -113,7 +113,7 @@ def run(questions: Iterable[Question], ranker: Ranker, refuses: Refuses) -> list
     outcomes = []
     for question in questions:
         hits = ranker(question)
-        refused = refuses(hits)
+        refused = refuses(question, hits)
         rank = None if refused else first_hit_rank(hits, question)
         outcomes.append(Outcome(question, rank, refused, hits[0] if hits else None))
     return outcomes

@@ -27,15 +27,17 @@ class FusionSettings:
 
     rrf_k: int = 60
     vector_weight: float = 1.0
-    keyword_weight: float = 1.0
+    keyword_weight: float = 1.5
     reference_weight: float = 1.0
     depth: int = 50
     one_per_unit: bool = True
 
 
 DEFAULT_FUSION = FusionSettings()
-# Próg pewności (patrz ``confidence``) skalibrowany na zbiorze dev; poniżej – „nic trafnego”.
-DEFAULT_THRESHOLD = 0.0
+# Próg pewności (patrz ``confidence``) skalibrowany na zbiorze dev (docs/BENCHMARKS.md): najwyższy, przy którym
+# żadne pytanie z trafieniem nie jest odrzucane; poniżej – „nic trafnego”.
+DEFAULT_THRESHOLD = 0.83
+COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
 
 
 @dataclass
@@ -65,9 +67,19 @@ class Searcher:
         return {str(m["plik"]): str(m.get("tytul", "")) for m in self.collection.metadatas().values()}
 
     def search(self, request: SearchRequest) -> list[Hit]:
-        """Najlepsze fragmenty (najlepszy pierwszy); gdy pewność najlepszego jest poniżej progu – nic."""
+        """Najlepsze fragmenty (najlepszy pierwszy); gdy nic nie jest wystarczająco trafne – pusta lista."""
         hits = self.rank(request)
-        return [] if refuses(hits, request.threshold) else hits
+        return [] if self.refuses(request.question, hits, request.threshold) else hits
+
+    def refuses(self, question: str, hits: list[Hit], threshold: float | None) -> bool:
+        """„Nic trafnego”: najlepszy wynik jest semantycznie słaby (podobieństwo poniżej progu) i nie
+        wszystkie słowa pytania występują w pierwszych wynikach. Pełne pokrycie ratuje krótkie zapytania
+        hasłowe („dane”, „urlop”), dla których e5 daje niskie podobieństwo, choć tekst je zawiera."""
+        if not refuses(hits, threshold):
+            return False
+        if self.keywords is None:
+            return True
+        return self.keywords.coverage(question, [h.id for h in hits[:COVERAGE_DEPTH]]) < 1.0
 
     def rank(self, request: SearchRequest) -> list[Hit]:
         """Ranking bez progu; każdy wynik ma podobieństwo kosinusowe i wynik fuzji (``score``)."""
@@ -99,7 +111,7 @@ class Searcher:
 
 
 def refuses(hits: list[Hit], threshold: float | None) -> bool:
-    """Czy powiedzieć „nic trafnego”: pewność najlepszego wyniku poniżej progu."""
+    """Czy pewność najlepszego wyniku jest poniżej progu (warunek semantyczny odmowy)."""
     return threshold is not None and bool(hits) and confidence(hits[0]) < threshold
 
 

@@ -56,7 +56,7 @@ def test_evaluate_counts_refusals_and_misses_on_hand_made_rankings():
         "d": [hit("x.pdf", "5", 0.4)],
         "e": [hit("x.pdf", "5", 0.95)],
     }
-    result = evaluate(questions, lambda q: rankings[q.text], lambda hits: hits[0].similarity < 0.7)
+    result = evaluate(questions, lambda q: rankings[q.text], lambda q, hits: hits[0].similarity < 0.7)
     assert result["n"] == 3
     assert result["hit@1"] == pytest.approx(1 / 3, abs=1e-3) and result["hit@3"] == pytest.approx(2 / 3, abs=1e-3)
     assert result["mrr"] == pytest.approx((1 + 0.5) / 3, abs=1e-3)
