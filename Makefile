@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zainstalowano
 
-.PHONY: install run test test-wolne lint bench
+.PHONY: install run test test-wolne lint bench ocena
 
 install: $(STAMP)
 
@@ -29,3 +29,13 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+# Ocena jakości wyszukiwania na pytaniach dev: baza z 11 wspólnymi PDF-ami budowana raz (kilka-kilkanaście
+# minut embeddingu), potem tylko pytania (kilka sekund).
+OCENA_BAZA ?= chroma_db_ocena
+USTAWY ?= ../shared/dane/ustawy
+PYTANIA ?= ../shared/dane/pytania-dev.jsonl
+
+ocena: $(STAMP)
+	@test -f $(OCENA_BAZA)/chroma.sqlite3 || $(VENV)/bin/chroma-rag indeksuj $(USTAWY) --baza $(OCENA_BAZA)
+	$(VENV)/bin/chroma-rag ocena $(PYTANIA) --baza $(OCENA_BAZA)

@@ -14,19 +14,22 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .answering import Answer, ask
 from .consistency import ConsistencyReport, check
 from .embedding import DEFAULT_MODEL, Embedder, get_embedder, known_dim
 from .errors import UserError
+from .evaluation import Question, evaluate, load_questions
 from .filters import SearchFilters
 from .indexing import IndexReport, Progress, SyncOptions, drop_file, sync
+from .keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions, collection_texts, index_folder
 from .llm import LlmSettings
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .models import Hit
 from .registry import Registry
-from .search import search
-from .store import ChunkCollection, Store
+from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest
+from .store import ChunkCollection, Store, collection_name
 
 
 @dataclass
@@ -55,12 +58,18 @@ class Index:
     """Indeks dokumentów w jednym folderze bazy Chromy."""
 
     def __init__(
-        self, path: str | Path | None = None, model: str | None = None, dimensions: int | None = None
+        self,
+        path: str | Path | None = None,
+        model: str | None = None,
+        dimensions: int | None = None,
+        lemmatizer: str = DEFAULT_LEMMATIZER,
     ) -> None:
         self.store = Store(Path(path) if path else None)
         self._model_spec = model
         self._dimensions = dimensions
         self._embedder: Embedder | None = None
+        self._lemmatizer = lemmatizer
+        self._keywords: dict[str, KeywordIndex] = {}
 
     def _resolve_model_spec(self) -> str:
         """Model jawnie podany, z ``CHROMA_RAG_MODEL``, a gdy baza ma jedną kolekcję – ten, którym ją
@@ -103,44 +112,93 @@ class Index:
         options = SyncOptions(doc_type=doc_type, prune=prune, force=force, wait=wait)
         embedder = self._get_embedder(wait, on_wait)
         known_dim(embedder)  # a remote model's errors surface before the DB is created or changed
-        return sync([Path(p) for p in paths], self.store, embedder, options, progress, on_wait)
+        report = sync([Path(p) for p in paths], self.store, embedder, options, progress, on_wait)
+        self._refresh_keywords(wait, on_wait)
+        return report
+
+    def _refresh_keywords(self, wait: float = DEFAULT_WAIT, on_wait: Callable[[str], None] | None = None) -> None:
+        """Po zmianie kolekcji indeks słów dogania ją (dodane, zastąpione, usunięte fragmenty)."""
+        with read_session(self.store, wait, on_wait):
+            if self.embedder.model_id in self.store.indexed_models():
+                self.sync_keywords(self._collection(), changed=True)
 
     def search(
         self,
         question: str,
         k: int = 5,
         filters: SearchFilters | None = None,
-        min_similarity: float | None = None,
+        mode: str = DEFAULT_MODE,
+        threshold: float | None = DEFAULT_THRESHOLD,
     ) -> list[Hit]:
-        """Fragmenty najbardziej podobne do pytania, spełniające filtry (najlepszy pierwszy)."""
+        """Fragmenty najlepiej pasujące do pytania, spełniające filtry (najlepszy pierwszy); pusta lista,
+        gdy nic nie przekracza progu pewności (``threshold=None`` wyłącza próg)."""
         self.store.require_existing()
-        embedder = self.embedder
+        _ = self.embedder  # resolved before the read session: it may need its own short read of the DB
         with read_session(self.store):
-            return search(self._collection(), embedder, question, k, filters, min_similarity)
+            return self.searcher(mode).search(SearchRequest(question, k, filters, mode, threshold))
 
     def ask(
         self,
         question: str,
         k: int = 5,
         filters: SearchFilters | None = None,
-        min_similarity: float | None = None,
+        threshold: float | None = DEFAULT_THRESHOLD,
         *,
+        mode: str = DEFAULT_MODE,
         rewrite: bool = False,
         on_token: Callable[[str], None] | None = None,
         settings: LlmSettings | None = None,
     ) -> Answer:
         """Odpowiedź modelu czatu na podstawie ``k`` najlepszych fragmentów, z cytatami [plik, art. N].
 
-        Gdy nic nie pasuje do filtrów albo najlepszy fragment jest poniżej ``min_similarity``, odpowiedź to
+        Gdy nic nie pasuje do filtrów albo nic nie przekracza progu ``threshold``, odpowiedź to
         „Nie ma tego w dokumentach.” bez zapytania do modelu. Model: ``settings`` albo zmienne
         ``CHROMA_RAG_LLM_*`` / plik ``.env`` (zob. ``LlmSettings.from_env``)."""
         return ask(
             question,
-            lambda query: self.search(query, k, filters, min_similarity),
+            lambda query: self.search(query, k, filters, mode, threshold),
             settings=settings,
             rewrite=rewrite,
             on_token=on_token,
         )
+
+    def evaluate(
+        self,
+        questions: Path,
+        k: int = 10,
+        mode: str = DEFAULT_MODE,
+        threshold: float | None = DEFAULT_THRESHOLD,
+    ) -> dict[str, Any]:
+        """``ocena``: hit@1/3/5/10, MRR, odmowy progu i pudła dla pytań z pliku JSONL."""
+        loaded = load_questions(Path(questions))
+        self.store.require_existing()
+        _ = self.embedder
+        with read_session(self.store):
+            searcher = self.searcher(mode)
+
+            def ranker(question: Question) -> list[Hit]:
+                return searcher.rank(SearchRequest(question.text, k, question.filters, mode))
+
+            return evaluate(loaded, ranker, lambda question, hits: searcher.refuses(question.text, hits, threshold))
+
+    def searcher(self, mode: str = DEFAULT_MODE) -> Searcher:
+        """Wyszukiwarka kolekcji tego modelu; indeks słów synchronizowany, gdy tryb go używa."""
+        collection = self._collection()
+        return Searcher(collection, self.embedder, self.sync_keywords(collection) if mode != "wektor" else None)
+
+    def sync_keywords(self, collection: ChunkCollection | None = None, changed: bool = False) -> KeywordIndex:
+        """Indeks słów zgodny z fragmentami kolekcji (dodane, zastąpione, usunięte). Sprawdzany raz na
+        obiekt ``Index`` i po każdej zmianie, którą ten obiekt zrobił (``changed``)."""
+        collection = collection or self._collection()
+        name = collection_name(collection.model_id)
+        keywords = self._keywords.get(name)
+        if keywords is not None and not changed:
+            return keywords
+        if keywords is None:
+            keywords = KeywordIndex(index_folder(self.store.path, name, self._lemmatizer), self._lemmatizer)
+            self._keywords[name] = keywords
+        keywords.sync(chunk_versions(collection.metadatas()), lambda ids: collection_texts(collection, ids))
+        return keywords
 
     def files(self) -> list[FileInfo]:
         """Zaindeksowane pliki (wg rejestru: tylko zapisane w całości) ze wszystkich modeli bazy."""
@@ -164,7 +222,9 @@ class Index:
             models = self.store.indexed_models()
             for record in registry.records():
                 if name in (record.name, record.path) and record.model in models:
-                    removed += drop_file(self.store.chunks(record.model, models[record.model]), registry, record)
+                    collection = self.store.chunks(record.model, models[record.model])
+                    removed += drop_file(collection, registry, record)
+                    self.sync_keywords(collection, changed=True)
         if not removed:
             known = ", ".join(info.name for info in self.files()) or "brak"
             raise UserError(f"W indeksie nie ma pliku „{name}”; zaindeksowane pliki: {known}.")

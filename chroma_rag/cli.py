@@ -64,11 +64,29 @@ DimensionsOption = Annotated[
                  show_default=False),
 ]
 
+ModeOption = Annotated[
+    str,
+    typer.Option("--tryb", help="Wyszukiwanie: hybryda (wektory + słowa), wektor albo slowa."),
+]
+ThresholdOption = Annotated[
+    float | None,
+    typer.Option("--prog", help="Próg pewności (podobieństwo najlepszego wyniku); poniżej – „nic trafnego”. "
+                 "Domyślnie skalibrowany poleceniem ocena; 0 wyłącza.", show_default=False),
+]
+
 
 def _index(db: Path | None, model: str | None = None, dimensions: int | None = None):
     from .api import Index
 
     return Index(db, model=model, dimensions=dimensions)
+
+
+def _threshold(value: float | None) -> float | None:
+    from .search import DEFAULT_THRESHOLD
+
+    if value is None:
+        return DEFAULT_THRESHOLD
+    return value or None
 
 
 def _filters(
@@ -215,19 +233,24 @@ def search_command(
     year_from: YearFromOption = None,
     year_to: YearToOption = None,
     articles: ArticlesOption = None,
+    mode: ModeOption = "hybryda",
+    threshold: ThresholdOption = None,
     as_json: JsonOption = False,
     db: DbOption = None,
     model: ModelOption = None,
     dimensions: DimensionsOption = None,
 ) -> None:
-    """Pokazuje fragmenty najbardziej pasujące do pytania (filtry działają przed podobieństwem)."""
+    """Pokazuje fragmenty najbardziej pasujące do pytania (filtry działają przed wyszukiwaniem)."""
     filters = _filters(files, types, year, year_from, year_to, articles)
-    hits = _index(db, model, dimensions).search(question, k=count, filters=filters)
+    hits = _index(db, model, dimensions).search(
+        question, k=count, filters=filters, mode=mode, threshold=_threshold(threshold)
+    )
     if as_json:
         _print_json([hit.to_json() for hit in hits])
         return
     if not hits:
-        out.print("Nie znaleziono pasujących fragmentów.")
+        out.print("Nie znaleziono nic trafnego – żaden fragment nie pasuje do pytania wystarczająco dobrze. "
+                  "Spróbuj innych słów, zdejmij filtry albo obniż próg (--prog).")
         return
     table = Table(show_lines=True)
     for column in ("#", "Plik", "Art.", "Str.", "Podobieństwo", "Fragment"):
@@ -260,6 +283,8 @@ def ask_command(
     no_stream: Annotated[
         bool, typer.Option("--bez-strumienia", help="Poczekaj na całą odpowiedź zamiast wypisywać ją na bieżąco.")
     ] = False,
+    mode: ModeOption = "hybryda",
+    threshold: ThresholdOption = None,
     as_json: JsonOption = False,
     db: DbOption = None,
     model: ModelOption = None,
@@ -269,10 +294,19 @@ def ask_command(
     filters = _filters(files, types, year, year_from, year_to, articles)
     index = _index(db, model, dimensions)
     if show_prompt:
-        _print_prompt(question, index.search(question, k=count, filters=filters), rewrite, as_json)
+        hits = index.search(question, k=count, filters=filters, mode=mode, threshold=_threshold(threshold))
+        _print_prompt(question, hits, rewrite, as_json)
         return
     streaming = not (no_stream or as_json)
-    answer = index.ask(question, k=count, filters=filters, rewrite=rewrite, on_token=_write if streaming else None)
+    answer = index.ask(
+        question,
+        k=count,
+        filters=filters,
+        threshold=_threshold(threshold),
+        mode=mode,
+        rewrite=rewrite,
+        on_token=_write if streaming else None,
+    )
     if as_json:
         _print_json(answer.to_json())
         return
@@ -336,6 +370,54 @@ def _print_sources(answer: Answer) -> None:
             style="dim",
             markup=False,
         )
+
+
+@app.command("ocena")
+def evaluate_command(
+    questions: Annotated[Path, typer.Argument(help="Pytania JSONL (format pytania-dev.jsonl).", show_default=False)],
+    count: Annotated[int, typer.Option("-k", "--ile", help="Ile wyników brać pod uwagę.")] = 10,
+    mode: ModeOption = "hybryda",
+    threshold: ThresholdOption = None,
+    model: ModelOption = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Mierzy jakość wyszukiwania: hit@1/3/5/10, MRR, odmowy progu, pudła."""
+    result = _index(db, model).evaluate(questions, k=count, mode=mode, threshold=_threshold(threshold))
+    if as_json:
+        _print_json(result)
+        return
+    _print_evaluation(result)
+
+
+def _print_evaluation(result: dict) -> None:
+    columns = ("n", "hit@1", "hit@3", "hit@5", "hit@10", "mrr")
+    table = Table(title=f"Ocena wyszukiwania ({result['czas_s']} s)")
+    for column in ("Grupa", *columns):
+        table.add_column(column, justify="left" if column == "Grupa" else "right")
+    table.add_row("wszystkie", *(_cell(result[c]) for c in columns), end_section=True)
+    for group in ("per_rodzaj", "per_plik"):
+        for name, values in result[group].items():
+            table.add_row(name, *(_cell(values[c]) for c in columns))
+        table.rows[-1].end_section = True
+    out.print(table)
+    refusals = result["odmowy"]
+    out.print(
+        f"Pytania spoza dokumentów: {refusals['poprawne']}/{refusals['spoza']} poprawnie odrzucone progiem; "
+        f"pytania z odpowiedzią odrzucone przez próg: {refusals['utracone_trafienia']}."
+    )
+    for miss in result["pudla"]:
+        first = miss["pierwszy"]
+        got = "odmowa (poniżej progu)" if miss["odmowa"] else (
+            f"{first['plik']} art. {first['art'] or '–'}" if first else "brak wyników"
+        )
+        expected = miss["oczekiwane"]
+        wanted = f"{expected['plik']} art. {', '.join(expected['art'])}" if expected["plik"] else "odmowa"
+        out.print(f"[red]Pudło:[/] {miss['pytanie']}\n  oczekiwano: {wanted}; pierwsze: {got}")
+
+
+def _cell(value: float | int) -> str:
+    return str(value) if isinstance(value, int) else f"{value:.3f}"
 
 
 @app.command("lista")

@@ -45,6 +45,7 @@ class Hit:
     text: str
     metadata: dict[str, Any]
     similarity: float
+    score: float = 0.0  # wynik fuzji w trybie hybrydowym/słownym (ranking), 0 w trybie wektorowym
 
     @property
     def file(self) -> str:
@@ -63,5 +64,6 @@ class Hit:
             "id": self.id,
             **self.metadata,
             "podobienstwo": round(self.similarity, 4),
+            "wynik": round(self.score, 6),
             "tekst": self.text,
         }

@@ -1,36 +1,175 @@
-"""Wyszukiwanie: pytanie → wektor zapytania → najbliższe fragmenty spełniające filtry."""
+"""Wyszukiwanie: pytanie → noga wektorowa (Chroma) i słowna (BM25 na lematach) → fuzja RRF → próg
+„nic trafnego”. Obie nogi dostają te same filtry; odwołania z pytania (``art. 23``, nazwa aktu) dokładają
+własne, zawężone listy do fuzji."""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from functools import cached_property
 
 from .embedding import Embedder
 from .errors import UserError
 from .filters import SearchFilters, build_where
+from .keyword import KeywordIndex
 from .models import Hit
+from .references import References, find_references
 from .store import ChunkCollection
 
+MODES = ("hybryda", "wektor", "slowa")
+DEFAULT_MODE = "hybryda"
 
-def search(
-    collection: ChunkCollection,
-    embedder: Embedder,
-    question: str,
-    k: int = 5,
-    filters: SearchFilters | None = None,
-    min_similarity: float | None = None,
-) -> list[Hit]:
-    """Najlepsze fragmenty (najlepszy pierwszy); poniżej ``min_similarity`` nic nie zwraca."""
-    if not question.strip():
+
+@dataclass(frozen=True)
+class FusionSettings:
+    """Parametry fuzji dostrojone na zbiorze dev (``chroma-rag ocena``, ``bench/quality.py``)."""
+
+    rrf_k: int = 60
+    vector_weight: float = 1.0
+    keyword_weight: float = 1.5
+    reference_weight: float = 1.0
+    depth: int = 50
+    one_per_unit: bool = True
+
+
+DEFAULT_FUSION = FusionSettings()
+# Próg pewności (patrz ``confidence``) skalibrowany na zbiorze dev (docs/BENCHMARKS.md): najwyższy, przy którym
+# żadne pytanie z trafieniem nie jest odrzucane; poniżej – „nic trafnego”.
+DEFAULT_THRESHOLD = 0.83
+COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
+
+
+@dataclass
+class SearchRequest:
+    """Jedno wyszukiwanie tak, jak je zadaje użytkownik."""
+
+    question: str
+    k: int = 5
+    filters: SearchFilters | None = None
+    mode: str = DEFAULT_MODE
+    threshold: float | None = None
+
+
+@dataclass
+class Searcher:
+    """Wyszukiwarka jednej kolekcji: noga wektorowa, słowna (``keywords``; tylko tryb ``wektor`` jej nie
+    potrzebuje) i parametry fuzji."""
+
+    collection: ChunkCollection
+    embedder: Embedder
+    keywords: KeywordIndex | None
+    fusion: FusionSettings = DEFAULT_FUSION
+
+    @cached_property
+    def titles(self) -> dict[str, str]:
+        """Nazwa pliku → tytuł aktu, do rozpoznawania nazw aktów w pytaniu."""
+        return {str(m["plik"]): str(m.get("tytul", "")) for m in self.collection.metadatas().values()}
+
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """Najlepsze fragmenty (najlepszy pierwszy); gdy nic nie jest wystarczająco trafne – pusta lista."""
+        hits = self.rank(request)
+        return [] if self.refuses(request.question, hits, request.threshold) else hits
+
+    def refuses(self, question: str, hits: list[Hit], threshold: float | None) -> bool:
+        """„Nic trafnego”: najlepszy wynik jest semantycznie słaby (podobieństwo poniżej progu) i nie
+        wszystkie słowa pytania występują w pierwszych wynikach. Pełne pokrycie ratuje krótkie zapytania
+        hasłowe („dane”, „urlop”), dla których e5 daje niskie podobieństwo, choć tekst je zawiera."""
+        if not refuses(hits, threshold):
+            return False
+        if self.keywords is None:
+            return True
+        return self.keywords.coverage(question, [h.id for h in hits[:COVERAGE_DEPTH]]) < 1.0
+
+    def rank(self, request: SearchRequest) -> list[Hit]:
+        """Ranking bez progu; każdy wynik ma podobieństwo kosinusowe i wynik fuzji (``score``)."""
+        validate(request)
+        collection, fusion = self.collection, self.fusion
+        filters = request.filters or SearchFilters()
+        check_known_files(collection, filters.files)
+        query_vector = self.embedder.embed_query(request.question)
+        where = build_where(filters)
+        depth = max(fusion.depth, request.k)
+        if request.mode == "wektor":
+            return _dedupe(collection.query(query_vector, depth, where), fusion)[: request.k]
+        assert self.keywords is not None, "tryb słowny wymaga indeksu słów"
+        lists: list[tuple[float, list[str]]] = [
+            (fusion.keyword_weight, _keyword_ids(collection, self.keywords, request.question, depth, where))
+        ]
+        if request.mode == "hybryda":
+            lists.append((fusion.vector_weight, [h.id for h in collection.query(query_vector, depth, where)]))
+            refs = find_references(request.question, self.titles)
+            for ref_filters in reference_filters(refs, filters):
+                ref_hits = collection.query(query_vector, depth, build_where(ref_filters))
+                lists.append((fusion.reference_weight, [h.id for h in ref_hits]))
+        scores = rrf(lists, fusion.rrf_k)
+        ordered = sorted(scores, key=lambda i: -scores[i])[:depth]
+        hits = collection.hits(ordered, query_vector)
+        for hit in hits:
+            hit.score = scores[hit.id]
+        return _dedupe(hits, fusion)[: request.k]
+
+
+def refuses(hits: list[Hit], threshold: float | None) -> bool:
+    """Czy pewność najlepszego wyniku jest poniżej progu (warunek semantyczny odmowy)."""
+    return threshold is not None and bool(hits) and confidence(hits[0]) < threshold
+
+
+def validate(request: SearchRequest) -> None:
+    if not request.question.strip():
         raise UserError("Pytanie jest puste – wpisz, czego szukasz.")
-    if k < 1:
+    if request.k < 1:
         raise UserError("Liczba wyników (-k/--ile) musi być dodatnia.")
-    filters = filters or SearchFilters()
-    check_known_files(collection, filters.files)
-    hits = collection.query(embedder.embed_query(question), k, build_where(filters))
-    if min_similarity is not None and hits and hits[0].similarity < min_similarity:
-        return []
-    return hits
+    if request.mode not in MODES:
+        raise UserError(f"Nieznany tryb „{request.mode}”; dostępne: {', '.join(MODES)}.")
+
+
+def rrf(lists: Iterable[tuple[float, list[str]]], k: int) -> dict[str, float]:
+    """Reciprocal Rank Fusion: suma wag/(k + pozycja) po listach, w których fragment wystąpił."""
+    scores: dict[str, float] = {}
+    for weight, ids in lists:
+        for position, chunk_id in enumerate(ids, start=1):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + position)
+    return scores
+
+
+def confidence(hit: Hit) -> float:
+    """Wielkość porównywana z progiem „nic trafnego”: podobieństwo kosinusowe najlepszego wyniku
+    (po fuzji – tego, który wygrał), bo tylko ono ma tę samą skalę dla każdego pytania i trybu."""
+    return hit.similarity
+
+
+def _keyword_ids(
+    collection: ChunkCollection, keywords: KeywordIndex, question: str, depth: int, where: dict | None
+) -> list[str]:
+    allowed = collection.ids(where) if where else None
+    return [h.id for h in keywords.search(question, depth, allowed)]
+
+
+def reference_filters(refs: References, filters: SearchFilters) -> list[SearchFilters]:
+    """Zawężenia wynikające z odwołań: jednostki wskazane wprost (w akcie z pytania, jeśli go nazwano)
+    i sam nazwany akt. Każde daje osobną listę do fuzji, więc pomyłka rozpoznania nie wycina reszty."""
+    named_files = refs.files if refs.files and not filters.files else []
+    narrowed = []
+    if refs.articles:
+        narrowed.append(replace(filters, articles=refs.articles, files=named_files or filters.files))
+    if named_files:
+        narrowed.append(replace(filters, files=named_files))
+    return narrowed
+
+
+def _dedupe(hits: list[Hit], fusion: FusionSettings) -> list[Hit]:
+    """Jedna (najlepsza) część na jednostkę: kolejne części tego samego artykułu nie zabierają miejsc."""
+    if not fusion.one_per_unit:
+        return hits
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for hit in hits:
+        key = (hit.file, hit.art or hit.id)
+        if key not in seen:
+            seen.add(key)
+            unique.append(hit)
+    return unique
 
 
 def check_known_files(collection: ChunkCollection, names: Iterable[str]) -> None:
@@ -43,3 +182,4 @@ def check_known_files(collection: ChunkCollection, names: Iterable[str]) -> None
     close = difflib.get_close_matches(name, indexed, n=3, cutoff=0.4)
     hint = f" Może chodziło o: {', '.join(close)}?" if close else ""
     raise UserError(f"W indeksie nie ma pliku „{name}”.{hint} Listę plików pokazuje: chroma-rag lista.")
+

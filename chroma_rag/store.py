@@ -153,9 +153,6 @@ class ChunkCollection:
         result = self._collection.get(where=where, limit=limit, include=["metadatas"])
         return dict(zip(result["ids"], result["metadatas"], strict=True))
 
-    def ids(self) -> set[str]:
-        return set(self._collection.get(include=[])["ids"])
-
     def records(
         self, ids: Sequence[str] | None = None, where: dict[str, Any] | None = None
     ) -> dict[str, tuple[dict[str, Any], str, np.ndarray]]:
@@ -179,6 +176,24 @@ class ChunkCollection:
         result = self._collection.query(query_embeddings=embeddings, n_results=k, include=["distances"])
         pairs = zip(result["ids"], result["distances"], strict=True)
         return [list(zip(ids, dists, strict=True)) for ids, dists in pairs]
+
+    def ids(self, where: dict[str, Any] | None = None) -> list[str]:
+        """Id fragmentów spełniających ``where`` (bez pobierania treści)."""
+        return list(self._collection.get(where=where, include=[])["ids"])
+
+    def hits(self, ids: Sequence[str], query_embedding: np.ndarray | None = None) -> list[Hit]:
+        """Fragmenty o podanych id (w tej kolejności); z wektorem pytania – z ich podobieństwem do niego."""
+        found: dict[str, Hit] = {}
+        include = ["documents", "metadatas", *(["embeddings"] if query_embedding is not None else [])]
+        for start in range(0, len(ids), self._max_batch):
+            result = self._collection.get(ids=list(ids[start : start + self._max_batch]), include=include)
+            vectors = result["embeddings"] if query_embedding is not None else [None] * len(result["ids"])
+            for i, doc, meta, vector in zip(
+                result["ids"], result["documents"], result["metadatas"], vectors, strict=True
+            ):
+                similarity = float(np.dot(vector, query_embedding)) if vector is not None else 0.0
+                found[i] = Hit(id=i, text=doc, metadata=meta, similarity=similarity)
+        return [found[i] for i in ids if i in found]
 
     def query(self, embedding: np.ndarray, k: int, where: dict[str, Any] | None) -> list[Hit]:
         """Najbliższe fragmenty; filtr ``where`` Chroma stosuje przed wyszukiwaniem podobieństwa."""

@@ -27,7 +27,7 @@ def test_json_shape_and_plik_filter(capsys, two_acts_db):
         assert hit["typ"] == "ustawa"
         assert hit["art"] and hit["tekst"]
         assert 0.0 < hit["podobienstwo"] <= 1.0
-    scores = [h["podobienstwo"] for h in hits]
+    scores = [h["wynik"] for h in hits]  # hybrid mode ranks by the fused score
     assert scores == sorted(scores, reverse=True)
 
 

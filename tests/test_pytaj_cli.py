@@ -180,7 +180,7 @@ def test_key_from_dotenv_in_current_directory(capsys, two_acts_db, fake, monkeyp
 def test_index_ask_respects_the_similarity_threshold(two_acts_db, fake):
     index = Index(two_acts_db)
     settings = LlmSettings(url=fake.url, key=KEY, max_retries=0)
-    refused = index.ask(QUESTION, min_similarity=0.999, settings=settings)
+    refused = index.ask(QUESTION, threshold=0.999, settings=settings)
     assert refused.text == NOT_FOUND and refused.hits == [] and fake.requests == []
 
     answer = index.ask(QUESTION, k=2, filters=SearchFilters(files=[PATIENTS]), settings=settings)

@@ -1,0 +1,246 @@
+"""Indeks słów kluczowych (BM25, ``bm25s``) na polskich lematach – druga noga wyszukiwania hybrydowego.
+
+Indeks obejmuje dokładnie te same fragmenty co kolekcja Chromy i jest z nią synchronizowany po id
+i skrócie pliku (``hash`` w metadanych): dodane, zastąpione i usunięte fragmenty wektorów trafiają tu
+przy następnej synchronizacji, więc przerwane indeksowanie nie zostawia rozjechanych indeksów.
+Zapis w folderze bazy: ``slowa-<kolekcja>-<lematyzator>/`` (tokeny fragmentów + macierz BM25).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .store import ChunkCollection
+
+LEMMATIZERS = ("morfeusz", "simplemma", "stempel", "brak")
+DEFAULT_LEMMATIZER = "morfeusz"
+FORMAT_VERSION = 2  # zmiana tokenizacji = nowy numer, indeks buduje się od nowa
+MANIFEST = "fragmenty.json"
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Function words that every legal text repeats; BM25's IDF alone leaves them noisy in short questions.
+STOPWORDS = frozenset(
+    {
+        "a", "aby", "albo", "ale", "ani", "bo", "by", "być", "czy", "dla", "do", "gdy", "i", "ich", "jak", "jaki",
+        "jest", "już", "lub", "mi", "mnie", "mój", "na", "nie", "o", "od", "oraz", "po", "pod", "przez", "przy", "się",
+        "są", "sobie", "tak", "także", "te", "ten", "to", "tylko", "tym", "w", "we", "z", "za", "ze", "że", "co",
+        "ktoś", "który", "która", "które", "czyli", "mieć", "móc", "musieć"
+    }
+)
+
+
+def words(text: str) -> list[str]:
+    """Słowa tekstu małymi literami (cyfry i numery jednostek też są słowami: ``178a``)."""
+    return _WORD.findall(text.lower())
+
+
+@lru_cache(maxsize=4)
+def lemmatizer(name: str) -> Callable[[str], tuple[str, ...]]:
+    """Funkcja słowo → lematy (kilka, gdy słowo jest wieloznaczne: indeksujemy wszystkie)."""
+    if name == "morfeusz":
+        import morfeusz2
+
+        analyser = morfeusz2.Morfeusz(generate=False, expand_tags=False)
+
+        def morfeusz(word: str) -> tuple[str, ...]:
+            lemmas = {a[2][1].split(":")[0].lower() for a in analyser.analyse(word)}
+            return tuple(sorted(lemmas)) or (word,)
+
+        return lru_cache(maxsize=200_000)(morfeusz)
+    if name == "simplemma":
+        import simplemma
+
+        return lru_cache(maxsize=200_000)(lambda word: (simplemma.lemmatize(word, lang="pl").lower(),))
+    if name == "stempel":
+        from pystempel import Stemmer
+
+        stemmer = Stemmer.polimorf()
+        return lru_cache(maxsize=200_000)(lambda word: ((stemmer(word) or word).lower(),))
+    if name == "brak":
+        return lambda word: (word,)
+    raise ValueError(f"nieznany lematyzator {name!r}; dostępne: {', '.join(LEMMATIZERS)}")
+
+
+def tokenize(text: str, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> list[str]:
+    """Lematy słów tekstu bez słów funkcyjnych."""
+    lemmatize = lemmatizer(lemmatizer_name)
+    return [
+        lemma
+        for word in words(text)
+        if word not in STOPWORDS  # "lub" must not come back as the lemma "lubić"
+        for lemma in lemmatize(word)
+        if lemma not in STOPWORDS
+    ]
+
+
+def keyword_text(text: str, metadata: dict[str, Any]) -> str:
+    """Tekst indeksowany słowami: treść + tytuł aktu + rozdział, jak w nagłówku embeddingu."""
+    return "\n".join(str(part) for part in (metadata.get("tytul"), metadata.get("rozdzial"), text) if part)
+
+
+@dataclass
+class KeywordHit:
+    id: str
+    score: float
+
+
+class KeywordIndex:
+    """BM25 nad lematami fragmentów jednej kolekcji, trzymany w folderze ``path`` (``None``: tylko w pamięci)."""
+
+    def __init__(self, path: Path | None, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> None:
+        self.path = path
+        self.lemmatizer_name = lemmatizer_name
+        self.ids: list[str] = []
+        self.versions: dict[str, str] = {}
+        self.tokens: dict[str, list[str]] = {}
+        self._bm25: Any = None
+        self._positions: dict[str, int] = {}
+        self._document_frequency: Counter[str] = Counter()
+        if path is not None:
+            self._load()
+
+    # --- synchronizacja z kolekcją -------------------------------------------------------------
+
+    def sync(self, versions: dict[str, str], fetch_texts: Callable[[list[str]], dict[str, str]]) -> bool:
+        """Doprowadza indeks do stanu kolekcji: ``versions`` to id → wersja (skrót pliku) wszystkich
+        fragmentów, ``fetch_texts`` daje teksty wskazanych id. Zwraca, czy coś się zmieniło."""
+        changed = [i for i, version in versions.items() if self.versions.get(i) != version]
+        removed = [i for i in self.versions if i not in versions]
+        if not changed and not removed and self._bm25 is not None:
+            return False
+        for i in removed:
+            self.versions.pop(i, None)
+            self.tokens.pop(i, None)
+        texts = fetch_texts(changed) if changed else {}
+        for i in changed:
+            self.tokens[i] = tokenize(texts[i], self.lemmatizer_name)
+            self.versions[i] = versions[i]
+        self._rebuild()
+        self._save()
+        return True
+
+    def _rebuild(self) -> None:
+        import bm25s
+
+        self.ids = sorted(self.tokens)
+        self._positions = {i: n for n, i in enumerate(self.ids)}
+        self._count_documents()
+        self._bm25 = bm25s.BM25()
+        if self.ids:
+            self._bm25.index([self.tokens[i] or [""] for i in self.ids], show_progress=False)
+
+    # --- wyszukiwanie ---------------------------------------------------------------------------
+
+    def search(self, question: str, k: int, allowed: Iterable[str] | None = None) -> list[KeywordHit]:
+        """Najlepsze fragmenty wg BM25; ``allowed`` (id spełniające filtry) ogranicza wynik."""
+        query = tokenize(question, self.lemmatizer_name)
+        if not self.ids or not query:
+            return []
+        scores = np.asarray(self._bm25.get_scores(query), dtype=np.float64)
+        if allowed is not None:
+            mask = np.zeros(len(self.ids), dtype=bool)
+            mask[[self._positions[i] for i in allowed if i in self._positions]] = True
+            scores = np.where(mask, scores, 0.0)
+        top = np.argsort(-scores, kind="stable")[:k]
+        return [KeywordHit(self.ids[n], float(scores[n])) for n in top if scores[n] > 0]
+
+    def coverage(self, question: str, chunk_ids: Iterable[str]) -> float:
+        """Jaka część „wagi” pytania (suma IDF jego słów) występuje we wskazanych fragmentach. Słowo nieznane
+        całemu zbiorowi waży najwięcej – pytanie o rzecz spoza dokumentów ma niskie pokrycie."""
+        present = {t for i in chunk_ids for t in self.tokens.get(i, ())}
+        lemmatize = lemmatizer(self.lemmatizer_name)
+        n = max(len(self.tokens), 1)
+        total = covered = 0.0
+        for word in dict.fromkeys(words(question)):
+            readings = [lemma for lemma in lemmatize(word) if lemma not in STOPWORDS]
+            if word in STOPWORDS or not readings:
+                continue
+            # The most common reading of an ambiguous word decides its weight.
+            weight = min(math.log(1 + n / (self._document_frequency[r] + 0.5)) for r in readings)
+            total += weight
+            covered += weight if any(r in present for r in readings) else 0.0
+        return covered / total if total else 0.0
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    # --- zapis w folderze bazy ----------------------------------------------------------------
+
+    def _load(self) -> None:
+        assert self.path is not None
+        try:
+            data = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if data.get("wersja_formatu") != FORMAT_VERSION or data.get("lematyzator") != self.lemmatizer_name:
+            return
+        self.versions = data["wersje"]
+        self.tokens = data["tokeny"]
+        if data["kolejnosc"]:
+            self._load_matrix(data["kolejnosc"])
+        else:
+            self._rebuild()
+
+    def _load_matrix(self, ids: list[str]) -> None:
+        import bm25s
+
+        assert self.path is not None
+        self._bm25 = bm25s.BM25.load(str(self.path), show_progress=False)
+        self.ids = ids
+        self._positions = {i: n for n, i in enumerate(ids)}
+        self._count_documents()
+
+    def _count_documents(self) -> None:
+        self._document_frequency = Counter(t for tokens in self.tokens.values() for t in set(tokens))
+
+    def _save(self) -> None:
+        """Całość (tokeny + macierz BM25) do folderu obok, potem podmiana folderów: przerwany zapis
+        zostawia poprzednią wersję, a następna synchronizacja z kolekcją nadrabia różnicę."""
+        if self.path is None:
+            return
+        staging = self.path.with_name(self.path.name + ".nowy")
+        old = self.path.with_name(self.path.name + ".stary")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        if self.ids:
+            self._bm25.save(str(staging), show_progress=False)
+        manifest = {
+            "wersja_formatu": FORMAT_VERSION,
+            "lematyzator": self.lemmatizer_name,
+            "kolejnosc": self.ids,
+            "wersje": self.versions,
+            "tokeny": self.tokens,
+        }
+        (staging / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
+        shutil.rmtree(old, ignore_errors=True)
+        if self.path.exists():
+            os.rename(self.path, old)
+        os.rename(staging, self.path)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def chunk_versions(metadatas: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Wersja fragmentu do synchronizacji: skrót pliku, z którego pochodzi (zmienia się z plikiem)."""
+    return {i: str(meta.get("hash", "")) for i, meta in metadatas.items()}
+
+
+def index_folder(db_path: Path, collection_name: str, lemmatizer_name: str) -> Path:
+    return db_path / f"slowa-{collection_name}-{lemmatizer_name}"
+
+
+def collection_texts(collection: ChunkCollection, ids: list[str]) -> dict[str, str]:
+    """Id → tekst do indeksu słów dla fragmentów kolekcji."""
+    return {hit.id: keyword_text(hit.text, hit.metadata) for hit in collection.hits(ids)}

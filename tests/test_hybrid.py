@@ -1,0 +1,77 @@
+"""Wyszukiwanie hybrydowe: fuzja RRF, tryby, odwołania w pytaniu i próg „nic trafnego”."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import DATA_PROTECTION, PATIENTS, run_cli
+
+from chroma_rag import Index
+from chroma_rag.filters import SearchFilters
+from chroma_rag.models import Hit
+from chroma_rag.search import DEFAULT_THRESHOLD, refuses, rrf
+
+
+def test_rrf_rewards_agreement_and_weights():
+    scores = rrf([(1.0, ["a", "b", "c"]), (1.0, ["b", "a"])], k=10)
+    assert scores["a"] == pytest.approx(1 / 11 + 1 / 12) == scores["b"]
+    assert scores["c"] == pytest.approx(1 / 13)
+    weighted = rrf([(2.0, ["a"]), (1.0, ["b"])], k=10)
+    assert weighted["a"] == pytest.approx(2 * weighted["b"])
+
+
+def test_refusal_compares_the_best_hit_with_the_threshold():
+    weak = [Hit("x", "", {}, similarity=0.70), Hit("y", "", {}, similarity=0.95)]
+    assert refuses(weak, 0.8)
+    assert not refuses(weak, 0.6)
+    assert not refuses(weak, None) and not refuses([], 0.8)
+
+
+@pytest.mark.parametrize("mode", ["hybryda", "wektor", "slowa"])
+def test_every_mode_finds_the_close_relative_definition(two_acts_db, mode):
+    hits = Index(two_acts_db).search("Kto jest osobą bliską pacjenta?", k=5, mode=mode, threshold=None)
+    assert (PATIENTS, "3") in [(h.file, h.art) for h in hits]
+    assert len({(h.file, h.art) for h in hits}) == len(hits)  # one part per article
+
+
+def test_hybrid_is_ordered_by_fused_score_and_keeps_filters(two_acts_db):
+    hits = Index(two_acts_db).search("przetwarzanie danych", k=8, filters=SearchFilters(files=[DATA_PROTECTION]))
+    assert hits and all(h.file == DATA_PROTECTION for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert all(0.0 < h.similarity <= 1.0 for h in hits)
+
+
+def test_direct_article_reference_is_looked_up(two_acts_db):
+    hits = Index(two_acts_db).search("Co mówi art. 27 ustawy o prawach pacjenta?", k=3)
+    assert (hits[0].file, hits[0].art) == (PATIENTS, "27")
+
+
+def test_threshold_refuses_weak_results(capsys, two_acts_db):
+    index = Index(two_acts_db)
+    question = "Czy astronauta na orbicie ma prawo do urlopu?"
+    assert index.search(question, threshold=0.99) == []
+    assert index.search(question, threshold=None)
+    code, out, _ = run_cli(capsys, "szukaj", question, "--prog", "0.99", "--baza", two_acts_db)
+    assert code == 0 and "Nie znaleziono nic trafnego" in out
+    code, out, _ = run_cli(capsys, "szukaj", question, "--prog", "0.99", "--json", "--baza", two_acts_db)
+    assert code == 0 and json.loads(out) == []
+    code, out, _ = run_cli(capsys, "szukaj", question, "--prog", "0", "--json", "--baza", two_acts_db)
+    assert json.loads(out)
+
+
+def test_keyword_query_fully_found_in_results_is_not_refused(two_acts_db):
+    # e5 gives a bare keyword a low similarity; every word occurring in the top results keeps the answer.
+    assert Index(two_acts_db).search("dokumentacja medyczna", threshold=0.99)
+    assert Index(two_acts_db).search("dokumentacja medyczna", mode="wektor", threshold=0.99) == []
+
+
+def test_default_threshold_refuses_an_unrelated_question(two_acts_db):
+    if DEFAULT_THRESHOLD <= 0:
+        pytest.skip("próg wyłączony")
+    assert Index(two_acts_db).search("Jaki jest przepis na sernik z rodzynkami?") == []
+
+
+def test_unknown_mode_is_a_polish_error(capsys, two_acts_db):
+    code, _, err = run_cli(capsys, "szukaj", "pacjent", "--tryb", "magia", "--baza", two_acts_db)
+    assert code != 0 and "Nieznany tryb" in err

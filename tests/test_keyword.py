@@ -1,0 +1,101 @@
+"""Indeks słów (BM25 na lematach): lematyzacja, cykl życia razem z wektorami, filtry, zapis na dysku."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from chroma_rag import Index
+from chroma_rag.filters import SearchFilters
+from chroma_rag.keyword import KeywordIndex, tokenize
+
+ACT_A = """USTAWA
+z dnia 1 stycznia 2020 r.
+o hodowli pszczół
+
+Art. 1.
+Pszczelarz prowadzi pasiekę w odległości co najmniej 10 metrów od drogi publicznej.
+
+Art. 2.
+Ule ustawia się tak, aby wylotki nie były skierowane w stronę sąsiednich budynków.
+"""
+
+ACT_B = """USTAWA
+z dnia 2 lutego 2021 r.
+o łowiectwie miejskim
+
+Art. 1.
+Dziki w granicach miasta odławia straż miejska.
+
+Art. 2.
+Za dokarmianie dzików w mieście grozi grzywna.
+"""
+
+
+def test_polish_lemmatisation_matches_declined_forms():
+    assert tokenize("pszczelarzowi ulach dzików") == tokenize("pszczelarz ul dzik")
+    assert "czy" not in tokenize("Czy pies może")
+
+
+def test_in_memory_index_add_replace_remove():
+    index = KeywordIndex(None)
+    texts = {"a": "Dziki odławia straż miejska.", "b": "Pasieka stoi przy drodze."}
+    assert index.sync({"a": "v1", "b": "v1"}, lambda ids: {i: texts[i] for i in ids})
+    assert [h.id for h in index.search("dzików", 5)] == ["a"]
+    texts["a"] = "Koty odławia schronisko."
+    assert index.sync({"a": "v2", "b": "v1"}, lambda ids: {i: texts[i] for i in ids})
+    assert index.search("dzików", 5) == [] and [h.id for h in index.search("kotów", 5)] == ["a"]
+    assert index.sync({"b": "v1"}, lambda ids: {i: texts[i] for i in ids})
+    assert len(index) == 1 and index.search("kotów", 5) == []
+    assert not index.sync({"b": "v1"}, lambda ids: pytest.fail("nic się nie zmieniło"))
+    assert [h.id for h in index.search("pasieka", 5, allowed=["b"])] == ["b"]
+    assert index.search("pasieka", 5, allowed=["a"]) == []
+
+
+@pytest.fixture()
+def acts(tmp_path):
+    folder = tmp_path / "akty"
+    folder.mkdir()
+    (folder / "pszczoly.txt").write_text(ACT_A, encoding="utf-8")
+    (folder / "dziki.txt").write_text(ACT_B, encoding="utf-8")
+    return folder
+
+
+def keyword_arts(index: Index, question: str, **filters) -> list[tuple[str, str]]:
+    hits = index.search(question, k=5, filters=SearchFilters(**filters), mode="slowa", threshold=None)
+    return [(h.file, h.art) for h in hits]
+
+
+def test_keyword_index_follows_vectors_through_add_replace_remove(acts, tmp_path):
+    db = tmp_path / "db"
+    index = Index(db)
+    index.add([acts])
+    folders = list(db.glob("slowa-*-morfeusz"))
+    assert len(folders) == 1 and (folders[0] / "fragmenty.json").exists()
+    assert keyword_arts(index, "dokarmianiu dzika")[0] == ("dziki.txt", "2")
+    assert keyword_arts(index, "ulami") == [("pszczoly.txt", "2")]
+
+    # Same filters as the vector leg.
+    assert keyword_arts(index, "grzywna dzik", files=["pszczoly.txt"]) == []
+    assert keyword_arts(index, "grzywna dzik", articles=["1"]) == [("dziki.txt", "1")]
+
+    # Re-indexing a changed file replaces its words.
+    (acts / "pszczoly.txt").write_text(ACT_A.replace("Ule ustawia", "Barcie ustawia"), encoding="utf-8")
+    index.add([acts / "pszczoly.txt"])
+    assert keyword_arts(index, "ulami") == []
+    assert keyword_arts(index, "barcie") == [("pszczoly.txt", "2")]
+
+    # Another process (new Index) reads the saved index; removal drops the file's words.
+    index.remove("dziki.txt")
+    fresh = Index(db)
+    assert keyword_arts(fresh, "dzików") == []
+    assert keyword_arts(fresh, "barcie") == [("pszczoly.txt", "2")]
+
+
+def test_keyword_index_rebuilt_from_collection_after_loss(acts, tmp_path):
+    db = tmp_path / "db"
+    Index(db).add([acts / "dziki.txt"])
+    for folder in db.glob("slowa-*"):
+        shutil.rmtree(folder)  # e.g. a crash between the vector write and the keyword write
+    assert keyword_arts(Index(db), "dokarmianie")[0] == ("dziki.txt", "2")

@@ -1,0 +1,46 @@
+"""Rozpoznawanie odwołań w pytaniu: numery jednostek i nazwy aktów."""
+
+from chroma_rag.references import find_articles, find_references
+
+FILES = {
+    "kodeks-karny-DU-1997-553.pdf": "USTAWA z dnia 6 czerwca 1997 r. Kodeks karny",
+    "kodeks-wykroczen-DU-1971-114.pdf": "USTAWA z dnia 20 maja 1971 r. Kodeks wykroczeń",
+    "kodeks-cywilny-DU-1964-93.pdf": "USTAWA z dnia 23 kwietnia 1964 r. Kodeks cywilny",
+    "prawa-pacjenta-DU-2009-417.pdf": "USTAWA z dnia 6 listopada 2008 r. o prawach pacjenta i Rzeczniku Praw Pacjenta",
+    "ochrona-danych-osobowych-DU-1997-883.pdf": "USTAWA z dnia 29 sierpnia 1997 r. o ochronie danych osobowych",
+    "konstytucja-DU-1997-483.pdf": "KONSTYTUCJA RZECZYPOSPOLITEJ POLSKIEJ z dnia 2 kwietnia 1997 r.",
+    "rozporzadzenie-dokumentacja-medyczna-DU-2010-1697.pdf":
+        "ROZPORZĄDZENIE MINISTRA ZDROWIA z dnia 21 grudnia 2010 r. w sprawie rodzajów i zakresu dokumentacji medycznej",
+}
+
+
+def test_article_and_paragraph_numbers():
+    assert find_articles("Co mówi art. 178a k.k. i art 23?") == ["178a", "23"]
+    assert find_articles("Artykuł 385^1 kodeksu cywilnego") == ["385^1"]
+    assert find_articles("Jak brzmi § 6 i par. 12?") == ["§ 6", "§ 12"]
+    assert find_articles("Ile lat ma artysta? Partia 23 osób.") == []
+
+
+def test_code_abbreviation_names_the_file():
+    refs = find_references("Co grozi z art. 178a k.k.?", FILES)
+    assert refs.articles == ["178a"] and refs.files == ["kodeks-karny-DU-1997-553.pdf"]
+
+
+def test_act_names_in_declined_forms():
+    cases = {
+        "Kogo ustawa o prawach pacjenta uważa za osobę bliską?": "prawa-pacjenta-DU-2009-417.pdf",
+        "Co według ustawy o ochronie danych osobowych jest zbiorem danych?": "ochrona-danych-osobowych-DU-1997-883.pdf",
+        "Jak Konstytucja RP określa małżeństwo?": "konstytucja-DU-1997-483.pdf",
+        "Za co grozi grzywna według kodeksu wykroczeń?": "kodeks-wykroczen-DU-1971-114.pdf",
+        "Czy prawo cywilne chroni przed immisjami?": "kodeks-cywilny-DU-1964-93.pdf",
+        "Co mówi rozporządzenie w sprawie dokumentacji medycznej?":
+            "rozporzadzenie-dokumentacja-medyczna-DU-2010-1697.pdf",
+    }
+    for question, expected in cases.items():
+        assert find_references(question, FILES).files == [expected], question
+
+
+def test_no_reference_and_ambiguous_or_unknown_act():
+    assert not find_references("Czy lekarz musi mi powiedzieć, co mi dolega?", FILES)
+    assert find_references("Co mówi kodeks?", FILES).files == []  # too general: every code matches
+    assert find_references("Ile dni urlopu daje kodeks pracy?", FILES).files == []  # not indexed
