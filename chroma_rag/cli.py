@@ -379,11 +379,12 @@ def evaluate_command(
     mode: ModeOption = "hybryda",
     threshold: ThresholdOption = None,
     model: ModelOption = None,
+    dimensions: DimensionsOption = None,
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Mierzy jakość wyszukiwania: hit@1/3/5/10, MRR, odmowy progu, pudła."""
-    result = _index(db, model).evaluate(questions, k=count, mode=mode, threshold=_threshold(threshold))
+    result = _index(db, model, dimensions).evaluate(questions, k=count, mode=mode, threshold=_threshold(threshold))
     if as_json:
         _print_json(result)
         return

