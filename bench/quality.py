@@ -9,6 +9,7 @@ sekcji „Jakość wyszukiwania (issue 5)” w ``docs/BENCHMARKS.md`` (reszta pl
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+os.environ.setdefault("TQDM_DISABLE", "1")  # pystempel draws a progress bar while loading its table
 
 from chroma_rag import Index  # noqa: E402
 from chroma_rag.evaluation import Question, evaluate, load_questions  # noqa: E402

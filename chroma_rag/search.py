@@ -5,8 +5,9 @@ własne, zawężone listy do fuzji."""
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from .embedding import Embedder
@@ -60,11 +61,21 @@ class Searcher:
     embedder: Embedder
     keywords: KeywordIndex | None
     fusion: FusionSettings = DEFAULT_FUSION
+    _allowed_ids: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     @cached_property
     def titles(self) -> dict[str, str]:
         """Nazwa pliku → tytuł aktu, do rozpoznawania nazw aktów w pytaniu."""
         return {str(m["plik"]): str(m.get("tytul", "")) for m in self.collection.metadatas().values()}
+
+    def _allowed(self, where: dict | None) -> list[str] | None:
+        """Id spełniające filtr – dla nogi słownej; zapamiętane, bo ``ocena`` pyta wiele razy z tym samym."""
+        if where is None:
+            return None
+        key = json.dumps(where, sort_keys=True)
+        if key not in self._allowed_ids:
+            self._allowed_ids[key] = self.collection.ids(where)
+        return self._allowed_ids[key]
 
     def search(self, request: SearchRequest) -> list[Hit]:
         """Najlepsze fragmenty (najlepszy pierwszy); gdy nic nie jest wystarczająco trafne – pusta lista."""
@@ -94,7 +105,7 @@ class Searcher:
             return _dedupe(collection.query(query_vector, depth, where), fusion)[: request.k]
         assert self.keywords is not None, "tryb słowny wymaga indeksu słów"
         lists: list[tuple[float, list[str]]] = [
-            (fusion.keyword_weight, _keyword_ids(collection, self.keywords, request.question, depth, where))
+            (fusion.keyword_weight, [h.id for h in self.keywords.search(request.question, depth, self._allowed(where))])
         ]
         if request.mode == "hybryda":
             lists.append((fusion.vector_weight, [h.id for h in collection.query(query_vector, depth, where)]))
@@ -138,12 +149,6 @@ def confidence(hit: Hit) -> float:
     (po fuzji – tego, który wygrał), bo tylko ono ma tę samą skalę dla każdego pytania i trybu."""
     return hit.similarity
 
-
-def _keyword_ids(
-    collection: ChunkCollection, keywords: KeywordIndex, question: str, depth: int, where: dict | None
-) -> list[str]:
-    allowed = collection.ids(where) if where else None
-    return [h.id for h in keywords.search(question, depth, allowed)]
 
 
 def reference_filters(refs: References, filters: SearchFilters) -> list[SearchFilters]:
