@@ -19,6 +19,7 @@ FOOTNOTES_MAX_CHARS = 1500
 PREAMBLE_MIN_CHARS = 300
 
 _SENTENCE_END = re.compile(r"(?<=[.;:])\s+|\n+")
+_ENUMERATOR = re.compile(r"(?:§\s*\d+[a-z]?|\d+[a-z]?|Art\.\s*\S+|[a-z]\))\.?")
 _MARKER = re.compile(f"{FN_OPEN}([^{FN_CLOSE}]*){FN_CLOSE}")
 _PLAIN_MARKER_AFTER_REPEAL = re.compile(r"(\((?:uchylon|pominięt|skreślon)\w*\)\.?)[ \t]?(\d{1,3})\)")
 _PLAIN_MARKER_AFTER_HEADER = re.compile(
@@ -178,7 +179,8 @@ def split_with_overlap(text: str, max_chars: int, overlap: int) -> list[tuple[in
         return []
     if len(stripped) <= max_chars:
         return [(text.find(stripped), stripped)]
-    cuts = [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]
+    cuts = [m.end() for m in _SENTENCE_END.finditer(text) if not _after_enumerator(text, m.start())]
+    cuts.append(len(text))
     pieces: list[tuple[int, str]] = []
     start = 0
     while start < len(text):
@@ -190,16 +192,25 @@ def split_with_overlap(text: str, max_chars: int, overlap: int) -> list[tuple[in
             pieces.append((start + text[start:end].find(piece), piece))
         if end >= len(text):
             break
-        back = end - overlap
-        j = bisect.bisect_left(cuts, back)
-        if j < len(cuts) and cuts[j] < end:
-            start = cuts[j]
-        elif j > 0 and cuts[j - 1] > start:  # no boundary in the overlap window: overlap a bit more
-            start = cuts[j - 1]
-        else:
-            space = text.find(" ", back, end)
-            start = space + 1 if space >= 0 else back
+        start = _overlap_start(text, cuts, start, end, overlap)
     return pieces
+
+
+def _after_enumerator(text: str, pos: int) -> bool:
+    """Nie tniemy tuż po „§ 4.”, „6.” ani „Art. 5.” – to początek jednostki, nie koniec zdania."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    return bool(_ENUMERATOR.fullmatch(text[line_start : pos + 1].strip()))
+
+
+def _overlap_start(text: str, cuts: list[int], start: int, end: int, overlap: int) -> int:
+    """Początek następnego kawałka: granica zdania najbliższa ``end - overlap`` (zakładka ~``overlap``)."""
+    target = end - overlap
+    lo, hi = bisect.bisect_left(cuts, end - 2 * overlap), bisect.bisect_right(cuts, end - overlap // 3)
+    window = [c for c in cuts[lo:hi] if c > start]
+    if window:
+        return min(window, key=lambda c: abs(c - target))
+    space = text.find(" ", max(target, start + 1), end)
+    return space + 1 if space >= 0 else max(target, start + 1)
 
 
 def _join_pages(pages: list[str]) -> tuple[str, list[int]]:

@@ -87,29 +87,19 @@ class Vocabulary:
         if right[0] in _NEVER_INITIAL and right[0].islower():
             return True
         low_l, low_r = left.lower(), right.lower()
-        if not right[0].islower():
+        if not right[0].islower() or low_r in _FUNCTION_WORDS:
             return False
-        joined = low_l + low_r
-        if self.counts[joined] and (
+        if self.counts[low_l + low_r] and (
             self._as_left[low_l] >= 0.6 * self.counts[low_l]
             or self._as_right[low_r] >= 0.6 * self.counts[low_r]
         ):
             return True
-        if low_l in _FUNCTION_WORDS or low_r in _FUNCTION_WORDS:
+        if low_l in _FUNCTION_WORDS or not self.diacritic_splits or right[0] not in _DIACRITIC_INITIAL:
             return False
-        if self.diacritic_splits and right[0] in _DIACRITIC_INITIAL:
-            if len(right) <= 3:
-                return low_r not in _SHORT_DIACRITIC_WORDS
-            # a fragment ("żliwość") always follows the same piece ("mo"); a real word has many neighbours
-            return (
-                low_r not in self._standalone and len(self._left_of[low_r]) == 1 and self.counts[low_r] >= 2
-            )
-        # neither piece ever stands alone in this document: "nini ejszy"
-        return (
-            min(len(left), len(right)) <= 4
-            and low_l not in self._standalone
-            and low_r not in self._standalone
-        )
+        if len(right) <= 3:
+            return low_r not in _SHORT_DIACRITIC_WORDS
+        # a fragment ("żliwość") always follows the same piece ("mo"); a real word has many neighbours
+        return low_r not in self._standalone and len(self._left_of[low_r]) == 1 and self.counts[low_r] >= 2
 
     def join_hyphenated(self, left: str, right: str) -> str:
         """„społeczno-” + „gospodarczym” zostaje z łącznikiem, „praw-” + „nej” sklejamy."""
