@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -81,7 +82,7 @@ def test_unit_sequence_has_no_duplicates_and_no_false_gaps(name: str) -> None:
     versions = {number_key(c.art)[0] for c in units(name) if c.extra.get("wersja")}
     gaps = {
         (a[0], b[0])
-        for a, b in zip(keys, keys[1:], strict=False)
+        for a, b in pairwise(keys)
         if b[0] > a[0] + 1 and not set(range(a[0] + 1, b[0])) <= versions
     }
     assert gaps <= REAL_GAPS.get(name, set())
@@ -195,6 +196,6 @@ def test_chunks_are_clean(name: str) -> None:
 def test_long_units_split_with_overlap(name: str) -> None:
     chunks = chunks_of(name)
     assert max(len(c.text) for c in chunks) <= 1200
-    for first, second in zip(chunks, chunks[1:], strict=False):
+    for first, second in pairwise(chunks):
         if second.part == first.part + 1 and second.art and second.art == first.art:
             assert second.text[:40] in first.text or len(second.text) < 40
