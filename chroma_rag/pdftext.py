@@ -88,8 +88,8 @@ def _open(path: Path):
         raise UnreadableFile(f"{path.name}: plik jest pusty.")
     if b"%PDF" not in head:
         if re.search(rb"<(!doctype html|html|head|body)", head, re.IGNORECASE):
-            raise UnreadableFile(f"{path.name}: to strona HTML zapisana z rozszerzeniem .pdf, nie PDF.")
-        raise UnreadableFile(f"{path.name}: plik nie jest PDF-em (brak nagłówka %PDF).")
+            raise UnreadableFile(f"{path.name}: to nie jest PDF, tylko strona HTML zapisana z rozszerzeniem .pdf.")
+        raise UnreadableFile(f"{path.name}: to nie jest PDF, mimo rozszerzenia .pdf (brak nagłówka %PDF).")
     try:
         reader = PdfReader(path)
         if reader.is_encrypted and not reader.decrypt(""):

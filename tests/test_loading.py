@@ -33,10 +33,10 @@ def blank_pdf(path: Path, password: str | None = None) -> Path:
     ("name", "content", "reason"),
     [
         ("pusty.pdf", b"", "plik jest pusty"),
-        ("strona.pdf", b"<!DOCTYPE html><html><body>Ustawa</body></html>", "strona HTML"),
+        ("strona.pdf", b"<!DOCTYPE html><html><body>Ustawa</body></html>", "nie jest PDF"),
         ("zepsuty.pdf", b"%PDF-1.4\n1 0 obj << /Type /Catalog >> garbage", "PDF"),
         ("pusty.txt", b"   \n", "pusty"),
-        ("smieci.txt", bytes(range(256)) * 40, "nie jest tekstem"),
+        ("smieci.txt", bytes(range(256)) * 40, "binarny"),
         ("zepsuty.docx", b"PK\x03\x04 to nie jest docx", "DOCX"),
         ("tabela.xlsx", b"x", "nieobsługiwany"),
     ],

@@ -1,0 +1,200 @@
+"""Odpowiedzi z cytatami: fragmenty z wyszukiwania → prompt → model czatu → sprawdzenie cytatów.
+
+Wyszukiwanie jest wstrzykiwane (``retrieve``), więc ten moduł nie zna magazynu ani progów – dostaje
+fragmenty już przefiltrowane i przycięte progiem trafności, najlepszy pierwszy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any, NamedTuple
+
+from .errors import UserError
+from .llm import ChatClient, LlmSettings, Usage
+from .models import Hit
+
+NOT_FOUND = "Nie ma tego w dokumentach."
+
+SYSTEM_PROMPT = f"""Jesteś asystentem, który odpowiada na pytania o treść polskich aktów prawnych i innych \
+dokumentów. Użytkownik podaje fragmenty dokumentów i pytanie.
+
+Zasady:
+1. Odpowiadaj po polsku wyłącznie na podstawie podanych fragmentów. Nie korzystaj z własnej wiedzy \
+ani z innych źródeł.
+2. Każde stwierdzenie opatrz cytatem w nawiasach kwadratowych w postaci [plik, art. N] – dokładnie \
+tak, jak w nagłówku fragmentu, z którego pochodzi (dla paragrafów [plik, § N], dla dokumentów bez \
+artykułów [plik, s. N]). Nie cytuj niczego, czego nie ma we fragmentach.
+3. Jeśli fragmenty nie zawierają odpowiedzi na pytanie, odpowiedz dokładnie: {NOT_FOUND}
+4. Odpowiadaj zwięźle i rzeczowo."""
+
+REWRITE_PROMPT = """Przepisz pytanie użytkownika, zadane językiem potocznym, na język polskich ustaw \
+i rozporządzeń: użyj terminów prawnych, jakimi posługują się przepisy. Nie odpowiadaj na pytanie. \
+Zwróć wyłącznie przepisane pytanie, w jednym zdaniu, bez komentarzy."""
+
+_BRACKET = re.compile(r"\[([^\[\]\n]+)\]")
+_UNIT = re.compile(r"(art\.|§|str\.|s\.)\s*(\d+[a-z]*)", re.IGNORECASE)
+
+
+class Citation(NamedTuple):
+    """Cytat ``[plik, jednostka]``; jednostka w postaci kanonicznej: „art. 5”, „§ 3” albo „s. 2”."""
+
+    file: str
+    unit: str
+
+    def __str__(self) -> str:
+        return f"[{self.file}, {self.unit}]"
+
+
+@dataclass
+class Answer:
+    """Odpowiedź modelu; ``hits`` to fragmenty przekazane modelowi, najlepszy pierwszy."""
+
+    text: str
+    hits: list[Hit]
+    usage: Usage = field(default_factory=Usage)
+    model: str | None = None  # None: model nie był pytany
+    invalid_citations: list[Citation] = field(default_factory=list)
+    rewritten_question: str | None = None
+
+    @property
+    def found(self) -> bool:
+        return self.text.strip() != NOT_FOUND
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "odpowiedz": self.text,
+            "fragmenty": [hit.to_json() for hit in self.hits],
+            "uzycie": self.usage.to_json(),
+            "model": self.model,
+            "niepasujace_cytaty": [str(c) for c in self.invalid_citations],
+            "pytanie_przepisane": self.rewritten_question,
+        }
+
+
+def ask(
+    question: str,
+    retrieve: Callable[[str], list[Hit]],
+    *,
+    settings: LlmSettings | None = None,
+    rewrite: bool = False,
+    on_token: Callable[[str], None] | None = None,
+    client: ChatClient | None = None,
+) -> Answer:
+    """Odpowiada na ``question`` z fragmentów zwróconych przez ``retrieve`` (najlepszy pierwszy).
+
+    Bez fragmentów zwraca „Nie ma tego w dokumentach.” bez zapytania do modelu. ``rewrite``: model
+    najpierw przepisuje pytanie na język ustaw, a fragmenty to suma wyników obu zapytań. ``on_token``
+    dostaje odpowiedź kawałkami w miarę jej nadchodzenia (także odpowiedź bez modelu, w całości).
+    """
+    question = question.strip()
+    if not question:
+        raise UserError("Pytanie jest puste.")
+    client = client or ChatClient(settings or LlmSettings.from_env())
+    usage = Usage()
+    rewritten = None
+    hits = retrieve(question)
+    if rewrite:
+        completion = client.complete(rewrite_messages(question))
+        usage += completion.usage
+        rewritten = _clean_rewrite(completion.text)
+        if rewritten and rewritten != question:
+            hits = merge_hits(hits, retrieve(rewritten))
+    if not hits:
+        if on_token is not None:
+            on_token(NOT_FOUND)
+        return Answer(NOT_FOUND, [], usage, None, [], rewritten)
+    completion = client.complete(build_messages(question, hits), on_token)
+    return Answer(
+        text=completion.text,
+        hits=hits,
+        usage=usage + completion.usage,
+        model=completion.model,
+        invalid_citations=invalid_citations(completion.text, hits),
+        rewritten_question=rewritten,
+    )
+
+
+def build_messages(question: str, hits: list[Hit]) -> list[dict[str, str]]:
+    """Wiadomości dla modelu: reguły, potem fragmenty od najmniej do najbardziej trafnego (``hits``
+    przychodzą najlepszy pierwszy) i na końcu pytanie – model najlepiej pamięta to, co tuż przed nim.
+    Nagłówki „=== … ===” nie mylą się z nagłówkami Markdown w samych dokumentach."""
+    blocks = [
+        f"=== Fragment {number}: {citation_label(hit)}, strona {hit.page} ===\n{hit.text}"
+        for number, hit in enumerate(reversed(hits), start=1)
+    ]
+    user = (
+        "Fragmenty dokumentów (od najmniej do najbardziej trafnego):\n\n"
+        + "\n\n".join(blocks)
+        + f"\n\nPytanie: {question}"
+    )
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def rewrite_messages(question: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": REWRITE_PROMPT}, {"role": "user", "content": question}]
+
+
+def citation_label(hit: Hit) -> str:
+    """Cytat, którego model ma użyć dla fragmentu, np. ``[ustawa.pdf, art. 5]``."""
+    return str(Citation(hit.file, _hit_units(hit)[0]))
+
+
+def find_citations(text: str) -> list[Citation]:
+    """Cytaty w odpowiedzi: ``[plik, art. 5]``, ``[plik, art. 5 ust. 2; plik2, § 3]``,
+    ``[plik, art. 1, art. 2]``.
+
+    Z „art. 148 § 1” liczy się tylko artykuł (§ jest tu jego częścią)."""
+    found: list[Citation] = []
+    for bracket in _BRACKET.finditer(text):
+        for part in bracket.group(1).split(";"):
+            file, comma, units = part.partition(",")
+            if not comma or not file.strip():
+                continue
+            for segment in units.split(","):
+                match = _UNIT.search(segment)
+                if match:
+                    found.append(Citation(file.strip(), _canonical_unit(match)))
+    return list(dict.fromkeys(found))
+
+
+def invalid_citations(text: str, hits: list[Hit]) -> list[Citation]:
+    """Cytaty z odpowiedzi, którym nie odpowiada żaden z podanych fragmentów."""
+    given = {(_file_key(hit.file), unit) for hit in hits for unit in _hit_units(hit)}
+    return [c for c in find_citations(text) if (_file_key(c.file), c.unit) not in given]
+
+
+def merge_hits(first: list[Hit], second: list[Hit]) -> list[Hit]:
+    """Suma wyników dwóch zapytań bez powtórzeń (lepsze podobieństwo wygrywa), najlepszy pierwszy."""
+    best: dict[str, Hit] = {}
+    for hit in [*first, *second]:
+        if hit.id not in best or hit.similarity > best[hit.id].similarity:
+            best[hit.id] = hit
+    return sorted(best.values(), key=lambda hit: hit.similarity, reverse=True)
+
+
+def _hit_units(hit: Hit) -> list[str]:
+    """Jednostki, którymi wolno zacytować fragment: jego artykuł/paragraf (jeśli ma) i strona."""
+    page = f"s. {hit.page}"
+    art = str(hit.metadata.get("art") or "").strip()
+    if not art or art == "None":
+        return [page]
+    match = _UNIT.match(art)
+    return [_canonical_unit(match) if match else f"art. {art}", page]
+
+
+def _canonical_unit(match: re.Match[str]) -> str:
+    kind = match.group(1).lower()
+    return f"{'s.' if kind == 'str.' else kind} {match.group(2).lower()}"
+
+
+def _file_key(name: str) -> str:
+    # Models often drop the extension or change case; the stem still identifies the file.
+    return PurePath(name.strip().lower()).stem
+
+
+def _clean_rewrite(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0].strip("\"'„”«» ") if lines else ""

@@ -1,0 +1,175 @@
+"""Publiczne API Pythona; CLI jest cienką warstwą nad nim.
+
+    from chroma_rag import Index
+    index = Index("chroma_db")
+    index.add(["dane/"])
+    for hit in index.search("Ile dni urlopu?", k=3, filters=SearchFilters(types=["dokument"])):
+        print(hit.file, hit.art, hit.similarity)
+    print(index.ask("Ile dni urlopu?").text)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .answering import Answer, ask
+from .consistency import ConsistencyReport, check
+from .embedding import DEFAULT_MODEL, Embedder, get_embedder, known_dim
+from .errors import UserError
+from .filters import SearchFilters
+from .indexing import IndexReport, Progress, SyncOptions, drop_file, sync
+from .llm import LlmSettings
+from .locking import DEFAULT_WAIT, read_session, write_session
+from .models import Hit
+from .registry import Registry
+from .search import search
+from .store import ChunkCollection, Store
+
+
+@dataclass
+class FileInfo:
+    """Zaindeksowany plik: nazwa, rodzaj, rok, liczba fragmentów i modele, którymi go zaindeksowano."""
+
+    name: str
+    path: str
+    type: str
+    year: int
+    chunks: int
+    models: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "plik": self.name,
+            "sciezka": self.path,
+            "typ": self.type,
+            "rok": self.year,
+            "fragmenty": self.chunks,
+            "modele": self.models,
+        }
+
+
+class Index:
+    """Indeks dokumentów w jednym folderze bazy Chromy."""
+
+    def __init__(
+        self, path: str | Path | None = None, model: str | None = None, dimensions: int | None = None
+    ) -> None:
+        self.store = Store(Path(path) if path else None)
+        self._model_spec = model
+        self._dimensions = dimensions
+        self._embedder: Embedder | None = None
+
+    def _resolve_model_spec(self) -> str:
+        """Model jawnie podany, z ``CHROMA_RAG_MODEL``, a gdy baza ma jedną kolekcję – ten, którym ją
+        zbudowano."""
+        spec = self._model_spec or os.environ.get("CHROMA_RAG_MODEL")
+        if spec:
+            return spec
+        models = list(self.store.indexed_models())
+        return models[0] if len(models) == 1 else DEFAULT_MODEL
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._get_embedder(DEFAULT_WAIT)
+
+    def _get_embedder(self, wait: float, on_wait: Callable[[str], None] | None = None) -> Embedder:
+        if self._embedder is None:
+            if self.store.exists() and not (self._model_spec or os.environ.get("CHROMA_RAG_MODEL")):
+                with read_session(self.store, wait, on_wait):
+                    spec = self._resolve_model_spec()
+            else:
+                spec = self._resolve_model_spec()
+            self._embedder = get_embedder(spec, self._dimensions)
+        return self._embedder
+
+    def _collection(self) -> ChunkCollection:
+        return self.store.chunks(self.embedder.model_id, known_dim(self.embedder))
+
+    def add(
+        self,
+        paths: Iterable[str | Path],
+        doc_type: str | None = None,
+        progress: Progress | None = None,
+        prune: bool = False,
+        force: bool = False,
+        wait: float = DEFAULT_WAIT,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> IndexReport:
+        """Synchronizuje indeks z plikami i folderami (rekurencyjnie): niezmienione pomija, zmienione zastępuje,
+        ``prune`` usuwa pliki, które zniknęły z podanych folderów (pusty folder tylko z ``force``)."""
+        options = SyncOptions(doc_type=doc_type, prune=prune, force=force, wait=wait)
+        embedder = self._get_embedder(wait, on_wait)
+        known_dim(embedder)  # a remote model's errors surface before the DB is created or changed
+        return sync([Path(p) for p in paths], self.store, embedder, options, progress, on_wait)
+
+    def search(
+        self,
+        question: str,
+        k: int = 5,
+        filters: SearchFilters | None = None,
+        min_similarity: float | None = None,
+    ) -> list[Hit]:
+        """Fragmenty najbardziej podobne do pytania, spełniające filtry (najlepszy pierwszy)."""
+        self.store.require_existing()
+        embedder = self.embedder
+        with read_session(self.store):
+            return search(self._collection(), embedder, question, k, filters, min_similarity)
+
+    def ask(
+        self,
+        question: str,
+        k: int = 5,
+        filters: SearchFilters | None = None,
+        min_similarity: float | None = None,
+        *,
+        rewrite: bool = False,
+        on_token: Callable[[str], None] | None = None,
+        settings: LlmSettings | None = None,
+    ) -> Answer:
+        """Odpowiedź modelu czatu na podstawie ``k`` najlepszych fragmentów, z cytatami [plik, art. N].
+
+        Gdy nic nie pasuje do filtrów albo najlepszy fragment jest poniżej ``min_similarity``, odpowiedź to
+        „Nie ma tego w dokumentach.” bez zapytania do modelu. Model: ``settings`` albo zmienne
+        ``CHROMA_RAG_LLM_*`` / plik ``.env`` (zob. ``LlmSettings.from_env``)."""
+        return ask(
+            question,
+            lambda query: self.search(query, k, filters, min_similarity),
+            settings=settings,
+            rewrite=rewrite,
+            on_token=on_token,
+        )
+
+    def files(self) -> list[FileInfo]:
+        """Zaindeksowane pliki (wg rejestru: tylko zapisane w całości) ze wszystkich modeli bazy."""
+        self.store.require_existing()
+        with read_session(self.store):
+            records = Registry(self.store.client).records()
+        infos: dict[str, FileInfo] = {}
+        for record in sorted(records, key=lambda r: r.model):
+            info = infos.setdefault(
+                record.path, FileInfo(record.name, record.path, record.doc_type, record.year, len(record.chunk_ids))
+            )
+            info.models.append(record.model)
+        return sorted(infos.values(), key=lambda info: (info.name, info.path))
+
+    def remove(self, name: str, wait: float = DEFAULT_WAIT) -> int:
+        """Usuwa plik (nazwa albo pełna ścieżka) ze wszystkich kolekcji; zwraca liczbę usuniętych fragmentów."""
+        self.store.require_existing()
+        removed = 0
+        with write_session(self.store, wait, command="usun"):
+            registry = Registry(self.store.client, create=True)
+            models = self.store.indexed_models()
+            for record in registry.records():
+                if name in (record.name, record.path) and record.model in models:
+                    removed += drop_file(self.store.chunks(record.model, models[record.model]), registry, record)
+        if not removed:
+            known = ", ".join(info.name for info in self.files()) or "brak"
+            raise UserError(f"W indeksie nie ma pliku „{name}”; zaindeksowane pliki: {known}.")
+        return removed
+
+    def check(self, repair: bool = False, wait: float = DEFAULT_WAIT) -> ConsistencyReport:
+        """Zgodność rejestru z kolekcjami i odnajdywalność fragmentów; ``repair`` naprawia, co się da."""
+        return check(self.store, repair, wait)

@@ -1,0 +1,399 @@
+"""Wiersz poleceń ``chroma-rag`` – cienka warstwa nad ``chroma_rag.api`` (bez importu chromadb)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
+from rich.table import Table
+
+from .errors import UserError
+
+if TYPE_CHECKING:
+    from .answering import Answer
+    from .models import Hit
+
+app = typer.Typer(
+    help="Pytania do własnych dokumentów (ustawy, rozporządzenia, regulaminy) z cytowaniem pliku i artykułu.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True, soft_wrap=True)
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option("--baza", help="Folder bazy Chromy (domyślnie $CHROMA_RAG_BAZA albo ./chroma_db).",
+                 show_default=False),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Wynik jako JSON.")]
+FilesOption = Annotated[
+    list[str] | None, typer.Option("--plik", help="Tylko ten plik (można powtarzać).", show_default=False)
+]
+TypesOption = Annotated[
+    list[str] | None,
+    typer.Option("--typ", help="Rodzaj: ustawa, kodeks, rozporzadzenie, konstytucja, nowelizacja, dokument.",
+                 show_default=False),
+]
+YearOption = Annotated[int | None, typer.Option("--rok", help="Rok Dziennika Ustaw.", show_default=False)]
+YearFromOption = Annotated[int | None, typer.Option("--od-roku", help="Rok od (włącznie).", show_default=False)]
+YearToOption = Annotated[int | None, typer.Option("--do-roku", help="Rok do (włącznie).", show_default=False)]
+ArticlesOption = Annotated[
+    list[str] | None,
+    typer.Option("--art", help="Artykuł lub paragraf, np. 23, 178a, 385^1, '§ 6' (można powtarzać).",
+                 show_default=False),
+]
+CountOption = Annotated[int, typer.Option("-k", "--ile", help="Ile fragmentów pokazać.")]
+ModelOption = Annotated[
+    str | None,
+    typer.Option("--model", help="Model embeddingów: lokalny, ollama:NAZWA, openai:NAZWA (domyślnie "
+                 "$CHROMA_RAG_MODEL albo model, którym zbudowano bazę; patrz docs/MODELE.md).", show_default=False),
+]
+DimensionsOption = Annotated[
+    int | None,
+    typer.Option("--wymiary", help="Liczba wymiarów dla modeli, które ją przyjmują (np. text-embedding-3).",
+                 show_default=False),
+]
+
+
+def _index(db: Path | None, model: str | None = None, dimensions: int | None = None):
+    from .api import Index
+
+    return Index(db, model=model, dimensions=dimensions)
+
+
+def _filters(
+    files: list[str] | None,
+    types: list[str] | None,
+    year: int | None,
+    year_from: int | None,
+    year_to: int | None,
+    articles: list[str] | None,
+):
+    from .filters import SearchFilters
+
+    return SearchFilters(
+        files=files or [],
+        types=types or [],
+        year=year,
+        year_from=year_from,
+        year_to=year_to,
+        articles=articles or [],
+    )
+
+
+class _BarProgress:
+    """Pasek postępu rich w liczbie fragmentów bieżącego pliku."""
+
+    def __init__(self, progress: RichProgress) -> None:
+        self._progress = progress
+        self._task = progress.add_task("", total=None)
+
+    def start_file(self, path: Path, chunks: int) -> None:
+        self._progress.update(self._task, description=path.name, completed=0, total=chunks)
+
+    def advance(self, chunks: int) -> None:
+        self._progress.advance(self._task, chunks)
+
+
+WaitOption = Annotated[
+    float, typer.Option("--czekaj", help="Ile sekund czekać, gdy bazę blokuje inny proces.", min=0)
+]
+
+# Exit codes of `indeksuj`: all fine / some files skipped / nothing could be indexed.
+EXIT_PARTIAL = 3
+EXIT_INTERRUPTED = 130
+
+
+@app.command("indeksuj")
+def index_command(
+    paths: Annotated[list[Path], typer.Argument(help="Pliki lub foldery (PDF, TXT, MD).", show_default=False)],
+    doc_type: Annotated[
+        str | None, typer.Option("--typ", help="Wymuś rodzaj dokumentu dla wszystkich plików.", show_default=False)
+    ] = None,
+    prune: Annotated[
+        bool, typer.Option("--usun-brakujace", help="Usuń z indeksu pliki, których nie ma już w podanych folderach.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--wymus", help="Z --usun-brakujace: pozwól usunąć wszystko z pustego folderu.")
+    ] = False,
+    wait: WaitOption = 120.0,
+    db: DbOption = None,
+    model: ModelOption = None,
+    dimensions: DimensionsOption = None,
+) -> None:
+    """Synchronizuje indeks z plikami: nowe i zmienione indeksuje, niezmienione pomija (po hashu).
+
+    Kod wyjścia: 0 – wszystko w porządku, 3 – część plików pominięto, 1 – nic nie dało się zaindeksować.
+    """
+    started = time.perf_counter()
+    index = _index(db, model, dimensions)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with RichProgress(*columns, console=err, transient=True) as progress:
+        report = index.add(
+            paths, doc_type=doc_type, progress=_BarProgress(progress), prune=prune, force=force, wait=wait,
+            on_wait=lambda message: err.print(f"[yellow]{message}[/]"),
+        )
+    for path, reason in report.skipped.items():
+        err.print(f"[yellow]Pominięto[/] {path}: {reason}")
+    for note in report.notes:
+        err.print(f"[yellow]Uwaga:[/] {note}")
+    if report.indexed:
+        table = Table(title="Zaindeksowano")
+        for column in ("Plik", "Fragmenty"):
+            table.add_column(column)
+        for path, count in report.indexed.items():
+            table.add_row(Path(path).name, str(count))
+        out.print(table)
+    for old, new in report.moved.items():
+        out.print(f"Przeniesiony: {old} → {new}")
+    for path in report.removed:
+        out.print(f"Usunięto z indeksu (brak pliku): {path}")
+    if report.orphans_removed:
+        out.print(f"Usunięto {report.orphans_removed} fragmentów-sierot po przerwanym wcześniej zapisie.")
+    out.print(
+        f"Zaindeksowano: {len(report.indexed)} (fragmentów: {report.chunks}, nowych wektorów: {report.embedded}, "
+        f"użytych ponownie: {report.reused}), bez zmian: {len(report.unchanged)}, "
+        f"pominięto: {len(report.skipped)}, usunięto: {len(report.removed)}, "
+        f"czas: {time.perf_counter() - started:.1f} s"
+    )
+    if report.skipped and not (report.indexed or report.unchanged):
+        raise UserError("Nie udało się zaindeksować żadnego pliku – powody są wypisane wyżej.")
+    if report.skipped:
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+@app.command("sprawdz")
+def check_command(
+    repair: Annotated[bool, typer.Option("--napraw", help="Napraw, co się da (sieroty, niepełne pliki).")] = False,
+    wait: WaitOption = 120.0,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Sprawdza spójność bazy: rejestr plików a fragmenty, każdy fragment odnajdywalny po własnym wektorze."""
+    report = _index(db).check(repair=repair, wait=wait)
+    if as_json:
+        _print_json({
+            "ok": report.ok, "pliki": report.files, "fragmenty": report.chunks, "sieroty": len(report.orphans),
+            "niepelne": report.incomplete, "nieodnajdywalne": report.unfindable,
+            "brak_na_dysku": report.missing_on_disk, "stara_wersja_ciecia": report.old_chunker,
+            "naprawiono": report.repaired,
+        })
+    else:
+        for action in report.repaired:
+            out.print(f"Naprawa: {action}")
+        for path in report.missing_on_disk:
+            err.print(f"[yellow]Uwaga:[/] pliku {path} nie ma już na dysku (usuń: indeksuj FOLDER --usun-brakujace).")
+        if report.old_chunker:
+            err.print(f"[yellow]Uwaga:[/] {len(report.old_chunker)} plików pocięto starą wersją – zaindeksuj ponownie.")
+        out.print(
+            f"Plików: {report.files}, fragmentów: {report.chunks}, sierot: {len(report.orphans)}, "
+            f"niepełnych plików: {len(report.incomplete)}, nieodnajdywalnych fragmentów: {len(report.unfindable)}."
+        )
+    if not report.ok:
+        raise UserError("Baza jest niespójna – uruchom: chroma-rag sprawdz --napraw, potem indeksuj ponownie.")
+    if not as_json:
+        out.print("[green]Baza jest spójna.[/]")
+
+
+@app.command("szukaj")
+def search_command(
+    question: Annotated[str, typer.Argument(help="Pytanie lub szukana fraza.", show_default=False)],
+    count: CountOption = 5,
+    files: FilesOption = None,
+    types: TypesOption = None,
+    year: YearOption = None,
+    year_from: YearFromOption = None,
+    year_to: YearToOption = None,
+    articles: ArticlesOption = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    model: ModelOption = None,
+    dimensions: DimensionsOption = None,
+) -> None:
+    """Pokazuje fragmenty najbardziej pasujące do pytania (filtry działają przed podobieństwem)."""
+    filters = _filters(files, types, year, year_from, year_to, articles)
+    hits = _index(db, model, dimensions).search(question, k=count, filters=filters)
+    if as_json:
+        _print_json([hit.to_json() for hit in hits])
+        return
+    if not hits:
+        out.print("Nie znaleziono pasujących fragmentów.")
+        return
+    table = Table(show_lines=True)
+    for column in ("#", "Plik", "Art.", "Str.", "Podobieństwo", "Fragment"):
+        table.add_column(column, overflow="fold")
+    for rank, hit in enumerate(hits, start=1):
+        snippet = " ".join(hit.text.split())
+        table.add_row(
+            str(rank), hit.file, hit.art or "–", str(hit.page), f"{hit.similarity:.3f}",
+            snippet[:300] + ("…" if len(snippet) > 300 else ""),
+        )
+    out.print(table)
+
+
+@app.command("pytaj")
+def ask_command(
+    question: Annotated[str, typer.Argument(help="Pytanie do dokumentów.", show_default=False)],
+    count: CountOption = 5,
+    files: FilesOption = None,
+    types: TypesOption = None,
+    year: YearOption = None,
+    year_from: YearFromOption = None,
+    year_to: YearToOption = None,
+    articles: ArticlesOption = None,
+    rewrite: Annotated[
+        bool, typer.Option("--przepisz", help="Najpierw przepisz pytanie na język ustaw i szukaj obiema wersjami.")
+    ] = False,
+    show_prompt: Annotated[
+        bool, typer.Option("--pokaz-prompt", help="Pokaż wiadomości dla modelu i zakończ bez pytania go.")
+    ] = False,
+    no_stream: Annotated[
+        bool, typer.Option("--bez-strumienia", help="Poczekaj na całą odpowiedź zamiast wypisywać ją na bieżąco.")
+    ] = False,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    model: ModelOption = None,
+    dimensions: DimensionsOption = None,
+) -> None:
+    """Odpowiada na pytanie modelem czatu wyłącznie na podstawie znalezionych fragmentów, z cytatami."""
+    filters = _filters(files, types, year, year_from, year_to, articles)
+    index = _index(db, model, dimensions)
+    if show_prompt:
+        _print_prompt(question, index.search(question, k=count, filters=filters), rewrite, as_json)
+        return
+    streaming = not (no_stream or as_json)
+    answer = index.ask(question, k=count, filters=filters, rewrite=rewrite, on_token=_write if streaming else None)
+    if as_json:
+        _print_json(answer.to_json())
+        return
+    _write(("" if streaming else answer.text) + "\n")
+    _print_sources(answer)
+
+
+def _write(text: str) -> None:
+    # Plain stdout, not rich: the answer's [plik, art. N] would be taken for markup.
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _print_prompt(question: str, hits: list[Hit], rewrite: bool, as_json: bool) -> None:
+    from .answering import NOT_FOUND, build_messages, rewrite_messages
+
+    if as_json:
+        _print_json(
+            {
+                "przepisanie": rewrite_messages(question) if rewrite else None,
+                "wiadomosci": build_messages(question, hits) if hits else None,
+            }
+        )
+        return
+    if rewrite:
+        out.print("Zapytanie 1 – przepisanie pytania na język ustaw:", style="bold")
+        _print_messages(rewrite_messages(question))
+        out.print(
+            "Zapytanie 2 – odpowiedź (dojdą do niego fragmenty znalezione dla przepisanego pytania):", style="bold"
+        )
+    if not hits:
+        out.print(f"Brak pasujących fragmentów – odpowiedź „{NOT_FOUND}” bez pytania modelu.")
+        return
+    _print_messages(build_messages(question, hits))
+
+
+def _print_messages(messages: list[dict[str, str]]) -> None:
+    for message in messages:
+        out.rule(message["role"])
+        _write(message["content"] + "\n")
+
+
+def _print_sources(answer: Answer) -> None:
+    from .answering import citation_label
+
+    if answer.hits:
+        out.print("Źródła:", style="bold")
+        for rank, hit in enumerate(answer.hits, start=1):
+            line = f"  {rank}. {citation_label(hit)}, strona {hit.page}, podobieństwo {hit.similarity:.3f}"
+            out.print(line, markup=False, highlight=False)
+    if answer.rewritten_question:
+        err.print(f"Pytanie przepisane na język ustaw: {answer.rewritten_question}", markup=False)
+    if answer.invalid_citations:
+        cited = ", ".join(str(c) for c in answer.invalid_citations)
+        err.print(f"Uwaga: cytaty niepasujące do żadnego podanego fragmentu: {cited}", style="yellow", markup=False)
+    if answer.model:
+        usage = answer.usage
+        cost = f", koszt {usage.cost:.6f} USD" if usage.cost is not None else ""
+        err.print(
+            f"Model {answer.model}: {usage.prompt_tokens} tokenów wejścia, {usage.completion_tokens} wyjścia{cost}.",
+            style="dim",
+            markup=False,
+        )
+
+
+@app.command("lista")
+def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
+    """Wypisuje zaindeksowane pliki z liczbą fragmentów, rodzajem, rokiem i modelem."""
+    infos = _index(db).files()
+    if as_json:
+        _print_json([info.to_json() for info in infos])
+        return
+    table = Table(title="Zaindeksowane pliki")
+    for column in ("Plik", "Typ", "Rok", "Fragmenty", "Modele"):
+        table.add_column(column)
+    for info in infos:
+        table.add_row(info.name, info.type, str(info.year), str(info.chunks), ", ".join(info.models))
+    out.print(table)
+
+
+@app.command("usun")
+def remove_command(
+    name: Annotated[str, typer.Argument(help="Nazwa pliku, jak w `chroma-rag lista`.", show_default=False)],
+    db: DbOption = None,
+) -> None:
+    """Usuwa z indeksu wszystkie fragmenty jednego pliku."""
+    removed = _index(db).remove(name)
+    out.print(f"Usunięto {removed} fragmentów pliku {name}.")
+
+
+def _print_json(data: object) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Punkt wejścia: błędy użytkownika jako jedno zdanie po polsku, bez tracebacku."""
+    try:
+        code = app(args=argv, standalone_mode=False)
+        if code == EXIT_INTERRUPTED:  # typer turns Ctrl-C inside a command into this return value
+            raise KeyboardInterrupt
+        if isinstance(code, int) and code:  # typer.Exit(n) inside a command comes back as a return value
+            sys.exit(code)
+    except UserError as exc:
+        err.print(f"[red]Błąd:[/] {exc}")
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        err.print(
+            "[yellow]Przerwano (Ctrl-C).[/] Baza jest spójna; przerwane indeksowanie dokończy ponowne "
+            "„chroma-rag indeksuj” (pliki zapisane do tej chwili zostają)."
+        )
+        sys.exit(EXIT_INTERRUPTED)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # click usage errors and the like
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Abort):
+            err.print("[yellow]Przerwano.[/]")
+            sys.exit(EXIT_INTERRUPTED)
+        err.print(f"[red]Nieoczekiwany błąd:[/] {type(exc).__name__}: {exc} – zgłoś go razem z poleceniem.")
+        sys.exit(1)

@@ -1,0 +1,85 @@
+"""Filtry wyszukiwania i ich tłumaczenie na składnię ``where`` Chromy (stosowaną przed podobieństwem)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+
+
+@dataclass
+class SearchFilters:
+    """Ograniczenia podane przez użytkownika; puste pola nic nie ograniczają."""
+
+    files: list[str] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)
+    year: int | None = None
+    year_from: int | None = None
+    year_to: int | None = None
+    articles: list[str] = field(default_factory=list)
+    include_repealed: bool = False
+
+    def is_empty(self) -> bool:
+        return not self.where_conditions()
+
+    def where_conditions(self) -> list[dict[str, Any]]:
+        conditions: list[dict[str, Any]] = []
+        if self.files:
+            conditions.append(_one_of("plik", self.files))
+        if self.types:
+            conditions.append(_one_of("typ", self.types))
+        if self.year is not None:
+            conditions.append({"rok": self.year})
+        if self.year_from is not None:
+            conditions.append({"rok": {"$gte": self.year_from}})
+        if self.year_to is not None:
+            conditions.append({"rok": {"$lte": self.year_to}})
+        if self.articles:
+            conditions.append(_one_of("art", [v for a in self.articles for v in _article_variants(a)]))
+        return conditions
+
+
+def build_where(filters: SearchFilters) -> dict[str, Any] | None:
+    """Jeden obiekt ``where``: Chroma przyjmuje jeden klucz najwyższego poziomu, więc kilka warunków
+    łączymy w ``$and``. Uchylone jednostki są wykluczane, o ile użytkownik nie poprosi inaczej."""
+    conditions = filters.where_conditions()
+    if not filters.include_repealed:
+        conditions.append({"uchylony": {"$ne": True}})
+    if not conditions:
+        return None
+    if len(conditions) == 1:
+        return conditions[0]
+    return {"$and": conditions}
+
+
+def _one_of(key: str, values: list[Any]) -> dict[str, Any]:
+    unique = list(dict.fromkeys(values))
+    return {key: unique[0]} if len(unique) == 1 else {key: {"$in": unique}}
+
+
+def _article_variants(raw: str) -> list[str]:
+    """``--art 6`` ma trafić i w „Art. 6”, i w „§ 6” rozporządzenia."""
+    unit = normalize_article(raw).removeprefix("§ ")
+    return [unit, f"§ {unit}"]
+
+
+def normalize_article(raw: str) -> str:
+    """Numer jednostki w postaci zapisanej w bazie: ``385^1`` z ``385¹``/``385[1]``/``art. 385^1``,
+    ``§ 6`` z ``§6``/``par. 6``; litery małe (``178A`` → ``178a``)."""
+    text = raw.strip().lower()
+    is_paragraph = text.startswith(("§", "par"))
+    text = re.sub(r"^(art\.?|artykuł|§|par\.?|paragraf)\s*", "", text).strip().rstrip(".")
+    match = re.fullmatch(r"(\d+[a-z]*)\s*(?:\^\s*(\d+)|\[(\d+)\]|([⁰¹²³⁴⁵⁶⁷⁸⁹]+))?", text)
+    if not match:
+        return raw.strip()
+    number, caret, bracket, sup = match.groups()
+    superscript = caret or bracket or (sup.translate(_SUPERSCRIPTS) if sup else None)
+    unit = f"{number}^{superscript}" if superscript else number
+    return f"§ {unit}" if is_paragraph else unit
+
+
+def article_key(article: str) -> str:
+    """Klucz do porównywania numerów: bez spacji i znaku ``§`` (``"§ 6"`` == ``"6"``)."""
+    return normalize_article(article).replace("§", "").replace(" ", "")

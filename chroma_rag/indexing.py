@@ -1,0 +1,515 @@
+"""Indeksowanie przyrostowe: pliki → odciski (hash) → tylko zmienione pliki pocięte i opisane → wektory
+(niezmienione fragmenty z bazy, reszta z modelu) → zapis pliku w całości pod blokadą → rejestr.
+
+Plik liczy się jako zaindeksowany dopiero, gdy ma wpis w rejestrze, a wpis powstaje po zapisaniu wszystkich
+jego fragmentów: przerwanie w dowolnej chwili zostawia co najwyżej fragmenty-sieroty, które następny
+przebieg przejmuje (ich wektory są użyte ponownie) albo usuwa.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .chunking import CHUNKER_VERSION, chunk_document, embedding_text
+from .embedding import Embedder
+from .errors import UnreadableFile, UserError
+from .loading import is_supported, load_document
+from .locking import DEFAULT_WAIT, read_session, write_session
+from .metadata import DOCUMENT_TYPES, detect_publication, detect_title, detect_type, detect_year
+from .models import Chunk, Document
+from .registry import FileRecord, Registry
+from .store import ChunkCollection, Store
+
+TEXT_SUFFIXES = (".txt", ".md")
+# A text file this big is a log or a dump, not a document: embedding it would take hours on a laptop.
+MAX_TEXT_BYTES = 20 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """Plik na dysku z odciskiem; ``key`` (ścieżka bezwzględna bez linków) identyfikuje go w rejestrze."""
+
+    path: Path
+    key: str
+    size: int
+    mtime: float
+    hash: str
+
+
+@dataclass
+class FoundFiles:
+    """Wynik przejścia po ścieżkach: pliki do indeksowania i pominięte (z powodem)."""
+
+    files: list[Path]
+    skipped: dict[str, str]
+    folders: list[Path]
+
+
+@dataclass
+class PreparedFile:
+    """Plik pocięty i opisany, gotowy do embeddingu."""
+
+    path: Path
+    ids: list[str]
+    texts: list[str]
+    embed_texts: list[str]
+    metadatas: list[dict[str, Any]]
+    pages: int
+
+
+@dataclass
+class SyncOptions:
+    """Opcje przebiegu ``indeksuj``."""
+
+    doc_type: str | None = None
+    prune: bool = False  # --usun-brakujace
+    force: bool = False  # --wymus: pruning may empty a folder's part of the index
+    wait: float = DEFAULT_WAIT  # --czekaj
+
+
+@dataclass
+class IndexReport:
+    """Podsumowanie przebiegu: co zaindeksowano, co bez zmian, co pominięto, co usunięto, ile trwało."""
+
+    indexed: dict[str, int] = field(default_factory=dict)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    removed: list[str] = field(default_factory=list)
+    moved: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    embedded: int = 0
+    reused: int = 0
+    orphans_removed: int = 0
+    pages: int = 0
+    seconds: dict[str, float] = field(
+        default_factory=lambda: {"wczytywanie": 0.0, "ciecie": 0.0, "embedding": 0.0, "zapis": 0.0}
+    )
+
+    @property
+    def chunks(self) -> int:
+        return sum(self.indexed.values())
+
+
+class Progress:
+    """Powiadomienia o postępie (CLI rysuje z nich pasek; API może je pominąć)."""
+
+    def start_file(self, path: Path, chunks: int) -> None: ...
+    def advance(self, chunks: int) -> None: ...
+
+
+def collect_files(paths: Iterable[Path], allow_empty: bool = False) -> FoundFiles:
+    """Obsługiwane pliki z podanych ścieżek (katalogi rekurencyjnie, bez ukrytych, linki bez pętli, każdy
+    plik raz). Błędna ścieżka przerywa wszystko, zanim baza zostanie dotknięta."""
+    found: dict[str, Path] = {}
+    skipped: dict[str, str] = {}
+    folders: list[Path] = []
+    for path in paths:
+        if not path.exists():
+            raise UserError(f"Ścieżka „{path}” nie istnieje – sprawdź, czy nie ma literówki.")
+        if path.is_dir():
+            folders.append(path)
+            before = (len(found), len(skipped))
+            for file in _walk(path, skipped):
+                key = _key(file)
+                found.setdefault(key, Path(key) if file.is_symlink() else file)  # a link is named as its target
+            if (len(found), len(skipped)) == before and not allow_empty:
+                raise UserError(f"W folderze „{path}” nie ma plików PDF, TXT ani MD do zaindeksowania.")
+        elif is_supported(path):
+            found.setdefault(_key(path), path)
+        else:
+            raise UserError(f"Plik „{path}” ma nieobsługiwany typ – obsługiwane są PDF, TXT i MD.")
+    return FoundFiles(files=sorted(found.values()), skipped=skipped, folders=folders)
+
+
+def _walk(root: Path, skipped: dict[str, str]) -> Iterator[Path]:
+    """Pliki pod ``root``; katalog odwiedzony raz (po urządzeniu i i-węźle), więc pętla linków się kończy."""
+    visited: set[tuple[int, int]] = set()
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            stat = folder.stat()
+            if (stat.st_dev, stat.st_ino) in visited:
+                continue
+            visited.add((stat.st_dev, stat.st_ino))
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            skipped[str(folder)] = f"nie da się odczytać folderu ({exc.strerror or exc})"
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):  # .git, .DS_Store, editors' lock and temp files
+                continue
+            path = Path(entry.path)
+            try:
+                if entry.is_dir():
+                    pending.append(path)
+                elif is_supported(path):
+                    if entry.is_file():
+                        yield path
+                    elif entry.is_symlink():
+                        skipped[str(path)] = "link wskazuje na nieistniejący plik albo na samego siebie"
+            except OSError as exc:
+                skipped[str(path)] = f"nie da się odczytać ({exc.strerror or exc})"
+
+
+def _key(path: Path) -> str:
+    return str(path.resolve())
+
+
+def fingerprint(files: list[Path], skipped: dict[str, str]) -> list[SourceFile]:
+    """Rozmiar, czas modyfikacji i SHA-256 plików; plik nieczytelny albo za duży trafia do pominiętych."""
+    sources = []
+    for path in files:
+        try:
+            stat = path.stat()
+            if path.suffix.lower() in TEXT_SUFFIXES and stat.st_size > MAX_TEXT_BYTES:
+                skipped[str(path)] = (
+                    f"plik tekstowy ma {stat.st_size / 2**20:.0f} MB, limit to {MAX_TEXT_BYTES // 2**20} MB – "
+                    "podziel go na mniejsze części"
+                )
+                continue
+            sources.append(SourceFile(path, _key(path), stat.st_size, stat.st_mtime, file_hash(path)))
+        except OSError as exc:
+            skipped[str(path)] = f"nie da się odczytać pliku ({exc.strerror or exc})"
+    return sources
+
+
+def file_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def prepare_file(source: SourceFile, doc_type: str | None = None) -> tuple[PreparedFile, float, float]:
+    """Wczytuje i tnie plik; zwraca też czasy wczytywania i cięcia."""
+    started = time.perf_counter()
+    document = load_document(source.path)
+    loaded = time.perf_counter()
+    chunks = [c for c in chunk_document(document) if c.text.strip()]
+    if not chunks:
+        raise UnreadableFile(f"{source.path.name}: brak tekstu do zaindeksowania.")
+    prepared = describe_chunks(document, chunks, doc_type, source)
+    return prepared, loaded - started, time.perf_counter() - loaded
+
+
+def describe_chunks(document: Document, chunks: list[Chunk], doc_type: str | None, source: SourceFile) -> PreparedFile:
+    """Id, teksty i metadane fragmentów jednego dokumentu."""
+    text = document.text
+    title = detect_title(text)
+    file_meta: dict[str, Any] = {
+        "plik": document.name,
+        "sciezka": source.key,
+        "rok": detect_year(document.path, text),
+        "typ": doc_type or detect_type(title, text),
+        "tytul": title,
+        "dz_u": detect_publication(text),
+        "hash": source.hash,
+    }
+    embed_texts = [embedding_text(c, title) for c in chunks]
+    ids: list[str] = []
+    taken: set[str] = set()
+    metadatas = []
+    for chunk, embedded in zip(chunks, embed_texts, strict=True):
+        metadata = {
+            **file_meta,
+            "strona": chunk.page_from,
+            "strona_od": chunk.page_from,
+            "strona_do": chunk.page_to,
+            "fragment": chunk.part,
+            "rozdzial": chunk.heading,
+            "tekst_hash": text_hash(embedded),
+            **chunk.extra,
+        }
+        if chunk.art:
+            metadata["art"] = chunk.art
+        ids.append(chunk_id(source.key, document.name, chunk, taken))
+        taken.add(ids[-1])
+        metadatas.append(metadata)
+    return PreparedFile(
+        path=document.path,
+        ids=ids,
+        texts=[c.text for c in chunks],
+        embed_texts=embed_texts,
+        metadatas=metadatas,
+        pages=len(document.pages),
+    )
+
+
+def chunk_id(key: str, file_name: str, chunk: Chunk, taken: set[str]) -> str:
+    """Deterministyczne id: plik (ze skrótem ścieżki – pliki o tej samej nazwie w różnych folderach się nie
+    nadpisują) + jednostka (+ wersja/akt zmieniany) + część; ponowne indeksowanie nadpisuje, nie dubluje."""
+    distinct = "|".join(f"{k}={chunk.extra[k]}" for k in sorted(chunk.extra) if k in ("wersja", "akt_zmieniany"))
+    folder = hashlib.sha1(key.encode()).hexdigest()[:10]
+    base = f"{folder}:{file_name}::{chunk.art or 'tekst'}::{distinct}::{chunk.part}"
+    candidate, n = base, 1
+    while candidate in taken:  # numbering printed twice in a document (e.g. an annex) must not overwrite
+        n += 1
+        candidate = f"{base}::{n}"
+    return candidate
+
+
+def embed_with_reuse(
+    prepared: PreparedFile, reusable: dict[str, np.ndarray], embedder: Embedder, progress: Progress
+) -> tuple[np.ndarray, int]:
+    """Wektory fragmentów: dla tekstu identycznego jak już zaindeksowany – ten z bazy, reszta z modelu.
+    Zwraca też liczbę użytych ponownie."""
+    hashes = [m["tekst_hash"] for m in prepared.metadatas]
+    vectors = np.empty((len(hashes), embedder.dim), dtype=np.float32)
+    missing = []
+    for i, digest in enumerate(hashes):
+        if digest in reusable:
+            vectors[i] = reusable[digest]
+        else:
+            missing.append(i)
+    progress.advance(len(hashes) - len(missing))
+    if missing:
+        texts = [prepared.embed_texts[i] for i in missing]
+        vectors[missing] = embedder.embed_passages(texts, progress=progress.advance)
+    return vectors, len(hashes) - len(missing)
+
+
+def write_file(collection: ChunkCollection, registry: Registry, record: FileRecord, prepared: PreparedFile,
+               vectors: np.ndarray) -> None:
+    """Jedyne miejsce, w którym fragmenty pliku są wstawiane/zastępowane (tu podpina się każdy indeks
+    pochodny): najpierw wszystkie nowe fragmenty, potem usunięcie nieaktualnych, na końcu wpis rejestru."""
+    collection.upsert(prepared.ids, vectors, prepared.texts, prepared.metadatas)
+    previous = registry.get(record.model, record.path)
+    stale = set(collection.metadatas({"sciezka": record.path})) | set(previous.chunk_ids if previous else [])
+    stale -= set(prepared.ids)
+    if stale:
+        collection.delete(sorted(stale))
+    registry.put(record)
+
+
+def drop_file(collection: ChunkCollection | None, registry: Registry, record: FileRecord) -> int:
+    """Jedyne miejsce, w którym plik znika z indeksu: najpierw wpis rejestru (plik przestaje się liczyć),
+    potem jego fragmenty. Zwraca liczbę usuniętych fragmentów."""
+    registry.delete([record])
+    if collection is None:
+        return 0
+    ids = set(record.chunk_ids) | set(collection.metadatas({"sciezka": record.path}))
+    collection.delete(sorted(ids))
+    return len(ids)
+
+
+def orphan_ids(collection: ChunkCollection, records: list[FileRecord]) -> set[str]:
+    """Fragmenty, których nie obejmuje żaden wpis rejestru (przerwany zapis albo usunięcie)."""
+    owned = {i for record in records for i in record.chunk_ids}
+    return collection.ids() - owned
+
+
+def is_up_to_date(record: FileRecord | None, source: SourceFile, doc_type: str | None) -> bool:
+    return (
+        record is not None
+        and record.hash == source.hash
+        and record.chunker == CHUNKER_VERSION
+        and (doc_type is None or record.forced_type == doc_type)
+    )
+
+
+class _Sync:
+    """Jeden przebieg ``indeksuj`` na jednym folderze bazy (krótkie sesje odczytu i zapisu)."""
+
+    def __init__(self, store: Store, embedder: Embedder, options: SyncOptions,
+                 on_wait: Callable[[str], None] | None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.model = embedder.model_id
+        self.options = options
+        self.on_wait = on_wait
+
+    def _collection(self, create: bool = False) -> ChunkCollection | None:
+        if not create and self.model not in self.store.indexed_models():
+            return None
+        return self.store.chunks(self.model, self.embedder.dim, create=create)
+
+    def known_records(self) -> list[FileRecord]:
+        if not self.store.exists():
+            return []
+        with read_session(self.store, self.options.wait, self.on_wait):
+            registry = Registry(self.store.client)
+            models = self.store.indexed_models()
+            if not registry.exists and any(self.store.chunks(m, dim).count() for m, dim in models.items()):
+                # without a registry every chunk would look like a crash leftover and be swept away
+                raise UserError(
+                    f"Baza „{self.store.path}” pochodzi z wcześniejszej wersji chroma-rag (bez rejestru plików) – "
+                    "zbuduj ją od nowa w nowym folderze (--baza) albo po usunięciu starego."
+                )
+            return registry.records()
+
+    def reusable_vectors(self, source: SourceFile, others: list[FileRecord]) -> dict[str, np.ndarray]:
+        """Wektory już zapisanych fragmentów tego pliku (także sierot po przerwanym zapisie) i plików o tej
+        samej treści (przeniesionych, skopiowanych), według skrótu tekstu."""
+        if not self.store.exists():
+            return {}
+        with read_session(self.store, self.options.wait, self.on_wait):
+            collection = self._collection()
+            if collection is None:
+                return {}
+            found = collection.records(where={"sciezka": source.key})
+            found.update(collection.records(ids=[i for r in others for i in r.chunk_ids]))
+        return {meta["tekst_hash"]: vector for meta, _, vector in found.values() if "tekst_hash" in meta}
+
+    def write(self, source: SourceFile, prepared: PreparedFile, vectors: np.ndarray,
+              moved_from: list[FileRecord]) -> bool:
+        """Zapisuje plik w całości; ``False``, gdy inny proces zdążył zaindeksować tę samą wersję."""
+        with write_session(self.store, self.options.wait, self.on_wait):
+            registry = Registry(self.store.client, create=True)
+            if is_up_to_date(registry.get(self.model, source.key), source, self.options.doc_type):
+                return False
+            collection = self._collection(create=True)
+            assert collection is not None
+            first = prepared.metadatas[0]
+            record = FileRecord(
+                path=source.key, name=source.path.name, size=source.size, mtime=source.mtime, hash=source.hash,
+                chunker=CHUNKER_VERSION, model=self.model, indexed_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                doc_type=str(first["typ"]), year=int(first["rok"]), forced_type=self.options.doc_type,
+                chunk_ids=prepared.ids,
+            )
+            write_file(collection, registry, record, prepared, vectors)
+            for old in moved_from:
+                if not Path(old.path).exists():
+                    drop_file(collection, registry, old)
+        return True
+
+    def finish(self, found: FoundFiles, report: IndexReport) -> None:
+        """Sprzątanie pod koniec: sieroty po przerwanych zapisach i (na życzenie) pliki, które zniknęły."""
+        if not self.store.exists():
+            return
+        with read_session(self.store, self.options.wait, self.on_wait):
+            needed = self._cleanup(found, report, apply=False)
+        if needed:
+            with write_session(self.store, self.options.wait, self.on_wait):
+                self._cleanup(found, report, apply=True)
+
+    def _cleanup(self, found: FoundFiles, report: IndexReport, apply: bool) -> bool:
+        registry = Registry(self.store.client, create=apply)
+        records = registry.records()
+        collection = self._collection()
+        orphans = orphan_ids(collection, [r for r in records if r.model == self.model]) if collection else set()
+        gone = [r for r in records if self.options.prune and _vanished(r, found.folders)]
+        if not apply:
+            return bool(orphans or gone)
+        if orphans and collection:
+            collection.delete(sorted(orphans))
+            report.orphans_removed = len(orphans)
+        models = self.store.indexed_models()
+        for record in gone:
+            dim = models.get(record.model)
+            drop_file(self.store.chunks(record.model, dim) if dim else None, registry, record)
+            if record.path not in report.removed:
+                report.removed.append(record.path)
+        return True
+
+
+def _vanished(record: FileRecord, folders: list[Path]) -> bool:
+    """Plik z rejestru leżał w jednym z podanych folderów, a teraz go tam nie ma."""
+    path = Path(record.path)
+    return any(path.is_relative_to(folder.resolve()) for folder in folders) and not path.exists()
+
+
+def sync(
+    paths: Iterable[Path],
+    store: Store,
+    embedder: Embedder,
+    options: SyncOptions | None = None,
+    progress: Progress | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> IndexReport:
+    """Doprowadza indeks do stanu plików: niezmienione pomija (po hashu), zmienione zastępuje w całości
+    (wektory niezmienionych fragmentów z bazy), przeniesione rozpoznaje po hashu; nieczytelny plik jest
+    pomijany z powodem, reszta idzie dalej. Model liczy bez blokady; blokadę bierze tylko na zapis."""
+    options = options or SyncOptions()
+    if options.doc_type is not None and options.doc_type not in DOCUMENT_TYPES:
+        raise UserError(f"Nieznany typ „{options.doc_type}”; dozwolone: {', '.join(DOCUMENT_TYPES)}.")
+    progress = progress or Progress()
+    found = collect_files(paths, allow_empty=options.prune and options.force)
+    report = IndexReport(skipped=dict(found.skipped))
+    sources = fingerprint(found.files, report.skipped)
+    run = _Sync(store, embedder, options, on_wait)
+    records = run.known_records()
+    mine = {r.path: r for r in records if r.model == run.model}
+    by_hash: dict[str, list[FileRecord]] = defaultdict(list)
+    for record in mine.values():
+        by_hash[record.hash].append(record)
+    for source in sources:
+        if is_up_to_date(mine.get(source.key), source, options.doc_type):
+            report.unchanged.append(str(source.path))
+            continue
+        _index_one(run, source, [r for r in by_hash[source.hash] if r.path != source.key], report, progress)
+    run.finish(found, report)
+    report.notes.extend(_stale_notes(records, run.model, {s.key for s in sources}))
+    return report
+
+
+def _index_one(run: _Sync, source: SourceFile, same_content: list[FileRecord], report: IndexReport,
+               progress: Progress) -> None:
+    try:
+        prepared, load_s, chunk_s = prepare_file(source, run.options.doc_type)
+    except UnreadableFile as exc:
+        report.skipped[str(source.path)] = str(exc)
+        return
+    except Exception as exc:  # one odd file (a reader bug, a missing codec) must not stop the whole run
+        report.skipped[str(source.path)] = f"{source.path.name}: nie da się odczytać ({type(exc).__name__}: {exc})."
+        return
+    report.seconds["wczytywanie"] += load_s
+    report.seconds["ciecie"] += chunk_s
+    progress.start_file(source.path, len(prepared.ids))
+    started = time.perf_counter()
+    vectors, reused = embed_with_reuse(prepared, run.reusable_vectors(source, same_content), run.embedder, progress)
+    embedded = time.perf_counter()
+    written = run.write(source, prepared, vectors, same_content)
+    report.seconds["embedding"] += embedded - started
+    report.seconds["zapis"] += time.perf_counter() - embedded
+    if not written:
+        report.unchanged.append(str(source.path))
+        return
+    report.indexed[str(source.path)] = len(prepared.ids)
+    report.reused += reused
+    report.embedded += len(prepared.ids) - reused
+    report.pages += prepared.pages
+    for old in same_content:
+        if not Path(old.path).exists():
+            report.moved[old.path] = str(source.path)
+
+
+def _stale_notes(records: list[FileRecord], model: str, this_run: set[str]) -> list[str]:
+    """Co trzeba zaindeksować ponownie po zmianie wersji cięcia albo modelu (poza plikami tego przebiegu)."""
+    notes = []
+    old_cut = sorted(r.path for r in records if r.model == model and r.chunker != CHUNKER_VERSION
+                     and r.path not in this_run)
+    if old_cut:
+        notes.append(
+            f"{len(old_cut)} plików pocięto starszą wersją cięcia (obecna: {CHUNKER_VERSION}) – zaindeksuj je "
+            f"ponownie: chroma-rag indeksuj {' '.join(_quoted(old_cut[:5]))}{' …' if len(old_cut) > 5 else ''}"
+        )
+    with_model = {r.path for r in records if r.model == model}
+    other_only = sorted({r.path for r in records if r.model != model} - with_model - this_run)
+    if other_only:
+        others = ", ".join(sorted({r.model for r in records if r.model != model}))
+        notes.append(
+            f"{len(other_only)} plików zaindeksowano tylko modelem {others}, nie modelem {model} – żeby "
+            f"wyszukiwać w nich tym modelem, zaindeksuj je nim: {' '.join(_quoted(other_only[:5]))}"
+            f"{' …' if len(other_only) > 5 else ''}"
+        )
+    return notes
+
+
+def _quoted(paths: list[str]) -> list[str]:
+    return [f'"{p}"' if " " in p else p for p in paths]

@@ -1,0 +1,246 @@
+"""Dostęp do modelu czatu przez dowolny serwer zgodny z API OpenAI (OpenRouter, OpenAI, Ollama, llama.cpp).
+
+Tu jest tylko konfiguracja i transport; treść promptów buduje ``answering``. Klucz API nigdy nie trafia
+do komunikatów, logów ani ``repr`` ustawień.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .errors import UserError
+
+DEFAULT_URL = "https://openrouter.ai/api/v1"
+DEFAULT_MODEL = "google/gemini-2.5-flash"
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_RETRIES = 3
+
+# A provider's own key goes only to that provider; any other OpenAI-compatible server gets the
+# conventional OPENAI_API_KEY, never an OpenRouter key meant for someone else.
+_KEY_VARS_BY_HOST = {
+    "openrouter.ai": ("CHROMA_RAG_LLM_KEY", "OPENROUTER_API_KEY"),
+    "api.openai.com": ("CHROMA_RAG_LLM_KEY", "OPENAI_API_KEY"),
+}
+_KEY_VARS_OTHER = ("CHROMA_RAG_LLM_KEY", "OPENAI_API_KEY")
+# Local servers (Ollama, llama.cpp) ignore the key but the client insists on sending one.
+_DUMMY_KEY = "brak-klucza"
+
+
+@dataclass(frozen=True)
+class LlmSettings:
+    """Adres, model i klucz serwera czatu; ``timeout`` w sekundach, ``max_retries`` przy 429/5xx/timeout."""
+
+    url: str = DEFAULT_URL
+    model: str = DEFAULT_MODEL
+    key: str | None = field(default=None, repr=False)
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_RETRIES
+
+    @property
+    def host(self) -> str:
+        return (urlsplit(self.url).hostname or "").lower()
+
+    @property
+    def needs_key(self) -> bool:
+        """Znane serwery w chmurze wymagają klucza; lokalny serwer działa bez niego."""
+        return self.host in _KEY_VARS_BY_HOST
+
+    @classmethod
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, env_file: str | Path | None = ".env"
+    ) -> LlmSettings:
+        """Ustawienia ze zmiennych ``CHROMA_RAG_LLM_*`` i z pliku ``.env`` (zmienne środowiska mają
+        pierwszeństwo przed plikiem)."""
+        values = _read_env_file(env_file)
+        values.update(os.environ if environ is None else environ)
+        url = (values.get("CHROMA_RAG_LLM_URL") or DEFAULT_URL).strip().rstrip("/")
+        host = (urlsplit(url).hostname or "").lower()
+        key_vars = _KEY_VARS_BY_HOST.get(host, _KEY_VARS_OTHER)
+        key = next((values[name].strip() for name in key_vars if (values.get(name) or "").strip()), None)
+        return cls(
+            url=url,
+            model=(values.get("CHROMA_RAG_LLM_MODEL") or DEFAULT_MODEL).strip(),
+            key=key,
+            timeout=_number(values, "CHROMA_RAG_LLM_TIMEOUT", float, DEFAULT_TIMEOUT),
+            max_retries=_number(values, "CHROMA_RAG_LLM_RETRIES", int, DEFAULT_RETRIES),
+        )
+
+
+def _read_env_file(env_file: str | Path | None) -> dict[str, str]:
+    if env_file is None or not Path(env_file).is_file():
+        return {}
+    from dotenv import dotenv_values
+
+    return {k: v for k, v in dotenv_values(env_file).items() if v is not None}
+
+
+def _number(values: Mapping[str, str], name: str, kind: type, default: float) -> Any:
+    raw = (values.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        number = kind(raw)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise UserError(f"Zmienna {name} musi być nieujemną liczbą, a ma wartość „{raw}”.")
+    return number
+
+
+@dataclass
+class Usage:
+    """Zużycie tokenów; ``cost`` tylko gdy serwer go podaje (OpenRouter, w USD)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens, cost
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tokeny_wejscia": self.prompt_tokens,
+            "tokeny_wyjscia": self.completion_tokens,
+            "koszt": self.cost,
+        }
+
+
+@dataclass
+class Completion:
+    text: str
+    usage: Usage
+    model: str
+
+
+class ChatClient:
+    """Jedno zapytanie czatu = jedna metoda; błędy serwera zamieniane na ``UserError`` po polsku."""
+
+    def __init__(self, settings: LlmSettings) -> None:
+        self.settings = settings
+        self._client: Any = None
+
+    def complete(
+        self, messages: list[dict[str, str]], on_token: Callable[[str], None] | None = None
+    ) -> Completion:
+        """Odpowiedź modelu; z ``on_token`` strumieniowo (każdy kawałek tekstu od razu do ``on_token``)."""
+        import openai
+
+        client = self._connect()
+        request: dict[str, Any] = {"model": self.settings.model, "messages": messages}
+        if self.settings.host == "openrouter.ai":
+            request["extra_body"] = {"usage": {"include": True}}  # OpenRouter reports cost only on request
+        try:
+            if on_token is None:
+                return self._complete_whole(client, request)
+            return self._complete_streamed(client, request, on_token)
+        except openai.OpenAIError as exc:
+            raise _user_error(exc, self.settings) from exc
+
+    def _connect(self) -> Any:
+        if self._client is None:
+            if self.settings.needs_key and not self.settings.key:
+                host = self.settings.host
+                variable = _KEY_VARS_BY_HOST[host][1]
+                raise UserError(
+                    f"Brak klucza API do {host}: ustaw CHROMA_RAG_LLM_KEY (albo {variable}) "
+                    "w środowisku lub w pliku .env w bieżącym katalogu."
+                )
+            import openai
+
+            self._client = openai.OpenAI(
+                api_key=self.settings.key or _DUMMY_KEY,
+                base_url=self.settings.url,
+                timeout=self.settings.timeout,
+                max_retries=self.settings.max_retries,
+            )
+        return self._client
+
+    def _complete_whole(self, client: Any, request: dict[str, Any]) -> Completion:
+        response = client.chat.completions.create(**request)
+        if not response.choices:
+            raise UserError(f"Serwer modelu {self.settings.url} zwrócił odpowiedź bez treści.")
+        return Completion(
+            text=response.choices[0].message.content or "",
+            usage=_usage(response.usage),
+            model=response.model or self.settings.model,
+        )
+
+    def _complete_streamed(
+        self, client: Any, request: dict[str, Any], on_token: Callable[[str], None]
+    ) -> Completion:
+        stream = client.chat.completions.create(
+            **request, stream=True, stream_options={"include_usage": True}
+        )
+        parts: list[str] = []
+        usage, model = Usage(), self.settings.model
+        for chunk in stream:
+            model = chunk.model or model
+            if chunk.usage is not None:
+                usage = _usage(chunk.usage)
+            for choice in chunk.choices:
+                piece = choice.delta.content if choice.delta else None
+                if piece:
+                    parts.append(piece)
+                    on_token(piece)
+        return Completion(text="".join(parts), usage=usage, model=model)
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage()
+    cost = getattr(raw, "cost", None)
+    return Usage(
+        prompt_tokens=raw.prompt_tokens or 0,
+        completion_tokens=raw.completion_tokens or 0,
+        cost=float(cost) if isinstance(cost, int | float) else None,
+    )
+
+
+def _user_error(exc: Exception, settings: LlmSettings) -> UserError:
+    """Jedno zdanie po polsku; celowo bez treści odpowiedzi serwera, bo ta potrafi powtórzyć klucz."""
+    import openai
+
+    url, retries = settings.url, settings.max_retries
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        return UserError(
+            f"Serwer modelu {url} odrzucił klucz API (błąd {exc.status_code}): sprawdź CHROMA_RAG_LLM_KEY."
+        )
+    if isinstance(exc, openai.NotFoundError):
+        return UserError(
+            f"Serwer {url} nie zna modelu „{settings.model}” (błąd 404): sprawdź CHROMA_RAG_LLM_MODEL "
+            "i czy adres CHROMA_RAG_LLM_URL kończy się na /v1."
+        )
+    if isinstance(exc, openai.RateLimitError):
+        return UserError(
+            f"Serwer modelu {url} odrzuca zapytania z powodu limitu (błąd 429) także po {retries} "
+            "ponowieniach – spróbuj za chwilę."
+        )
+    if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
+        return UserError(
+            f"Serwer modelu {url} zgłasza błąd {exc.status_code} także po {retries} ponowieniach "
+            "– spróbuj później."
+        )
+    if isinstance(exc, openai.APIStatusError):
+        return UserError(f"Serwer modelu {url} odrzucił zapytanie (błąd {exc.status_code}).")
+    if isinstance(exc, openai.APITimeoutError):
+        return UserError(
+            f"Serwer modelu {url} nie odpowiedział w ciągu {settings.timeout:g} s (prób: {retries + 1}) "
+            "– spróbuj później albo zwiększ CHROMA_RAG_LLM_TIMEOUT."
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return UserError(
+            f"Nie można połączyć się z serwerem modelu {url} – sprawdź, czy działa, "
+            "i zmienną CHROMA_RAG_LLM_URL."
+        )
+    if isinstance(exc, openai.APIError):  # an error event in the middle of a stream
+        return UserError(f"Serwer modelu {url} przerwał odpowiedź błędem – spróbuj ponownie.")
+    return UserError(f"Serwer modelu {url} zwrócił nieoczekiwaną odpowiedź ({type(exc).__name__}).")

@@ -1,0 +1,85 @@
+"""Rejestr zaindeksowanych plików, trzymany w samej bazie (osobna mała kolekcja Chromy).
+
+Rejestr podróżuje razem z folderem bazy i działa tak samo z serwerem Chromy. Plik jest zaindeksowany
+dopiero wtedy, gdy ma wpis w rejestrze – wpis powstaje po zapisaniu wszystkich fragmentów pliku, więc
+fragmenty bez wpisu (przerwany zapis) są sierotami do usunięcia.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+REGISTRY_COLLECTION = "rejestr-plikow"
+_DUMMY_VECTOR = [1.0]  # Chroma needs a vector per record; the registry is only ever read by id/where
+
+
+@dataclass
+class FileRecord:
+    """Wpis rejestru: jeden plik zaindeksowany jednym modelem."""
+
+    path: str  # absolute path: the key of the file
+    name: str
+    size: int
+    mtime: float
+    hash: str
+    chunker: str
+    model: str
+    indexed_at: str
+    doc_type: str
+    year: int
+    forced_type: str | None = None
+    chunk_ids: list[str] = field(default_factory=list)
+
+    @property
+    def record_id(self) -> str:
+        return record_id(self.model, self.path)
+
+
+def record_id(model: str, path: str) -> str:
+    return hashlib.sha1(f"{model}\n{path}".encode()).hexdigest()
+
+
+class Registry:
+    """Wpisy rejestru w kolekcji ``rejestr-plikow`` podanego klienta Chromy."""
+
+    def __init__(self, client: Any, create: bool = False) -> None:
+        self._client = client
+        self._collection = None
+        if create:
+            self._collection = client.get_or_create_collection(
+                REGISTRY_COLLECTION, embedding_function=None, metadata={"opis": "rejestr plików chroma-rag"}
+            )
+        elif REGISTRY_COLLECTION in {c.name for c in client.list_collections()}:
+            self._collection = client.get_collection(REGISTRY_COLLECTION, embedding_function=None)
+
+    @property
+    def exists(self) -> bool:
+        return self._collection is not None
+
+    def records(self, model: str | None = None) -> list[FileRecord]:
+        if self._collection is None:
+            return []
+        result = self._collection.get(where={"model": model} if model else None, include=["documents"])
+        return sorted((FileRecord(**json.loads(doc)) for doc in result["documents"]), key=lambda r: r.path)
+
+    def get(self, model: str, path: str) -> FileRecord | None:
+        if self._collection is None:
+            return None
+        result = self._collection.get(ids=[record_id(model, path)], include=["documents"])
+        return FileRecord(**json.loads(result["documents"][0])) if result["ids"] else None
+
+    def put(self, record: FileRecord) -> None:
+        assert self._collection is not None, "Registry opened without create=True"
+        self._collection.upsert(
+            ids=[record.record_id],
+            embeddings=[_DUMMY_VECTOR],
+            documents=[json.dumps(asdict(record), ensure_ascii=False)],
+            metadatas=[{"model": record.model, "sciezka": record.path, "plik": record.name, "hash": record.hash}],
+        )
+
+    def delete(self, records: list[FileRecord]) -> None:
+        if self._collection is not None and records:
+            self._collection.delete(ids=[r.record_id for r in records])

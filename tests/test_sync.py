@@ -1,0 +1,229 @@
+"""Indeksowanie przyrostowe na prawdziwej Chromie i prawdziwym modelu: pomijanie niezmienionych plików,
+wymiana zmienionych z ponownym użyciem wektorów, przeniesienia, --usun-brakujace, wersja cięcia, model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import DATA_PROTECTION, PATIENTS, run_cli
+from sync_corpus import regulation, write_docs
+
+from chroma_rag import Index, indexing
+from chroma_rag.errors import UserError
+from chroma_rag.registry import FileRecord, Registry
+from chroma_rag.store import Store
+
+
+def listing(capsys, db: Path) -> str:
+    code, out, err = run_cli(capsys, "lista", "--json", "--baza", db)
+    assert code == 0, err
+    return out
+
+
+def stored(db: Path) -> dict[str, tuple[dict, str, np.ndarray]]:
+    store = Store(db)
+    try:
+        model, dim = next(iter(store.indexed_models().items()))
+        return store.chunks(model, dim).records()
+    finally:
+        store.close()
+
+
+def assert_consistent(db: Path) -> None:
+    report = Index(db).check()
+    assert report.ok, (report.orphans, report.incomplete, report.unfindable)
+
+
+def test_unchanged_rerun_skips_by_hash_and_keeps_index_identical(capsys, tmp_path):
+    docs = tmp_path / "docs"
+    write_docs(docs, ["a.txt", "b.txt", "c.md"])
+    db = tmp_path / "db"
+    first = Index(db).add([docs])
+    assert len(first.indexed) == 3 and first.embedded == first.chunks
+    before, vectors = listing(capsys, db), stored(db)
+    (docs / "a.txt").touch()  # new mtime, same content
+    started = time.perf_counter()
+    again = Index(db).add([docs])
+    elapsed = time.perf_counter() - started
+    assert again.indexed == {} and len(again.unchanged) == 3 and again.embedded == 0
+    assert elapsed < 2.0
+    assert listing(capsys, db) == before
+    assert stored(db).keys() == vectors.keys()
+
+
+def test_changed_file_is_replaced_whole_and_unchanged_chunks_reuse_vectors(capsys, tmp_path):
+    docs = tmp_path / "docs"
+    (path,) = write_docs(docs, ["regulamin.txt"], paragraphs=6)
+    db = tmp_path / "db"
+    Index(db).add([docs])
+    old = stored(db)
+    text = regulation("regulamin", 6).replace("zasada numer 3.", "zasada numer 3 ZMIENIONA.")
+    text = text[: text.index("§ 6.")]  # last paragraph removed
+    path.write_text(text, encoding="utf-8")
+    report = Index(db).add([docs])
+    assert report.indexed == {str(path): 5}
+    assert report.reused == 4 and report.embedded == 1
+    new = stored(db)
+    assert len(new) == 5 and len(old) == 6
+    for chunk_id, (meta, _, vector) in new.items():
+        if "ZMIENIONA" not in new[chunk_id][1]:
+            assert np.allclose(vector, old[chunk_id][2], atol=1e-6)  # stored again (Chroma renormalises)
+        assert meta["hash"] != old[next(iter(old))][0]["hash"]
+    assert [f["fragmenty"] for f in json.loads(listing(capsys, db))] == [5]
+    assert_consistent(db)
+
+
+def test_moved_file_is_recognised_by_hash(tmp_path):
+    docs = tmp_path / "docs"
+    path, _ = write_docs(docs, ["stary.txt", "inny.txt"])
+    db = tmp_path / "db"
+    Index(db).add([docs])
+    target = docs / "archiwum" / "nowy (przeniesiony).txt"
+    target.parent.mkdir()
+    path.rename(target)
+    report = Index(db).add([docs])
+    assert report.moved == {str(path.resolve()): str(target)}
+    assert report.embedded == 0 and report.reused == 4
+    assert sorted(f.name for f in Index(db).files()) == ["inny.txt", "nowy (przeniesiony).txt"]
+    assert_consistent(db)
+
+
+def test_prune_removes_only_within_the_given_folder(capsys, tmp_path):
+    first, second = tmp_path / "pierwszy", tmp_path / "drugi"
+    write_docs(first, ["a.txt", "b.txt"], paragraphs=2)
+    write_docs(second, ["c.txt"], paragraphs=2)
+    db = tmp_path / "db"
+    Index(db).add([first, second])
+    (first / "a.txt").unlink()
+    (second / "c.txt").unlink()
+    code, out, err = run_cli(capsys, "indeksuj", first, "--usun-brakujace", "--baza", db)
+    assert code == 0, err
+    assert "a.txt" in out and "usunięto: 1" in " ".join(out.split())
+    assert sorted(f.name for f in Index(db).files()) == ["b.txt", "c.txt"]  # c.txt is outside `first`
+    assert_consistent(db)
+
+
+def test_mistyped_or_empty_folder_never_deletes_anything(capsys, tmp_path):
+    docs = tmp_path / "docs"
+    write_docs(docs, ["a.txt", "b.txt"], paragraphs=2)
+    db = tmp_path / "db"
+    Index(db).add([docs])
+    before = listing(capsys, db)
+    code, _, err = run_cli(capsys, "indeksuj", tmp_path / "dosc", "--usun-brakujace", "--baza", db)
+    assert code == 1 and "nie istnieje" in err
+    for path in docs.iterdir():
+        path.unlink()
+    code, _, err = run_cli(capsys, "indeksuj", docs, "--usun-brakujace", "--baza", db)
+    assert code == 1 and "nie ma plików" in err
+    assert listing(capsys, db) == before
+    code, _, err = run_cli(capsys, "indeksuj", docs, "--usun-brakujace", "--wymus", "--baza", db)
+    assert code == 0, err
+    assert json.loads(listing(capsys, db)) == []
+    assert_consistent(db)
+
+
+def test_same_name_in_two_folders_are_two_files(tmp_path):
+    write_docs(tmp_path / "dzial-a", ["regulamin.txt"], paragraphs=2)
+    (tmp_path / "dzial-b").mkdir()
+    (tmp_path / "dzial-b" / "regulamin.txt").write_text(regulation("inny", 2, variant=3), encoding="utf-8")
+    db = tmp_path / "db"
+    Index(db).add([tmp_path / "dzial-a", tmp_path / "dzial-b"])
+    files = Index(db).files()
+    assert [f.name for f in files] == ["regulamin.txt", "regulamin.txt"] and len({f.path for f in files}) == 2
+    assert sum(f.chunks for f in files) == len(stored(db)) == 4
+
+
+def test_chunker_version_change_is_detected(tmp_path, monkeypatch):
+    docs, elsewhere = tmp_path / "docs", tmp_path / "gdzie-indziej"
+    write_docs(docs, ["a.txt"], paragraphs=2)
+    write_docs(elsewhere, ["b.txt"], paragraphs=2)
+    db = tmp_path / "db"
+    Index(db).add([docs, elsewhere])
+    monkeypatch.setattr(indexing, "CHUNKER_VERSION", "2-test")
+    report = Index(db).add([docs])
+    assert list(report.indexed) == [str(docs / "a.txt")]
+    assert report.embedded == 0  # same texts: vectors reused
+    assert any("starszą wersją cięcia" in note and "b.txt" in note for note in report.notes)
+
+
+def test_model_change_is_detected(tmp_path):
+    docs = tmp_path / "docs"
+    write_docs(docs, ["a.txt"], paragraphs=2)
+    db = tmp_path / "db"
+    Index(db).add([docs])
+    store = Store(db)
+    Registry(store.client, create=True).put(FileRecord(
+        path=str(tmp_path / "stary.pdf"), name="stary.pdf", size=1, mtime=0.0, hash="x", chunker="1",
+        model="inny:model-testowy", indexed_at="2026-01-01T00:00:00+00:00", doc_type="ustawa", year=2000,
+    ))
+    store.close()
+    report = Index(db).add([docs])
+    assert any("inny:model-testowy" in note and "stary.pdf" in note for note in report.notes)
+
+
+def test_sprawdz_finds_and_repairs_orphans_and_incomplete_files(capsys, tmp_path):
+    docs = tmp_path / "docs"
+    write_docs(docs, ["a.txt", "b.txt"], paragraphs=3)
+    db = tmp_path / "db"
+    Index(db).add([docs])
+    assert run_cli(capsys, "sprawdz", "--baza", db)[0] == 0
+    store = Store(db)
+    registry = Registry(store.client, create=True)
+    a, b = registry.records()
+    registry.delete([a])  # a's chunks become orphans (as after a crash before the registry write)
+    model, dim = next(iter(store.indexed_models().items()))
+    store.chunks(model, dim).delete(b.chunk_ids[:1])  # b is incomplete
+    store.close()
+    code, out, err = run_cli(capsys, "sprawdz", "--json", "--baza", db)
+    result = json.loads(out)
+    assert code == 1 and "niespójna" in err
+    assert result["sieroty"] == 3 and result["niepelne"] == {b.path: 1}
+    code, out, err = run_cli(capsys, "sprawdz", "--napraw", "--baza", db)
+    assert code == 0, err
+    assert "sierot" in out and "b.txt" in out
+    assert Index(db).files() == []
+    report = Index(db).add([docs])
+    assert len(report.indexed) == 2
+    assert run_cli(capsys, "sprawdz", "--baza", db)[0] == 0
+
+
+def test_unchanged_shared_pdfs_rerun_is_fast(two_acts_copy, ustawy):
+    index = Index(two_acts_copy)
+    assert index.embedder.dim  # the model loads once per process: measured apart from the sync itself
+    started = time.perf_counter()
+    report = index.add([ustawy / PATIENTS, ustawy / DATA_PROTECTION])
+    elapsed = time.perf_counter() - started
+    assert len(report.unchanged) == 2 and not report.indexed
+    assert elapsed < 2.0
+
+
+def test_unknown_doc_type_is_an_error_before_db(tmp_path):
+    write_docs(tmp_path / "docs", ["a.txt"], paragraphs=1)
+    with pytest.raises(UserError, match="Nieznany typ"):
+        Index(tmp_path / "db").add([tmp_path / "docs"], doc_type="wiersz")
+    assert not (tmp_path / "db").exists()
+
+
+def test_copy_of_db_folder_works(tmp_path):
+    docs = tmp_path / "docs"
+    write_docs(docs, ["a.txt"], paragraphs=2)
+    Index(tmp_path / "db").add([docs])
+    shutil.copytree(tmp_path / "db", tmp_path / "kopia")
+    assert Index(tmp_path / "kopia").add([docs]).unchanged == [str(docs / "a.txt")]
+
+
+def test_db_without_registry_is_refused_not_swept(tmp_path):
+    db = tmp_path / "db"
+    store = Store(db)
+    collection = store.chunks("lokalny:multilingual-e5-small", 384, create=True)
+    collection.upsert(["stary-fragment"], np.ones((1, 384), dtype=np.float32), ["tekst"], [{"plik": "x.txt"}])
+    store.close()
+    write_docs(tmp_path / "docs", ["a.txt"], paragraphs=1)
+    with pytest.raises(UserError, match="bez rejestru"):
+        Index(db).add([tmp_path / "docs"])
+    assert len(stored(db)) == 1
