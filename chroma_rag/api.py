@@ -24,6 +24,7 @@ from .indexing import IndexReport, Progress, SyncOptions, drop_file, sync
 from .llm import LlmSettings
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .models import Hit
+from .preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
 from .registry import Registry
 from .search import search
 from .store import ChunkCollection, Store
