@@ -27,6 +27,7 @@ from .keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions, collectio
 from .llm import LlmSettings
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .models import Hit
+from .preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
 from .registry import Registry
 from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest
 from .store import ChunkCollection, Store, collection_name

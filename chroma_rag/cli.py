@@ -436,6 +436,39 @@ def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
     out.print(table)
 
 
+@app.command("podglad")
+def preview_command(
+    path: Annotated[Path, typer.Argument(help="Plik PDF, DOCX, TXT lub MD.", show_default=False)],
+    as_json: JsonOption = False,
+) -> None:
+    """Pokazuje, jak plik zostanie pocięty (bez embeddingu i bez bazy)."""
+    from .preview import preview
+
+    rows = preview(path)
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table(title=f"{path.name}: {len(rows)} fragmentów")
+    for column in ("Art.", "Strony", "Część", "Rozdział", "Uwagi", "Tekst"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        pages = f"{row['strona_od']}–{row['strona_do']}" if row["strona_do"] != row["strona_od"] else str(row["strona"])
+        notes = ", ".join(
+            note
+            for note in (
+                "uchylony" if row.get("uchylony") else "",
+                f"wersja {row['wersja']}" if row.get("wersja") else "",
+                f"zmienia: {row['akt_zmieniany']}" if row.get("akt_zmieniany") else "",
+                f"załącznik {row['zalacznik']}" if row.get("zalacznik") else "",
+            )
+            if note
+        )
+        text = " ".join(row["tekst"].split())
+        table.add_row(row["art"] or "–", pages, str(row["fragment"]), row["rozdzial"][-60:], notes,
+                      text[:120] + ("…" if len(text) > 120 else ""))
+    out.print(table)
+
+
 @app.command("usun")
 def remove_command(
     name: Annotated[str, typer.Argument(help="Nazwa pliku, jak w `chroma-rag lista`.", show_default=False)],

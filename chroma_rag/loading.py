@@ -1,13 +1,16 @@
-"""Czytanie plików (PDF, TXT, MD) do postaci tekstu strona po stronie."""
+"""Czytanie plików (PDF, DOCX, TXT, MD) do postaci czystego tekstu strona po stronie."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .cleaning import has_mojibake, repair_mojibake
 from .errors import UnreadableFile
 from .models import Document
 
-SUPPORTED_SUFFIXES = (".pdf", ".txt", ".md")
+SUPPORTED_SUFFIXES = (".pdf", ".docx", ".txt", ".md")
+_CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32))
+_MAX_CONTROL_SHARE = 0.01
 
 
 def is_supported(path: Path) -> bool:
@@ -17,44 +20,92 @@ def is_supported(path: Path) -> bool:
 def load_document(path: Path) -> Document:
     """Czyta plik; gdy się nie da, rzuca ``UnreadableFile`` z powodem po polsku."""
     suffix = path.suffix.lower()
-    if suffix == ".pdf":
-        return Document(path=path, pages=_read_pdf_pages(path), kind="pdf")
-    if suffix in (".txt", ".md"):
-        return Document(path=path, pages=[_read_text(path)], kind=suffix[1:])
-    raise UnreadableFile(f"{path.name}: nieobsługiwany typ pliku.")
-
-
-def _read_pdf_pages(path: Path) -> list[str]:
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
-    with path.open("rb") as handle:
-        head = handle.read(1024)
-    if not head.strip():
-        raise UnreadableFile(f"{path.name}: plik jest pusty.")
-    if b"%PDF-" not in head:  # e.g. an HTML error page saved as .pdf: its text must not get indexed
-        raise UnreadableFile(f"{path.name}: to nie jest PDF, mimo rozszerzenia .pdf.")
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise UnreadableFile(f"{path.name}: nieobsługiwany typ pliku.")
     try:
-        reader = PdfReader(path)
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise UnreadableFile(f"{path.name}: PDF jest zaszyfrowany hasłem – zapisz go bez hasła.")
-        pages = [page.extract_text() or "" for page in reader.pages]
-    except (PdfReadError, OSError, ValueError, KeyError) as exc:
-        raise UnreadableFile(f"{path.name}: uszkodzony lub nieczytelny PDF ({exc}).") from exc
-    if not any(p.strip() for p in pages):
-        raise UnreadableFile(f"{path.name}: PDF nie ma warstwy tekstowej (skan?) – potrzebny OCR.")
-    return pages
+        if path.stat().st_size == 0:
+            raise UnreadableFile(f"{path.name}: plik jest pusty.")
+    except OSError as exc:
+        raise UnreadableFile(f"{path.name}: nie da się otworzyć pliku ({exc.strerror}).") from exc
+    if suffix == ".pdf":
+        return _load_pdf(path)
+    if suffix == ".docx":
+        return Document(path=path, pages=[_read_docx(path)], kind="docx")
+    return Document(path=path, pages=[_read_text(path)], kind=suffix[1:])
+
+
+def _load_pdf(path: Path) -> Document:
+    from .pdftext import read_pdf
+
+    pdf = read_pdf(path)
+    pages = pdf.pages
+    if has_mojibake("".join(pages)):
+        pages = [repair_mojibake(p) for p in pages]
+        pdf.footnotes = {k: repair_mojibake(v) for k, v in pdf.footnotes.items()}
+    return Document(path=path, pages=pages, kind="pdf", footnotes=pdf.footnotes)
 
 
 def _read_text(path: Path) -> str:
     raw = path.read_bytes()
-    if b"\x00" in raw[:8192]:  # binary data decoded as cp1250 would index mojibake
-        raise UnreadableFile(f"{path.name}: to plik binarny, nie tekst.")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = raw.decode("cp1250", errors="replace")
-    text = text.replace("\r\n", "\n")
+    text = _decode(raw, path.name)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise UnreadableFile(f"{path.name}: plik jest pusty.")
     return text
+
+
+def _decode(raw: bytes, name: str) -> str:
+    sample = raw[:65536]
+    if b"\x00" in sample or sum(sample.count(b) for b in _CONTROL_BYTES) > _MAX_CONTROL_SHARE * len(sample):
+        raise UnreadableFile(f"{name}: to plik binarny, nie tekst.")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(raw, cp_isolation=["cp1250", "iso8859_2", "utf_8", "cp1252"]).best()
+    if best is None:
+        raise UnreadableFile(f"{name}: nie da się rozpoznać kodowania znaków pliku tekstowego.")
+    return str(best)
+
+
+def _read_docx(path: Path) -> str:
+    """DOCX jako Markdown: style nagłówków → „#”, akapity i wiersze tabel jako linie."""
+    import zipfile
+
+    from docx import Document as DocxDocument
+    from docx.opc.exceptions import PackageNotFoundError
+
+    try:
+        docx = DocxDocument(str(path))
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise UnreadableFile(f"{path.name}: uszkodzony plik DOCX ({exc}).") from exc
+    lines = []
+    for paragraph in docx.paragraphs:
+        text = paragraph.text.strip()
+        if not text:
+            continue
+        level = _heading_level(paragraph.style.name if paragraph.style is not None else "")
+        lines.append(f"{'#' * level} {text}" if level else text)
+        lines.append("")
+    for table in docx.tables:
+        for row in table.rows:
+            cells = [c.text.strip() for c in row.cells]
+            if any(cells):
+                lines.append(" | ".join(cells))
+        lines.append("")
+    text = "\n".join(lines)
+    if not text.strip():
+        raise UnreadableFile(f"{path.name}: dokument DOCX nie zawiera tekstu.")
+    return text
+
+
+def _heading_level(style: str) -> int:
+    name = style.lower()
+    if name == "title" or name == "tytuł":
+        return 1
+    for prefix in ("heading ", "nagłówek "):
+        if name.startswith(prefix) and name[len(prefix) :].strip().isdigit():
+            return min(6, int(name[len(prefix) :]))
+    return 0

@@ -1,4 +1,4 @@
-"""Metadane dokumentu: tytuł, rok Dziennika Ustaw i rodzaj aktu – wykrywane z nazwy pliku i treści."""
+"""Metadane dokumentu wykrywane z treści: tytuł aktu, rodzaj, rok i publikator (Dz.U.)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,24 @@ from datetime import datetime
 from pathlib import Path
 
 DOCUMENT_TYPES = ("ustawa", "kodeks", "rozporzadzenie", "konstytucja", "nowelizacja", "dokument")
+TITLE_MAX_CHARS = 300
 
 _DU_NAME = re.compile(r"-DU-(\d{4})-", re.IGNORECASE)
 _DU_TEXT = re.compile(r"Dz\.\s?U\.\s*(?:z\s*)?(\d{4})")
-_YEAR_IN_DATE = re.compile(r"z dnia \d{1,2} \w+ (\d{4}) r\.")
+_YEAR_IN_DATE = re.compile(r"z\s+dnia\s+\d{1,2}\s+\w+\s+(\d{4})\s*r\.")
+_ACT_KIND = re.compile(r"^(USTAWA|ROZPORZĄDZENIE\b.*|KONSTYTUCJA\b.*|OBWIESZCZENIE\b.*|KODEKS\b.*)$")
+_TITLE_STOP = re.compile(
+    r"^(Art\.|§|\d+\.|Na podstawie|Rozdział|ROZDZIAŁ|KSIĘGA|Księga|Tytuł|TYTUŁ|DZIAŁ|Dział|CZĘŚĆ"
+    r"|W trosce|Preambuła)"
+)
+_MARKERS = re.compile(
+    "\ue000[^\ue001]*\ue001|(?<=[^\\W\\d])\\d{1,2}\\)?(?=\\s|$)|\\d{1,2}\\)(?=[IVX]+\\))|[IVX]+\\)$"
+)
+_PUB_KANCELARIA = re.compile(r"Dz\.\s?U\.\s*(\d{4})\s*(?:Nr\s*(\d+)\s*)?poz\.\s*(\d+)")
+_PUB_PRINT = re.compile(r"Dziennik Ustaw\s+Nr\s+(\d+)\s*[–—-]\s*\d+\s*[–—-]\s*Poz\.\s*(\d+)")
+_PUB_NEW_PRINT = re.compile(
+    r"DZIENNIK USTAW.{0,80}?Warszawa, dnia \d{1,2} \w+ (\d{4}) r\.\s*Poz\.\s*(\d+)", re.S
+)
 
 
 def detect_year(path: Path, text: str) -> int:
@@ -23,34 +37,52 @@ def detect_year(path: Path, text: str) -> int:
 
 
 def detect_title(text: str) -> str:
-    """Tytuł aktu: „USTAWA z dnia … o …” albo pierwsza niepusta linia."""
-    lines = [ln.strip() for ln in text[:4000].splitlines() if ln.strip()]
+    """Tytuł aktu („USTAWA z dnia … o …”, „ROZPORZĄDZENIE … w sprawie …”) albo pierwsza niepusta linia."""
+    lines = [ln.strip() for ln in text[:5000].splitlines() if ln.strip()]
     for i, line in enumerate(lines):
-        if re.fullmatch(r"(USTAWA|ROZPORZĄDZENIE.*|KODEKS.*|KONSTYTUCJA.*)", line):
-            return " ".join(lines[i : i + 3])[:300]
-    return lines[0][:300] if lines else ""
+        if _ACT_KIND.match(_clean(line)):
+            parts = [line]
+            for nxt in lines[i + 1 : i + 8]:
+                if _TITLE_STOP.match(nxt) or len(" ".join(parts)) > TITLE_MAX_CHARS:
+                    break
+                parts.append(nxt)
+            return _clean(" ".join(parts))[:TITLE_MAX_CHARS]
+    return _clean(lines[0])[:TITLE_MAX_CHARS] if lines else ""
+
+
+def _clean(text: str) -> str:
+    return " ".join(_MARKERS.sub("", text).split())
 
 
 def detect_type(title: str, text: str) -> str:
-    """Rodzaj dokumentu wg tytułu; nowelizacja, gdy ustawa „o zmianie”."""
+    """Rodzaj dokumentu z tytułu i początku tekstu (nigdy z nazwy pliku)."""
     head = f"{title}\n{text[:3000]}".lower()
-    if "konstytucja" in head:
+    low_title = title.lower()
+    if "konstytucja" in low_title or re.search(r"^\s*konstytucja\b", text[:3000], re.I | re.M):
         return "konstytucja"
-    if "kodeks" in title.lower() or re.search(r"^\s*kodeks\b", text[:3000], re.IGNORECASE | re.MULTILINE):
-        return "kodeks"
-    if "rozporządzenie" in head:
-        return "rozporzadzenie"
-    if re.search(r"ustawa\s+z dnia[^\n]*\n?[^\n]*o zmianie", head):
+    if re.search(r"\bo zmianie\b", low_title):
         return "nowelizacja"
-    if "ustawa" in head:
+    if "kodeks" in low_title:
+        return "kodeks"
+    if low_title.startswith("rozporządzenie") or "rozporządzenie" in head[:600]:
+        return "rozporzadzenie"
+    if "ustawa" in low_title or re.search(r"^\s*ustawa\b", text[:3000], re.I | re.M):
         return "ustawa"
     return "dokument"
 
 
-_PUBLICATION = re.compile(r"Dz\.\s?U\.\s*(?:z\s*)?\d{4}\s*(?:r\.\s*)?(?:Nr\s*\d+\s*)?,?\s*poz\.\s*\d+")
-
-
 def detect_publication(text: str) -> str:
-    """Oznaczenie publikacji („Dz.U. 2009 Nr 52 poz. 417”) z początku tekstu; pusty napis, gdy brak."""
-    match = _PUBLICATION.search(text[:3000])
-    return " ".join(match.group(0).split()) if match else ""
+    """Publikator aktu, np. „Dz.U. 2009 Nr 52 poz. 417”; pusty napis, gdy tekst go nie podaje."""
+    head = text[:4000]
+    match = _PUB_KANCELARIA.search(head[:400])
+    if match:
+        year, number, position = match.groups()
+        return f"Dz.U. {year} Nr {number} poz. {position}" if number else f"Dz.U. {year} poz. {position}"
+    year = _YEAR_IN_DATE.search(head)
+    match = _PUB_PRINT.search(head)
+    if match and year:
+        return f"Dz.U. {year.group(1)} Nr {match.group(1)} poz. {match.group(2)}"
+    match = _PUB_NEW_PRINT.search(head)
+    if match:
+        return f"Dz.U. {match.group(1)} poz. {match.group(2)}"
+    return ""

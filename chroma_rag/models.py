@@ -14,6 +14,7 @@ class Document:
     path: Path
     pages: list[str]
     kind: str  # "pdf", "txt", "md", "docx"
+    footnotes: dict[str, str] = field(default_factory=dict)  # marker ("7", "I") → footnote text
 
     @property
     def name(self) -> str:

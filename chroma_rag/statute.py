@@ -1,0 +1,314 @@
+"""Struktura polskiego aktu prawnego: jednostki (Art. N / § N), ścieżka nagłówków, wersje [obecna] i
+<przyszła>, jednostki uchylone, artykuły cytowane w nowelizacji i załącznik z własną numeracją §."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_ART = re.compile(
+    r"^[ \t]*(?P<ver>[\[<])?[ \t]*Art\.[ \t]?(?P<num>\d+(?:\^\d+)?[a-z]{0,4})"
+    r"(?:[ \t]?[–—-][ \t]?(?P<to>\d+[a-z]{0,4}))?(?:\.(?P<rest>.*)|[ \t]*)$"
+)
+_PAR = re.compile(
+    r"^[ \t]*(?P<ver>[\[<])?[ \t]*§[ \t]?(?P<num>\d+(?:\^\d+)?[a-z]{0,4})"
+    r"(?:[ \t]?[–—-][ \t]?(?P<to>\d+[a-z]{0,4}))?\.(?P<rest>.*)$"
+)
+_LEVELS = {"księga": 0, "część": 1, "tytuł": 2, "dział": 3, "rozdział": 4, "oddział": 5}
+_HEADING = re.compile(
+    r"^[ \t]*(?P<kind>KSIĘGA|Księga|CZĘŚĆ|Część|TYTUŁ|Tytuł|DZIAŁ|Dział|ROZDZIAŁ|Rozdział|ODDZIAŁ|Oddział)"
+    r"[ \t]+(?P<label>[IVXLC]+|\d+[a-z]?|[A-ZĄĆĘŁŃÓŚŹŻ]+)\b\.?(?P<rest>.*)$"
+)
+_CAPS_TITLE = re.compile(r"^[ \t]*[A-ZĄĆĘŁŃÓŚŹŻ][A-ZĄĆĘŁŃÓŚŹŻ ,\-–]{4,120}[ \t]*$")
+_ANNEX = re.compile(r"^[ \t]*(Załącznik|ZAŁĄCZNIK)i?\b")
+_REPEALED = re.compile(
+    r"^\s*\(?(uchylony|uchylona|uchylone|pominięty|pominięte|skreślony|skreślone)\)?", re.I
+)
+_FN_AFTER = re.compile(r"^\.?(\d{1,3})\)")
+_POINT = re.compile(r"^[ \t]*(\d{1,3}[a-z]?)\)(?:[ \t]|$)")
+_AMENDED_ART = re.compile(r"\bart\.\s?(\d+(?:\^\d+)?[a-z]{0,4})")
+_AMENDED_ACT = re.compile(r"W ustawie z dnia [^–—]{5,60}r\.\s*[–—-]\s*(?P<name>[^(]{3,200}?)\s*\(")
+_AMENDED_TITLE = re.compile(r"o zmianie ustawy\s*[–—-]?\s*(?P<name>.{3,200})", re.S)
+_SPLIT_SUPERSCRIPT_MAX_JUMP = 20
+
+
+@dataclass
+class Unit:
+    """Jednostka redakcyjna: numer, zakres znaków w tekście całego dokumentu, nagłówki i metadane."""
+
+    art: str | None
+    start: int
+    end: int
+    heading: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    footnotes: list[str] = field(default_factory=list)
+    text: str | None = None  # set when the unit is assembled from pieces (quoted amendments)
+
+
+def number_key(art: str) -> tuple[int, int, str]:
+    """Porządek numerów: 22 < 22a < 22^1 < 23."""
+    m = re.match(r"(\d+)(?:\^(\d+))?([a-z]*)", art)
+    if not m:
+        return (0, 0, "")
+    return (int(m.group(1)), int(m.group(2) or 0), m.group(3))
+
+
+def parse_units(text: str, title: str = "") -> list[Unit]:
+    """Jednostki dokumentu; pusta lista, gdy tekst nie ma struktury Art./§ (zwykły dokument)."""
+    arts = sum(1 for _ in re.finditer(r"(?m)^[ \t]*[\[<]?[ \t]*Art\.[ \t]?\d", text))
+    pars = sum(1 for _ in re.finditer(r"(?m)^[ \t]*[\[<]?[ \t]*§[ \t]?\d+[a-z]?\.", text))
+    if arts >= 2:
+        pattern, prefix = _ART, ""
+    elif pars >= 2:
+        pattern, prefix = _PAR, "§ "
+    else:
+        return []
+    units = _scan(text, pattern, prefix)
+    return _expand_amendments(text, units, title)
+
+
+def _scan(text: str, pattern: re.Pattern[str], prefix: str) -> list[Unit]:
+    units: list[Unit] = []
+    path: dict[int, str] = {}
+    pending_heading: int | None = None  # level waiting for its title on the next line
+    quote_depth, amending = 0, False
+    version: str | None = None  # "[" or "<" while a bracketed block of several units is open
+    annex = 0
+    previous: tuple[int, int, str] | None = None
+    pos = 0
+    for line in text.split("\n"):
+        start, pos = pos, pos + len(line) + 1
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if amending and quote_depth > 0:  # quoted provisions of the amended act are not our units
+            quote_depth = max(0, quote_depth + _quote_balance(line))
+            continue
+        header = pattern.match(line)
+        if header and not _is_sequence_break(header, previous):
+            _close(units, start)
+            version = header.group("ver") or version
+            new = _open_units(header, prefix, previous, start, _heading(path), annex, version)
+            version = _version_after(line, version)
+            units.extend(new)
+            previous = number_key(new[-1].art.removeprefix("§ "))
+            pending_heading = None
+            amending = "wprowadza się następujące zmiany" in text[start : start + 800]
+            quote_depth = max(0, _quote_balance(line))
+            continue
+        if units and _ANNEX.match(stripped) and len(stripped) < 100 and not stripped.endswith((",", ";")):
+            _close(units, start)
+            annex += 1
+            previous, path = None, {}
+            units.append(
+                Unit(
+                    art=None,
+                    start=start,
+                    end=-1,
+                    heading=stripped,
+                    extra={"uchylony": False, "zalacznik": str(annex)},
+                )
+            )
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            _close(units, start)
+            level = _LEVELS[heading.group("kind").lower()]
+            label = f"{heading.group('kind').capitalize()} {heading.group('label')}"
+            rest = _strip_markers(heading.group("rest")).strip(" .")
+            path = {k: v for k, v in path.items() if k < level}
+            path[level] = f"{label}. {rest}" if rest else label
+            pending_heading = None if rest else level
+            continue
+        if pending_heading is not None and len(stripped) < 200:
+            path[pending_heading] = f"{path[pending_heading]}. {_strip_markers(stripped)}"
+            pending_heading = None
+            continue
+        if units and _CAPS_TITLE.match(line) and len(stripped.split()) >= 2 and _looks_like_title(stripped):
+            _close(units, start)
+            path = {k: v for k, v in path.items() if k < 6}
+            path[6] = stripped.capitalize()
+            continue
+        if amending:
+            quote_depth = max(0, quote_depth + _quote_balance(line))
+        version = _version_after(line, version)
+    _close(units, len(text))
+    return units
+
+
+def _version_after(line: str, version: str | None) -> str | None:
+    """Blok wersji „[…]” / „<…>” zamyka nawias na końcu linii (czasem po nim odnośnik)."""
+    end = _strip_markers(line).rstrip(" .;")
+    if (version == "[" and end.endswith("]")) or (version == "<" and end.endswith(">")):
+        return None
+    return version
+
+
+def _looks_like_title(line: str) -> bool:
+    # an all-caps line between articles ("ZASADY OGÓLNE") is a section title, not a shouted sentence
+    return not line.endswith((",", ";", ":")) and len(line) <= 80
+
+
+def _quote_balance(line: str) -> int:
+    return line.count("„") - line.count("”")
+
+
+def _close(units: list[Unit], end: int) -> None:
+    if units and units[-1].end < 0:
+        units[-1].end = end
+
+
+def _heading(path: dict[int, str]) -> str:
+    return " › ".join(path[k] for k in sorted(path))
+
+
+def _is_sequence_break(header: re.Match[str], previous: tuple[int, int, str] | None) -> bool:
+    """Linia „Art. 12.” cofająca numerację to zawinięte odesłanie w tekście, nie nowa jednostka."""
+    if previous is None or header.group("ver"):
+        return False
+    key = number_key(_resolve_superscript(header.group("num"), previous))
+    return key[0] < previous[0]
+
+
+def _resolve_superscript(num: str, previous: tuple[int, int, str] | None) -> str:
+    """Gdy PDF nie pokazał indeksu górnego: „Art. 3851.” tuż po art. 385 to 385^1, nie 3851."""
+    if previous is None or "^" in num or not num.isdigit():
+        return num
+    value = int(num)
+    if value <= previous[0] + _SPLIT_SUPERSCRIPT_MAX_JUMP:
+        return num
+    for digits in (1, 2):
+        base, sup = num[:-digits], num[-digits:]
+        if base and previous[0] <= int(base) <= previous[0] + 1 and not sup.startswith("0"):
+            return f"{base}^{sup}"
+    return num
+
+
+def _open_units(
+    header: re.Match[str],
+    prefix: str,
+    previous: tuple[int, int, str] | None,
+    start: int,
+    heading: str,
+    annex: int,
+    version: str | None,
+) -> list[Unit]:
+    num = _resolve_superscript(header.group("num"), previous)
+    rest = header.group("rest") or ""
+    extra: dict[str, Any] = {"uchylony": bool(_REPEALED.match(_strip_markers(rest)))}
+    footnotes = []
+    fn = _FN_AFTER.match(rest.strip()) or re.search(r"\)\.?(\d{1,3})\)\s*$", rest)
+    if fn and extra["uchylony"]:
+        footnotes.append(fn.group(1))
+    if version:
+        extra["wersja"] = "obecna" if version == "[" else "przyszla"
+    if annex:
+        extra["zalacznik"] = str(annex)
+    numbers = [num]
+    to = header.group("to")
+    if to and num.isdigit() and to.isdigit() and 0 < int(to) - int(num) <= 50:
+        numbers = [str(n) for n in range(int(num), int(to) + 1)]
+    units = [
+        Unit(
+            art=prefix + n,
+            start=start,
+            end=start if i < len(numbers) - 1 else -1,
+            heading=heading,
+            extra=dict(extra),
+            footnotes=list(footnotes),
+        )
+        for i, n in enumerate(numbers)
+    ]
+    for unit in units[:-1]:  # a range "Art. 55–60. (pominięte)" shares one line
+        unit.text = header.group(0).strip()
+    return units
+
+
+def _strip_markers(text: str) -> str:
+    return re.sub("\ue000[^\ue001]*\ue001", "", text)
+
+
+def _expand_amendments(text: str, units: list[Unit], title: str) -> list[Unit]:
+    """Artykuł nowelizacji („W ustawie … wprowadza się następujące zmiany”) rozbijamy na cytowane
+    artykuły zmienianej ustawy: każdy to osobna jednostka z ``akt_zmieniany``."""
+    out: list[Unit] = []
+    for unit in units:
+        body = text[unit.start : unit.end]
+        if "wprowadza się następujące zmiany" not in body[:600] or "„" not in body:
+            out.append(unit)
+            continue
+        act = _amended_act(body, title)
+        points = _points(body)
+        intro_end = points[0][0] if points else len(body)
+        out.append(
+            Unit(
+                art=unit.art,
+                start=unit.start,
+                end=unit.start + intro_end,
+                heading=unit.heading,
+                extra=dict(unit.extra),
+            )
+        )
+        merged: dict[str, Unit] = {}
+        for p_start, p_end in points:
+            for art, a_start, a_end, piece in _quoted_articles(body[p_start:p_end]):
+                start, end = unit.start + p_start + a_start, unit.start + p_start + a_end
+                if art in merged:
+                    merged[art].end = max(merged[art].end, end)
+                    merged[art].text = f"{merged[art].text}\n{piece}"
+                    continue
+                repealed = piece.startswith("uchyla się art.")
+                merged[art] = Unit(
+                    art=art,
+                    start=start,
+                    end=end,
+                    heading=unit.heading,
+                    extra={"uchylony": repealed, "akt_zmieniany": act},
+                    text=piece,
+                )
+        out.extend(merged.values())
+    return out
+
+
+def _amended_act(body: str, title: str) -> str:
+    m = _AMENDED_ACT.search(body[:600])
+    if m:
+        return " ".join(m.group("name").split())
+    m = _AMENDED_TITLE.search(title)
+    return " ".join(m.group("name").split()) if m else "ustawa zmieniana"
+
+
+def _points(body: str) -> list[tuple[int, int]]:
+    """Punkty „1) w art. 3 …” poza cudzysłowami (w cytatach też są „1)”)."""
+    starts, depth, pos = [], 0, 0
+    for line in body.split("\n"):
+        if depth == 0 and _POINT.match(line):
+            starts.append(pos)
+        depth = max(0, depth + _quote_balance(line))
+        pos += len(line) + 1
+    return [(s, starts[i + 1] if i + 1 < len(starts) else len(body)) for i, s in enumerate(starts)]
+
+
+def _quoted_articles(point: str) -> list[tuple[str, int, int, str]]:
+    """(numer zmienianego artykułu, początek, koniec, tekst) dla punktu nowelizacji."""
+    first_quote = point.find("„")
+    instruction = point if first_quote < 0 else point[:first_quote]
+    whole = list(
+        re.finditer(
+            r"(?m)„\s*Art\.\s?(\d+(?:\^\d+)?[a-z]{0,4})\.|^\s*Art\.\s?(\d+(?:\^\d+)?[a-z]{0,4})\.", point
+        )
+    )
+    if whole and first_quote >= 0 and point[first_quote:].lstrip("„ ").startswith("Art."):
+        found = []
+        for i, m in enumerate(whole):
+            end = whole[i + 1].start() if i + 1 < len(whole) else len(point)
+            piece = point[m.start() : end].strip().lstrip("„")
+            piece = re.sub(r"”[;,.]?\s*$", "", piece.strip())
+            found.append((m.group(1) or m.group(2), m.start(), end, piece))
+        return found
+    target = _AMENDED_ART.search(instruction)
+    if not target:
+        return []
+    piece = re.sub(r"^\s*\d{1,3}[a-z]?\)\s*", "", point.strip())
+    return [(target.group(1), 0, len(point), piece)]
