@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zainstalowano
 
-.PHONY: install run test test-wolne lint bench
+.PHONY: install run test test-wolne lint bench bench-skala serwer
 
 install: $(STAMP)
 
@@ -29,3 +29,12 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+# Skala (issue 8): 10k i 100k fragmentów, folder i serwer; kolekcje budowane raz w $(SCRATCH).
+SCRATCH ?= /work/scratch-server
+bench-skala: $(STAMP)
+	$(PY) bench/scale.py --scratch $(SCRATCH)
+
+# Serwer Chromy dla trybu zespołowego (--serwer http://127.0.0.1:8000), zob. docs/SERWER.md.
+serwer: $(STAMP)
+	$(VENV)/bin/chroma run --path chroma_db_serwer --host 127.0.0.1 --port 8000

@@ -46,10 +46,17 @@ class FileInfo:
 
 
 class Index:
-    """Indeks dokumentów w jednym folderze bazy Chromy."""
+    """Indeks dokumentów w folderze bazy Chromy albo na serwerze Chromy (``server="http://host:8000"``,
+    albo zmienna ``CHROMA_RAG_SERWER``; token ``token`` / ``CHROMA_RAG_SERWER_TOKEN``)."""
 
-    def __init__(self, path: str | Path | None = None, model: str | None = None) -> None:
-        self.store = Store(Path(path) if path else None)
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        model: str | None = None,
+        server: str | None = None,
+        token: str | None = None,
+    ) -> None:
+        self.store = Store(Path(path) if path else None, server=server, token=token)
         self._model_spec = model
         self._embedder: Embedder | None = None
 

@@ -31,6 +31,11 @@ DbOption = Annotated[
     typer.Option("--baza", help="Folder bazy Chromy (domyślnie $CHROMA_RAG_BAZA albo ./chroma_db).",
                  show_default=False),
 ]
+ServerOption = Annotated[
+    str | None,
+    typer.Option("--serwer", help="Adres serwera Chromy (chroma run), np. http://127.0.0.1:8000, zamiast folderu "
+                 "(domyślnie $CHROMA_RAG_SERWER; token: $CHROMA_RAG_SERWER_TOKEN).", show_default=False),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Wynik jako JSON.")]
 FilesOption = Annotated[
     list[str] | None, typer.Option("--plik", help="Tylko ten plik (można powtarzać).", show_default=False)
@@ -51,10 +56,10 @@ ArticlesOption = Annotated[
 CountOption = Annotated[int, typer.Option("-k", "--ile", help="Ile fragmentów pokazać.")]
 
 
-def _index(db: Path | None):
+def _index(db: Path | None, server: str | None = None):
     from .api import Index
 
-    return Index(db)
+    return Index(db, server=server)
 
 
 def _filters(
@@ -98,10 +103,11 @@ def index_command(
         str | None, typer.Option("--typ", help="Wymuś rodzaj dokumentu dla wszystkich plików.", show_default=False)
     ] = None,
     db: DbOption = None,
+    server: ServerOption = None,
 ) -> None:
     """Indeksuje dokumenty: tnie na artykuły/paragrafy, liczy wektory i zapisuje w bazie."""
     started = time.perf_counter()
-    index = _index(db)
+    index = _index(db, server)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with RichProgress(*columns, console=err, transient=True) as progress:
         report = index.add(paths, doc_type=doc_type, progress=_BarProgress(progress))
@@ -133,10 +139,11 @@ def search_command(
     articles: ArticlesOption = None,
     as_json: JsonOption = False,
     db: DbOption = None,
+    server: ServerOption = None,
 ) -> None:
     """Pokazuje fragmenty najbardziej pasujące do pytania (filtry działają przed podobieństwem)."""
     filters = _filters(files, types, year, year_from, year_to, articles)
-    hits = _index(db).search(question, k=count, filters=filters)
+    hits = _index(db, server).search(question, k=count, filters=filters)
     if as_json:
         _print_json([hit.to_json() for hit in hits])
         return
@@ -156,9 +163,9 @@ def search_command(
 
 
 @app.command("lista")
-def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
+def list_command(as_json: JsonOption = False, db: DbOption = None, server: ServerOption = None) -> None:
     """Wypisuje zaindeksowane pliki z liczbą fragmentów, rodzajem, rokiem i modelem."""
-    infos = _index(db).files()
+    infos = _index(db, server).files()
     if as_json:
         _print_json([info.to_json() for info in infos])
         return
@@ -174,9 +181,10 @@ def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
 def remove_command(
     name: Annotated[str, typer.Argument(help="Nazwa pliku, jak w `chroma-rag lista`.", show_default=False)],
     db: DbOption = None,
+    server: ServerOption = None,
 ) -> None:
     """Usuwa z indeksu wszystkie fragmenty jednego pliku."""
-    removed = _index(db).remove(name)
+    removed = _index(db, server).remove(name)
     out.print(f"Usunięto {removed} fragmentów pliku {name}.")
 
 
