@@ -24,8 +24,11 @@ COLLECTION_PREFIX = "fragmenty-"
 SUPPORTED_SERVER_MAJOR = 1
 TOKEN_HEADER = "X-Chroma-Token"
 # Filtered search (see ChunkCollection.query): thresholds measured with bench/scale.py at 100k chunks.
-EXACT_LIMIT = 2000
-MIN_CANDIDATES = 100
+# First HNSW round. Asking for n results raises the HNSW search breadth (ef) to n: at 100k chunks ef=100
+# (Chroma's default) gives recall@5 0.91, ef=500 gives 0.99 for ~2 ms more (bench/scale.py).
+MIN_CANDIDATES = 500
+MAX_CANDIDATES = 2000  # a filter that would need more HNSW candidates is narrow: score its chunks exactly
+EXACT_LIMIT = 8000  # ...unless it matches more chunks than this after all (then HNSW keeps growing)
 OVERSAMPLE = 4
 
 
@@ -278,50 +281,97 @@ class ChunkCollection:
         return dict(zip(result["ids"], result["metadatas"], strict=True))
 
     def query(self, embedding: np.ndarray, k: int, where: dict[str, Any] | None) -> list[Hit]:
-        """Najbliższe ``k`` fragmentów spełniających ``where`` (najlepszy pierwszy).
+        """Najbliższe ``k`` fragmentów spełniających ``where`` (najlepszy pierwszy), jak pełne przeszukanie
+        z filtrem.
 
-        Wbudowane filtrowane HNSW Chromy 1.5.9 jest przy 100 tys. fragmentów wolne i niedokładne
-        (recall@5 ≈ 0,2 przy filtrze na połowę kolekcji), dlatego strategię wybieramy wg selektywności:
-        filtr pasujący do najwyżej ``EXACT_LIMIT`` fragmentów liczymy dokładnie (numpy na ich wektorach),
-        szerszy – zwykłym HNSW bez filtra z nadpróbkowaniem i sprawdzeniem ``where`` na kandydatach.
+        Filtrowane HNSW Chromy 1.5.9 jest przy 100 tys. fragmentów wolne i niedokładne (recall@5 ≈ 0,2 przy
+        filtrze na połowę kolekcji), ``get(ids=…, where=…)`` kosztuje setki ms, a metadane ok. 0,1 ms na
+        fragment. Dlatego: zwykłe HNSW bez filtra z nadpróbkowaniem, ``where`` sprawdzane w Pythonie na
+        metadanych kolejnych kandydatów (tylko tylu, ilu trzeba do ``k`` trafień); gdy z kandydatów wynika,
+        że filtr jest wąski (potrzeba by ponad ``MAX_CANDIDATES`` kandydatów), pasujące fragmenty liczymy
+        dokładnie (numpy na ich wektorach). Progi: bench/scale.py i docs/BENCHMARKS.md.
         """
-        if where is None:
-            ranked = self._hnsw_candidates(embedding, max(k, MIN_CANDIDATES))[:k]
-        else:
-            matching = self._collection.get(where=where, limit=EXACT_LIMIT + 1, include=[])["ids"]
-            if len(matching) <= EXACT_LIMIT:
-                ranked = self._exact(embedding, k, matching)
-            else:
-                ranked = self._oversampled(embedding, k, where)
-        return self._hits(ranked)
-
-    def _exact(self, embedding: np.ndarray, k: int, ids: list[str]) -> list[tuple[str, float]]:
-        if not ids:
-            return []
-        result = self._collection.get(ids=ids, include=["embeddings"])
-        vectors = np.asarray(result["embeddings"], dtype=np.float32)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        query = np.asarray(embedding, dtype=np.float32)
-        similarities = vectors @ (query / max(float(np.linalg.norm(query)), 1e-12))
-        return _top(result["ids"], similarities, k)
+        if where is not None and not _supported(where):
+            return self._native(embedding, k, where)
+        total = self.count()
+        n = min(total, max(MIN_CANDIDATES, OVERSAMPLE * k))
+        checked: dict[str, bool] = {}
+        tried_exact = False
+        while n > 0:
+            candidates = self._hnsw_candidates(embedding, n)
+            matched, seen = self._first_matches(candidates, k, where, checked, give_up=not tried_exact)
+            # The k-th match must lie in the first 1/OVERSAMPLE of the list: the HNSW tail is the least exact.
+            needed = math.ceil(OVERSAMPLE * seen * k / max(len(matched), 1))
+            complete = n >= total and (len(matched) >= k or seen == len(candidates))
+            if complete or (len(matched) >= k and n >= needed):
+                return self._hits(matched)
+            if needed > MAX_CANDIDATES and not tried_exact:
+                tried_exact = True
+                ranked = self._exact(embedding, k, where)
+                if ranked is not None:
+                    return self._hits(ranked)
+            n = min(total, max(needed, 2 * n))
+        return []
 
     def _hnsw_candidates(self, embedding: np.ndarray, n: int) -> list[tuple[str, float]]:
         result = self._collection.query(query_embeddings=[embedding], n_results=n, include=["distances"])
         return [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0], strict=True)]
 
-    def _oversampled(self, embedding: np.ndarray, k: int, where: dict[str, Any]) -> list[tuple[str, float]]:
-        """HNSW bez filtra, potem ``where`` na kandydatach; kandydatów dobieramy, aż k-ty pasujący leży
-        w pierwszej ``1/OVERSAMPLE`` listy (ogon listy HNSW jest najmniej dokładny)."""
-        total = self.count()
-        n = min(total, max(MIN_CANDIDATES, OVERSAMPLE * k))
-        while True:
-            candidates = self._hnsw_candidates(embedding, n)
-            allowed = set(self._collection.get(ids=[i for i, _ in candidates], where=where, include=[])["ids"])
-            matched = [c for c in candidates if c[0] in allowed]
-            needed = math.ceil(OVERSAMPLE * k * n / max(len(matched), 1))
-            if n >= total or (len(matched) >= k and n >= needed):
-                return sorted(matched, key=lambda c: (-c[1], c[0]))[:k]
-            n = min(total, max(needed, 2 * n))
+    def _first_matches(
+        self,
+        candidates: list[tuple[str, float]],
+        k: int,
+        where: dict[str, Any] | None,
+        checked: dict[str, bool],
+        give_up: bool = False,
+    ) -> tuple[list[tuple[str, float]], int]:
+        """Pierwsze ``k`` kandydatów spełniających ``where`` i liczba przejrzanych kandydatów; metadane
+        pobieramy porcjami rosnącymi od ``OVERSAMPLE*k`` (i pamiętamy między rundami). ``give_up``:
+        przestań, gdy już widać, że filtr jest wąski (dokładne liczenie będzie tańsze)."""
+        matched: list[tuple[str, float]] = []
+        start, batch = 0, OVERSAMPLE * k
+        while start < len(candidates):
+            pending = [i for i, _ in candidates[start : start + batch] if i not in checked]
+            if pending and where is not None:
+                result = self._collection.get(ids=pending, include=["metadatas"])
+                checked.update((i, matches_where(m or {}, where)) for i, m in zip(result["ids"], result["metadatas"],
+                                                                                   strict=True))
+            for position, (i, similarity) in enumerate(candidates[start : start + batch], start=start + 1):
+                if where is None or checked.get(i, False):
+                    matched.append((i, similarity))
+                    if len(matched) == k:
+                        return matched, position
+            start, batch = start + batch, batch * 2
+            if give_up and start < len(candidates) and OVERSAMPLE * start * k > MAX_CANDIDATES * max(len(matched), 1):
+                return matched, start
+        return matched, len(candidates)
+
+    def _exact(self, embedding: np.ndarray, k: int, where: dict[str, Any] | None) -> list[tuple[str, float]] | None:
+        """Dokładny ranking fragmentów pasujących do ``where``; ``None``, gdy filtr okazał się szeroki.
+
+        Chroma dostaje tylko warunki zawężające: wykluczenia (``$ne``/``$nin``, np. uchylone jednostki)
+        kosztują ją przejście po całej kolekcji, więc sprawdzamy je sami na najlepszych wynikach."""
+        narrowing = _narrowing_part(where)
+        if narrowing is None:
+            return None
+        result = self._collection.get(where=narrowing, limit=EXACT_LIMIT + 1, include=["embeddings"])
+        if len(result["ids"]) > EXACT_LIMIT:
+            return None
+        if not result["ids"]:
+            return []
+        vectors = np.asarray(result["embeddings"], dtype=np.float32)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        query = np.asarray(embedding, dtype=np.float32)
+        similarities = vectors @ (query / max(float(np.linalg.norm(query)), 1e-12))
+        ids = np.asarray(result["ids"])
+        order = np.lexsort((ids, -similarities))  # best first, ties by id so the result is repeatable
+        ranked = [(str(ids[j]), float(similarities[j])) for j in order]
+        return self._first_matches(ranked, k, where if narrowing is not where else None, {})[0]
+
+    def _native(self, embedding: np.ndarray, k: int, where: dict[str, Any]) -> list[Hit]:
+        """Filtr z operatorami, których nie sprawdzamy sami – zostawiamy go Chromie."""
+        result = self._collection.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
+        return self._hits([(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0], strict=True)])
 
     def _hits(self, ranked: list[tuple[str, float]]) -> list[Hit]:
         if not ranked:
@@ -332,7 +382,72 @@ class ChunkCollection:
         return [Hit(id=i, text=found[i][0], metadata=found[i][1], similarity=sim) for i, sim in ranked]
 
 
-def _top(ids: Sequence[str], similarities: np.ndarray, k: int) -> list[tuple[str, float]]:
-    """``k`` najlepszych (remisy wg id, żeby wynik był powtarzalny)."""
-    order = sorted(range(len(ids)), key=lambda j: (-float(similarities[j]), ids[j]))[:k]
-    return [(ids[j], float(similarities[j])) for j in order]
+_MISSING = object()
+
+
+def _same(value: Any, operand: Any) -> bool:
+    # Chroma keeps bool and int apart: {"uchylony": {"$ne": True}} must not treat 1 as True.
+    return value is not _MISSING and isinstance(value, bool) == isinstance(operand, bool) and value == operand
+
+
+def _ordered(value: Any, operand: Any) -> bool:
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in (value, operand))
+
+
+_FIELD_OPERATORS = {
+    "$eq": _same,
+    "$ne": lambda v, x: not _same(v, x),
+    "$in": lambda v, xs: any(_same(v, x) for x in xs),
+    "$nin": lambda v, xs: not any(_same(v, x) for x in xs),
+    "$gt": lambda v, x: _ordered(v, x) and v > x,
+    "$gte": lambda v, x: _ordered(v, x) and v >= x,
+    "$lt": lambda v, x: _ordered(v, x) and v < x,
+    "$lte": lambda v, x: _ordered(v, x) and v <= x,
+}
+
+
+def _is_exclusion(condition: dict[str, Any]) -> bool:
+    return all(
+        isinstance(ops, dict) and set(ops) <= {"$ne", "$nin"} for key, ops in condition.items() if key[0] != "$"
+    ) and not any(key[0] == "$" for key in condition)
+
+
+def _narrowing_part(where: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``where`` bez wykluczeń najwyższego poziomu; ``None``, gdy nic nie zawęża (filtr jest szeroki)."""
+    if where is None or _is_exclusion(where):
+        return None
+    if "$and" not in where or len(where) != 1:
+        return where
+    kept = [c for c in where["$and"] if not _is_exclusion(c)]
+    if not kept:
+        return None
+    if len(kept) == len(where["$and"]):
+        return where
+    return kept[0] if len(kept) == 1 else {"$and": kept}
+
+
+def _supported(where: dict[str, Any]) -> bool:
+    for key, condition in where.items():
+        if key in ("$and", "$or"):
+            if not all(_supported(c) for c in condition):
+                return False
+        elif key.startswith("$") or (isinstance(condition, dict) and not set(condition) <= set(_FIELD_OPERATORS)):
+            return False
+    return True
+
+
+def matches_where(metadata: dict[str, Any], where: dict[str, Any]) -> bool:
+    """Czy metadane spełniają ``where`` tak, jak sprawdziłaby to Chroma (``$ne``/``$nin`` pasują też,
+    gdy klucza brak; porównania tylko liczb)."""
+    for key, condition in where.items():
+        if key == "$and":
+            ok = all(matches_where(metadata, c) for c in condition)
+        elif key == "$or":
+            ok = any(matches_where(metadata, c) for c in condition)
+        else:
+            ops = condition if isinstance(condition, dict) else {"$eq": condition}
+            value = metadata.get(key, _MISSING)
+            ok = all(_FIELD_OPERATORS[op](value, operand) for op, operand in ops.items())
+        if not ok:
+            return False
+    return True

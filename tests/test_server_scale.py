@@ -9,7 +9,7 @@ import pytest
 
 from chroma_rag import store as store_module
 from chroma_rag.filters import SearchFilters, build_where
-from chroma_rag.store import Store
+from chroma_rag.store import Store, matches_where
 
 N, DIM, K = 3000, 64, 5
 
@@ -53,10 +53,10 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("exact_limit", [0, 10**6], ids=["hnsw-nadprobkowanie", "dokladnie"])
+@pytest.mark.parametrize("max_candidates", [10**9, 0], ids=["hnsw-nadprobkowanie", "dokladnie"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_filtered_query_matches_exact_search(monkeypatch, collection, data, case, exact_limit):
-    monkeypatch.setattr(store_module, "EXACT_LIMIT", exact_limit)
+def test_filtered_query_matches_exact_search(monkeypatch, collection, data, case, max_candidates):
+    monkeypatch.setattr(store_module, "MAX_CANDIDATES", max_candidates)
     filters, mask_of = CASES[case]
     mask = mask_of(data)
     for query in data["queries"]:
@@ -73,3 +73,21 @@ def test_query_without_where_uses_plain_hnsw(collection, data):
     query = data["queries"][0]
     expected = np.argsort(-(data["vectors"] @ query))[:K]
     assert [h.id for h in collection.query(query, K, None)] == [f"id-{i:05d}" for i in expected]
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"uchylony": {"$ne": True}},
+        {"typ": {"$nin": ["ustawa"]}},
+        {"$or": [{"rok": {"$lt": 1992}}, {"plik": {"$in": ["plik-1.pdf", "plik-2.pdf"]}}]},
+        {"$and": [{"rok": {"$gt": 2000}}, {"rok": {"$lte": 2003}}, {"typ": "ustawa"}, {"strona": {"$ne": 2}}]},
+        {"rok": "2000"},
+        {"brak": 1},
+    ],
+)
+def test_where_check_agrees_with_chroma(collection, where):
+    """Sprawdzanie ``where`` na metadanych kandydatów daje ten sam zbiór co Chroma (także brak klucza)."""
+    everything = collection._collection.get(include=["metadatas"])
+    ours = {i for i, meta in zip(everything["ids"], everything["metadatas"], strict=True) if matches_where(meta, where)}
+    assert ours == set(collection._collection.get(where=where, include=[])["ids"])
