@@ -25,8 +25,8 @@ SUPPORTED_SERVER_MAJOR = 1
 TOKEN_HEADER = "X-Chroma-Token"
 # Filtered search (see ChunkCollection.query): thresholds measured with bench/scale.py at 100k chunks.
 # First HNSW round. Asking for n results raises the HNSW search breadth (ef) to n: at 100k chunks ef=100
-# (Chroma's default) gives recall@5 0.91, ef=500 gives 0.99 for ~2 ms more (bench/scale.py).
-MIN_CANDIDATES = 500
+# (Chroma's default) gives recall@5 0.91, ef=500 0.975–0.99, ef=1000 1.0 for a few ms more (bench/scale.py).
+MIN_CANDIDATES = 1000
 MAX_CANDIDATES = 2000  # a filter that would need more HNSW candidates is narrow: score its chunks exactly
 EXACT_LIMIT = 8000  # ...unless it matches more chunks than this after all (then HNSW keeps growing)
 OVERSAMPLE = 4
