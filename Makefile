@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zainstalowano
 
-.PHONY: install run test test-wolne lint bench ocena
+.PHONY: install run test test-wolne lint bench bench-skala ocena serwer
 
 install: $(STAMP)
 
@@ -27,8 +27,10 @@ test-wolne: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check chroma_rag tests bench
 
+# Pomiary do docs/BENCHMARKS.md: podstawy (start, wyszukiwanie, etapy indeksowania), potem skala.
 bench: $(STAMP)
 	$(PY) bench/run.py
+	$(MAKE) bench-skala
 
 # Ocena jakości wyszukiwania na pytaniach dev: baza z 11 wspólnymi PDF-ami budowana raz (kilka-kilkanaście
 # minut embeddingu), potem tylko pytania (kilka sekund).
@@ -39,3 +41,12 @@ PYTANIA ?= ../shared/dane/pytania-dev.jsonl
 ocena: $(STAMP)
 	@test -f $(OCENA_BAZA)/chroma.sqlite3 || $(VENV)/bin/chroma-rag indeksuj $(USTAWY) --baza $(OCENA_BAZA)
 	$(VENV)/bin/chroma-rag ocena $(PYTANIA) --baza $(OCENA_BAZA)
+
+# Skala (issue 8): 10k i 100k fragmentów, folder i serwer; kolekcje budowane raz w $(SCRATCH).
+SCRATCH ?= .bench-cache/skala
+bench-skala: $(STAMP)
+	$(PY) bench/scale.py --scratch $(SCRATCH)
+
+# Serwer Chromy dla trybu zespołowego (--serwer http://127.0.0.1:8000), zob. docs/SERWER.md.
+serwer: $(STAMP)
+	$(VENV)/bin/chroma run --path chroma_db_serwer --host 127.0.0.1 --port 8000

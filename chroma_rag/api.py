@@ -56,7 +56,8 @@ class FileInfo:
 
 
 class Index:
-    """Indeks dokumentów w jednym folderze bazy Chromy."""
+    """Indeks dokumentów w folderze bazy Chromy albo na serwerze Chromy (``server="http://host:8000"``,
+    albo zmienna ``CHROMA_RAG_SERWER``; token ``token`` / ``CHROMA_RAG_SERWER_TOKEN``)."""
 
     def __init__(
         self,
@@ -64,8 +65,10 @@ class Index:
         model: str | None = None,
         dimensions: int | None = None,
         lemmatizer: str = DEFAULT_LEMMATIZER,
+        server: str | None = None,
+        token: str | None = None,
     ) -> None:
-        self.store = Store(Path(path) if path else None)
+        self.store = Store(Path(path) if path else None, server=server, token=token)
         self._model_spec = model
         self._dimensions = dimensions
         self._embedder: Embedder | None = None
@@ -196,7 +199,7 @@ class Index:
         if keywords is not None and not changed:
             return keywords
         if keywords is None:
-            keywords = KeywordIndex(index_folder(self.store.path, name, self._lemmatizer), self._lemmatizer)
+            keywords = KeywordIndex(index_folder(self.store.work_dir, name, self._lemmatizer), self._lemmatizer)
             self._keywords[name] = keywords
         keywords.sync(chunk_versions(collection.metadatas()), lambda ids: collection_texts(collection, ids))
         return keywords

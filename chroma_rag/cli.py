@@ -35,6 +35,11 @@ DbOption = Annotated[
     typer.Option("--baza", help="Folder bazy Chromy (domyślnie $CHROMA_RAG_BAZA albo ./chroma_db).",
                  show_default=False),
 ]
+ServerOption = Annotated[
+    str | None,
+    typer.Option("--serwer", help="Adres serwera Chromy (chroma run), np. http://127.0.0.1:8000, zamiast folderu "
+                 "(domyślnie $CHROMA_RAG_SERWER; token: $CHROMA_RAG_SERWER_TOKEN).", show_default=False),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Wynik jako JSON.")]
 FilesOption = Annotated[
     list[str] | None, typer.Option("--plik", help="Tylko ten plik (można powtarzać).", show_default=False)
@@ -75,10 +80,12 @@ ThresholdOption = Annotated[
 ]
 
 
-def _index(db: Path | None, model: str | None = None, dimensions: int | None = None):
+def _index(
+    db: Path | None, model: str | None = None, dimensions: int | None = None, server: str | None = None
+):
     from .api import Index
 
-    return Index(db, model=model, dimensions=dimensions)
+    return Index(db, model=model, dimensions=dimensions, server=server)
 
 
 def _threshold(value: float | None) -> float | None:
@@ -148,13 +155,14 @@ def index_command(
     db: DbOption = None,
     model: ModelOption = None,
     dimensions: DimensionsOption = None,
+    server: ServerOption = None,
 ) -> None:
     """Synchronizuje indeks z plikami: nowe i zmienione indeksuje, niezmienione pomija (po hashu).
 
     Kod wyjścia: 0 – wszystko w porządku, 3 – część plików pominięto, 1 – nic nie dało się zaindeksować.
     """
     started = time.perf_counter()
-    index = _index(db, model, dimensions)
+    index = _index(db, model, dimensions, server)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with RichProgress(*columns, console=err, transient=True) as progress:
         report = index.add(
@@ -196,9 +204,10 @@ def check_command(
     wait: WaitOption = 120.0,
     as_json: JsonOption = False,
     db: DbOption = None,
+    server: ServerOption = None,
 ) -> None:
     """Sprawdza spójność bazy: rejestr plików a fragmenty, każdy fragment odnajdywalny po własnym wektorze."""
-    report = _index(db).check(repair=repair, wait=wait)
+    report = _index(db, server=server).check(repair=repair, wait=wait)
     if as_json:
         _print_json({
             "ok": report.ok, "pliki": report.files, "fragmenty": report.chunks, "sieroty": len(report.orphans),
@@ -239,10 +248,11 @@ def search_command(
     db: DbOption = None,
     model: ModelOption = None,
     dimensions: DimensionsOption = None,
+    server: ServerOption = None,
 ) -> None:
     """Pokazuje fragmenty najbardziej pasujące do pytania (filtry działają przed wyszukiwaniem)."""
     filters = _filters(files, types, year, year_from, year_to, articles)
-    hits = _index(db, model, dimensions).search(
+    hits = _index(db, model, dimensions, server).search(
         question, k=count, filters=filters, mode=mode, threshold=_threshold(threshold)
     )
     if as_json:
@@ -289,10 +299,11 @@ def ask_command(
     db: DbOption = None,
     model: ModelOption = None,
     dimensions: DimensionsOption = None,
+    server: ServerOption = None,
 ) -> None:
     """Odpowiada na pytanie modelem czatu wyłącznie na podstawie znalezionych fragmentów, z cytatami."""
     filters = _filters(files, types, year, year_from, year_to, articles)
-    index = _index(db, model, dimensions)
+    index = _index(db, model, dimensions, server)
     if show_prompt:
         hits = index.search(question, k=count, filters=filters, mode=mode, threshold=_threshold(threshold))
         _print_prompt(question, hits, rewrite, as_json)
@@ -382,9 +393,11 @@ def evaluate_command(
     dimensions: DimensionsOption = None,
     as_json: JsonOption = False,
     db: DbOption = None,
+    server: ServerOption = None,
 ) -> None:
     """Mierzy jakość wyszukiwania: hit@1/3/5/10, MRR, odmowy progu, pudła."""
-    result = _index(db, model, dimensions).evaluate(questions, k=count, mode=mode, threshold=_threshold(threshold))
+    index = _index(db, model, dimensions, server)
+    result = index.evaluate(questions, k=count, mode=mode, threshold=_threshold(threshold))
     if as_json:
         _print_json(result)
         return
@@ -422,9 +435,9 @@ def _cell(value: float | int) -> str:
 
 
 @app.command("lista")
-def list_command(as_json: JsonOption = False, db: DbOption = None) -> None:
+def list_command(as_json: JsonOption = False, db: DbOption = None, server: ServerOption = None) -> None:
     """Wypisuje zaindeksowane pliki z liczbą fragmentów, rodzajem, rokiem i modelem."""
-    infos = _index(db).files()
+    infos = _index(db, server=server).files()
     if as_json:
         _print_json([info.to_json() for info in infos])
         return
@@ -473,9 +486,10 @@ def preview_command(
 def remove_command(
     name: Annotated[str, typer.Argument(help="Nazwa pliku, jak w `chroma-rag lista`.", show_default=False)],
     db: DbOption = None,
+    server: ServerOption = None,
 ) -> None:
     """Usuwa z indeksu wszystkie fragmenty jednego pliku."""
-    removed = _index(db).remove(name)
+    removed = _index(db, server=server).remove(name)
     out.print(f"Usunięto {removed} fragmentów pliku {name}.")
 
 

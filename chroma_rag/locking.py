@@ -17,7 +17,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
@@ -126,6 +126,7 @@ def _alive(pid: int) -> bool:
 
 class _Openable(Protocol):
     path: Path
+    needs_lock: bool
 
     def opened(self) -> AbstractContextManager[None]: ...
 
@@ -134,8 +135,9 @@ class _Openable(Protocol):
 def read_session(
     store: _Openable, wait: float = DEFAULT_WAIT, on_wait: Callable[[str], None] | None = None
 ) -> Iterator[None]:
-    """Spójny odczyt: blokada współdzielona + świeży klient Chromy, zamykany przed jej zwolnieniem."""
-    with DbLock(store.path, wait).reading(on_wait), store.opened():
+    """Spójny odczyt: blokada współdzielona + świeży klient Chromy, zamykany przed jej zwolnieniem.
+    Serwer Chromy sam szereguje zapisy, więc przy nim blokady w folderze nie ma."""
+    with DbLock(store.path, wait).reading(on_wait) if store.needs_lock else nullcontext(), store.opened():
         yield
 
 
@@ -147,5 +149,5 @@ def write_session(
     command: str = "indeksuj",
 ) -> Iterator[None]:
     """Zapis na wyłączność: świeży klient (widzi zapisy innych procesów), zamykany przed zwolnieniem blokady."""
-    with DbLock(store.path, wait).writing(on_wait, command), store.opened():
+    with DbLock(store.path, wait).writing(on_wait, command) if store.needs_lock else nullcontext(), store.opened():
         yield

