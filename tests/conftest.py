@@ -16,6 +16,16 @@ PATIENTS = "prawa-pacjenta-DU-2009-417.pdf"
 DATA_PROTECTION = "ochrona-danych-osobowych-DU-1997-883.pdf"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def local_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Dane pochodne trybu serwera (indeks słów) w folderze testów, nie w ~/.cache użytkownika."""
+    cache = tmp_path_factory.mktemp("cache")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("CHROMA_RAG_CACHE", str(cache))
+    yield cache
+    patch.undo()
+
+
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     """Uruchamia CLI w tym procesie; zwraca (kod wyjścia, stdout, stderr)."""
     try:

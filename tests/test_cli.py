@@ -1,4 +1,5 @@
-"""Podstawowe polecenia na prawdziwej Chromie, prawdziwych PDF-ach i prawdziwym modelu."""
+"""Podstawowe polecenia na prawdziwej Chromie, prawdziwych PDF-ach i prawdziwym modelu (filtry, lista i usun
+w obu trybach, folder i serwer: tests/test_server.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import DATA_PROTECTION, PATIENTS, REPO, SAMPLES, run_cli
+from conftest import PATIENTS, REPO, SAMPLES, run_cli
 
 
 def search_json(capsys, db: Path, *args: str) -> list[dict]:
@@ -16,75 +17,9 @@ def search_json(capsys, db: Path, *args: str) -> list[dict]:
     return json.loads(out)
 
 
-def test_json_shape_and_plik_filter(capsys, two_acts_db):
-    question = "Kto może zobaczyć moją dokumentację medyczną?"
-    hits = search_json(capsys, two_acts_db, question, "--plik", PATIENTS, "-k", "8")
-    assert len(hits) == 8
-    for hit in hits:
-        assert hit["plik"] == PATIENTS
-        assert isinstance(hit["rok"], int) and hit["rok"] == 2009
-        assert isinstance(hit["strona"], int) and hit["strona"] >= 1
-        assert hit["typ"] == "ustawa"
-        assert hit["art"] and hit["tekst"]
-        assert 0.0 < hit["podobienstwo"] <= 1.0
-    scores = [h["wynik"] for h in hits]  # hybrid mode ranks by the fused score
-    assert scores == sorted(scores, reverse=True)
-
-
 def test_colloquial_question_finds_patients_rights_act(capsys, two_acts_db):
     hits = search_json(capsys, two_acts_db, "Czy mogę dostać kopię mojej dokumentacji medycznej ze szpitala?")
     assert PATIENTS in [h["plik"] for h in hits[:3]]
-
-
-def test_year_filters(capsys, two_acts_db):
-    assert {h["rok"] for h in search_json(capsys, two_acts_db, "dane osobowe", "--rok", "1997", "-k", "10")} == {1997}
-    assert {h["plik"] for h in search_json(capsys, two_acts_db, "dane", "--od-roku", "2000", "-k", "10")} == {PATIENTS}
-    assert {h["plik"] for h in search_json(capsys, two_acts_db, "dane", "--do-roku", "2000", "-k", "10")} == {
-        DATA_PROTECTION
-    }
-    assert search_json(capsys, two_acts_db, "dane", "--od-roku", "1998", "--do-roku", "2008") == []
-
-
-def test_type_article_and_combined_filters(capsys, two_acts_db):
-    assert {h["typ"] for h in search_json(capsys, two_acts_db, "zgoda", "--typ", "ustawa", "-k", "10")} == {"ustawa"}
-    assert search_json(capsys, two_acts_db, "zgoda", "--typ", "kodeks") == []
-    hits = search_json(capsys, two_acts_db, "prawo pacjenta", "--art", "23", "--art", "24", "-k", "10")
-    assert {h["art"] for h in hits} <= {"23", "24"} and hits
-    hits = search_json(
-        capsys, two_acts_db, "informacja", "--plik", DATA_PROTECTION, "--art", "24", "--rok", "1997", "--typ", "ustawa"
-    )
-    assert hits and all(h["plik"] == DATA_PROTECTION and h["art"] == "24" for h in hits)
-
-
-def test_unknown_file_lists_closest_names(capsys, two_acts_db):
-    code, out, err = run_cli(capsys, "szukaj", "x", "--plik", "prawa-pacjeta.pdf", "--baza", two_acts_db)
-    assert code == 1
-    assert "prawa-pacjeta.pdf" in err and PATIENTS in err
-    assert "Traceback" not in err + out
-
-
-def test_lista_json(capsys, two_acts_db):
-    code, out, _ = run_cli(capsys, "lista", "--json", "--baza", two_acts_db)
-    assert code == 0
-    files = {f["plik"]: f for f in json.loads(out)}
-    assert set(files) == {PATIENTS, DATA_PROTECTION}
-    assert files[PATIENTS]["rok"] == 2009 and files[PATIENTS]["typ"] == "ustawa"
-    assert files[PATIENTS]["fragmenty"] > 30
-    assert files[PATIENTS]["modele"] == ["lokalny:multilingual-e5-small"]
-
-
-def chunk_counts(capsys, db: Path) -> dict[str, int]:
-    return {f["plik"]: f["fragmenty"] for f in json.loads(run_cli(capsys, "lista", "--json", "--baza", db)[1])}
-
-
-def test_usun_removes_exactly_one_file(capsys, two_acts_copy):
-    before = chunk_counts(capsys, two_acts_copy)
-    code, out, _ = run_cli(capsys, "usun", PATIENTS, "--baza", two_acts_copy)
-    assert code == 0 and str(before[PATIENTS]) in out
-    after = chunk_counts(capsys, two_acts_copy)
-    assert after == {DATA_PROTECTION: before[DATA_PROTECTION]}
-    code, _, err = run_cli(capsys, "usun", PATIENTS, "--baza", two_acts_copy)
-    assert code == 1 and "nie ma pliku" in err
 
 
 def test_reindexing_keeps_chunk_count(capsys, tmp_path):

@@ -32,7 +32,7 @@ def test_json_shape_and_plik_filter(capsys, two_acts):
         assert hit["plik"] == PATIENTS and hit["rok"] == 2009 and hit["typ"] == "ustawa"
         assert isinstance(hit["strona"], int) and hit["art"] and hit["tekst"]
         assert 0.0 < hit["podobienstwo"] <= 1.0
-    scores = [h["podobienstwo"] for h in hits]
+    scores = [h["wynik"] for h in hits]  # hybrid mode ranks by the fused score
     assert scores == sorted(scores, reverse=True)
 
 
@@ -98,6 +98,28 @@ def test_indexing_twice_keeps_chunks_and_answers(capsys, empty_target):
         ("--plik", DATA_PROTECTION, "--rok", "1997", "--typ", "ustawa"),
     ],
 )
+def test_every_command_works_in_both_modes(capsys, two_acts, tmp_path):
+    """Rejestr, indeks słów, ocena, sprawdz i pytaj (bez modelu czatu) na folderze i na serwerze."""
+    keyword_hits = search_json(capsys, two_acts, "dokumentacja medyczna", "--tryb", "slowa", "-k", "3")
+    assert keyword_hits and all(h["plik"] == PATIENTS for h in keyword_hits)
+    code, out, err = run_cli(capsys, "sprawdz", "--json", *two_acts.args)
+    assert code == 0, err
+    assert json.loads(out)["ok"] and json.loads(out)["pliki"] == 2
+    questions = tmp_path / "pytania.jsonl"
+    questions.write_text(
+        json.dumps({"pytanie": "Czy pacjent ma prawo do dokumentacji medycznej?", "plik": PATIENTS, "art": ["23"]},
+                   ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    code, out, err = run_cli(capsys, "ocena", questions, "--json", *two_acts.args)
+    assert code == 0, err
+    assert json.loads(out)["n"] == 1
+    code, out, err = run_cli(capsys, "pytaj", "Kto ma dostęp do dokumentacji medycznej?", "--pokaz-prompt", "--json",
+                             *two_acts.args)
+    assert code == 0, err
+    assert PATIENTS in json.loads(out)["wiadomosci"][-1]["content"]
+
+
 def test_server_results_identical_to_folder(capsys, two_acts_db, two_acts_server, filters):
     """Ten sam PDF zaindeksowany osobno do folderu i na serwer daje te same wyniki (id, wynik, tekst)."""
     question = "Czy szpital może udostępnić moje dane osobowe i dokumentację medyczną?"
