@@ -88,16 +88,6 @@ def test_indexing_twice_keeps_chunks_and_answers(capsys, empty_target):
     assert hits[0]["art"] == "§ 6" and hits[0]["typ"] == "dokument"
 
 
-@pytest.mark.parametrize(
-    "filters",
-    [
-        (),
-        ("--plik", PATIENTS),
-        ("--typ", "ustawa", "--od-roku", "1990"),
-        ("--art", "24", "--art", "23"),
-        ("--plik", DATA_PROTECTION, "--rok", "1997", "--typ", "ustawa"),
-    ],
-)
 def test_every_command_works_in_both_modes(capsys, two_acts, tmp_path):
     """Rejestr, indeks słów, ocena, sprawdz i pytaj (bez modelu czatu) na folderze i na serwerze."""
     keyword_hits = search_json(capsys, two_acts, "dokumentacja medyczna", "--tryb", "slowa", "-k", "3")
@@ -120,6 +110,16 @@ def test_every_command_works_in_both_modes(capsys, two_acts, tmp_path):
     assert PATIENTS in json.loads(out)["wiadomosci"][-1]["content"]
 
 
+@pytest.mark.parametrize(
+    "filters",
+    [
+        (),
+        ("--plik", PATIENTS),
+        ("--typ", "ustawa", "--od-roku", "1990"),
+        ("--art", "24", "--art", "23"),
+        ("--plik", DATA_PROTECTION, "--rok", "1997", "--typ", "ustawa"),
+    ],
+)
 def test_server_results_identical_to_folder(capsys, two_acts_db, two_acts_server, filters):
     """Ten sam PDF zaindeksowany osobno do folderu i na serwer daje te same wyniki (id, wynik, tekst)."""
     question = "Czy szpital może udostępnić moje dane osobowe i dokumentację medyczną?"
