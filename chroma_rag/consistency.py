@@ -92,7 +92,10 @@ def _unfindable(collection: ChunkCollection) -> list[str]:
         vectors = np.stack([chunks[i][2] for i in batch])
         for own, neighbours in zip(batch, collection.nearest_ids(vectors, k), strict=True):
             best = neighbours[0][1] if neighbours else 0.0
-            if own not in {i for i, d in neighbours if d <= best + _SAME_DISTANCE}:
+            tied = {i for i, d in neighbours if d <= best + _SAME_DISTANCE}
+            # k identical vectors (e.g. "Art. 55-60. (pominięte)" expanded into six units) fill the whole
+            # neighbour list, so which of them comes back is arbitrary: that is not a lost chunk
+            if own not in tied and len(tied) < len(neighbours):
                 lost.append(own)
     return lost
 
