@@ -251,10 +251,14 @@ def describe_chunks(document: Document, chunks: list[Chunk], doc_type: str | Non
     )
 
 
+# Metadata that tells apart units printed with the same number in one file (versions, quoted articles, annex).
+DISTINCT_UNIT_KEYS = ("wersja", "akt_zmieniany", "zalacznik")
+
+
 def chunk_id(key: str, file_name: str, chunk: Chunk, taken: set[str]) -> str:
     """Deterministyczne id: plik (ze skrótem ścieżki – pliki o tej samej nazwie w różnych folderach się nie
     nadpisują) + jednostka (+ wersja/akt zmieniany) + część; ponowne indeksowanie nadpisuje, nie dubluje."""
-    distinct = "|".join(f"{k}={chunk.extra[k]}" for k in sorted(chunk.extra) if k in ("wersja", "akt_zmieniany", "zalacznik"))
+    distinct = "|".join(f"{k}={chunk.extra[k]}" for k in sorted(chunk.extra) if k in DISTINCT_UNIT_KEYS)
     folder = hashlib.sha1(key.encode()).hexdigest()[:10]
     base = f"{folder}:{file_name}::{chunk.art or 'tekst'}::{distinct}::{chunk.part}"
     candidate, n = base, 1
