@@ -55,6 +55,11 @@ def configurations(lemmatizers: list[str]) -> list[tuple[str, str, str, FusionSe
         "RRF k=60, wektor 1.5 : słowa 1": replace(DEFAULT_FUSION, rrf_k=60, vector_weight=1.5, keyword_weight=1),
         "RRF k=20, wektor 1 : słowa 1.5": replace(DEFAULT_FUSION, rrf_k=20, vector_weight=1, keyword_weight=1.5),
         "RRF k=60, wektor 1 : słowa 2": replace(DEFAULT_FUSION, rrf_k=60, vector_weight=1, keyword_weight=2),
+        "RRF k=30, wektor 1 : słowa 1.5": replace(DEFAULT_FUSION, rrf_k=30, vector_weight=1, keyword_weight=1.5),
+        "RRF k=10, wektor 1 : słowa 1.5": replace(DEFAULT_FUSION, rrf_k=10, vector_weight=1, keyword_weight=1.5),
+        "domyślna, odwołania z wagą 2": replace(DEFAULT_FUSION, reference_weight=2),
+        "domyślna, głębokość list 20": replace(DEFAULT_FUSION, depth=20),
+        "domyślna, głębokość list 100": replace(DEFAULT_FUSION, depth=100),
         "domyślna, bez scalania części artykułu": replace(DEFAULT_FUSION, one_per_unit=False),
     }
     configs += [(f"hybryda: {name}", "hybryda", default_lemmatizer, fusion) for name, fusion in variants.items()]

@@ -76,14 +76,23 @@ def lemmatizer(name: str) -> Callable[[str], tuple[str, ...]]:
 
 def tokenize(text: str, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> list[str]:
     """Lematy słów tekstu bez słów funkcyjnych."""
+    return [lemma for readings in word_readings(text, lemmatizer_name) for lemma in readings]
+
+
+def word_readings(text: str, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> list[tuple[str, ...]]:
+    """Dla każdego słowa treściowego tekstu (w kolejności) – jego możliwe lematy bez słów funkcyjnych."""
     lemmatize = lemmatizer(lemmatizer_name)
-    return [
-        lemma
+    readings = (
+        tuple(lemma for lemma in lemmatize(word) if lemma not in STOPWORDS)
         for word in words(text)
         if word not in STOPWORDS  # "lub" must not come back as the lemma "lubić"
-        for lemma in lemmatize(word)
-        if lemma not in STOPWORDS
-    ]
+    )
+    return [r for r in readings if r]
+
+
+def query_terms(question: str, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> list[tuple[str, ...]]:
+    """Słowa pytania do BM25: każde słowo raz, jako zbiór jego możliwych lematów."""
+    return list(dict.fromkeys(word_readings(question, lemmatizer_name)))
 
 
 def keyword_text(text: str, metadata: dict[str, Any]) -> str:
@@ -146,16 +155,28 @@ class KeywordIndex:
 
     def search(self, question: str, k: int, allowed: Iterable[str] | None = None) -> list[KeywordHit]:
         """Najlepsze fragmenty wg BM25; ``allowed`` (id spełniające filtry) ogranicza wynik."""
-        query = tokenize(question, self.lemmatizer_name)
-        if not self.ids or not query:
+        terms = query_terms(question, self.lemmatizer_name)
+        if not self.ids or not terms:
             return []
-        scores = np.asarray(self._bm25.get_scores(query), dtype=np.float64)
+        scores = self._scores(terms)
         if allowed is not None:
             mask = np.zeros(len(self.ids), dtype=bool)
             mask[[self._positions[i] for i in allowed if i in self._positions]] = True
             scores = np.where(mask, scores, 0.0)
         top = np.argsort(-scores, kind="stable")[:k]
         return [KeywordHit(self.ids[n], float(scores[n])) for n in top if scores[n] > 0]
+
+    def _scores(self, terms: list[tuple[str, ...]]) -> np.ndarray:
+        """Suma BM25 po słowach pytania; słowo wieloznaczne liczy się raz – najlepszym odczytaniem. Suma po
+        wszystkich lematach dawałaby słowu o czterech odczytaniach („danych”: dana, dane, dany, dać)
+        czterokrotną wagę."""
+        total = np.zeros(len(self.ids), dtype=np.float64)
+        vocabulary = self._bm25.vocab_dict
+        for readings in terms:
+            known = [r for r in readings if r in vocabulary]
+            if known:
+                total += np.max([self._bm25.get_scores([r]) for r in known], axis=0)
+        return total
 
     def coverage(self, question: str, chunk_ids: Iterable[str]) -> float:
         """Jaka część „wagi” pytania (suma IDF jego słów) występuje we wskazanych fragmentach. Słowo nieznane

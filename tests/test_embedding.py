@@ -1,5 +1,7 @@
 """Opis modelu → embedder: bez sieci, bez ładowania modelu zdalnego."""
 
+import os
+
 import pytest
 
 from chroma_rag.embedding import LocalE5Embedder, get_embedder, parse_spec
@@ -65,6 +67,16 @@ def test_http_embedders_are_cheap_and_offline_until_first_call(monkeypatch):
 
 def test_local_embedder_is_the_default():
     assert isinstance(get_embedder("lokalny"), LocalE5Embedder)
+
+
+def test_local_embedder_waits_passively_unless_told_otherwise(monkeypatch):
+    # Spinning OpenMP threads made one query take ~1 s on a busy 2-core machine.
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    LocalE5Embedder()
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    LocalE5Embedder()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
 
 
 @pytest.mark.parametrize(

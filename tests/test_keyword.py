@@ -8,7 +8,7 @@ import pytest
 
 from chroma_rag import Index
 from chroma_rag.filters import SearchFilters
-from chroma_rag.keyword import KeywordIndex, tokenize
+from chroma_rag.keyword import KeywordIndex, query_terms, tokenize
 
 ACT_A = """USTAWA
 z dnia 1 stycznia 2020 r.
@@ -99,3 +99,12 @@ def test_keyword_index_rebuilt_from_collection_after_loss(acts, tmp_path):
     for folder in db.glob("slowa-*"):
         shutil.rmtree(folder)  # e.g. a crash between the vector write and the keyword write
     assert keyword_arts(Index(db), "dokarmianie")[0] == ("dziki.txt", "2")
+
+
+def test_ambiguous_word_counts_once():
+    # "danych" has four readings (dana, dane, dany, dać); summed, they would outweigh two matched words.
+    index = KeywordIndex(None)
+    texts = {"a": "Zbiór danych.", "b": "Kot i pies.", "c": "Zebra.", "d": "Kot."}
+    index.sync(dict.fromkeys(texts, "v1"), lambda ids: {i: texts[i] for i in ids})
+    assert index.search("danych kot pies", 5)[0].id == "b"
+    assert query_terms("danych, danych i kota") == [query_terms("danych")[0], query_terms("kot")[0]]
