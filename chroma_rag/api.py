@@ -74,6 +74,7 @@ class Index:
         self._embedder: Embedder | None = None
         self._lemmatizer = lemmatizer
         self._keywords: dict[str, KeywordIndex] = {}
+        self._searchers: dict[str, tuple[str, Searcher]] = {}
 
     def _resolve_model_spec(self) -> str:
         """Model jawnie podany, z ``CHROMA_RAG_MODEL``, a gdy baza ma jedną kolekcję – ten, którym ją
@@ -186,9 +187,17 @@ class Index:
             return evaluate(loaded, ranker, lambda question, hits: searcher.refuses(question.text, hits, threshold))
 
     def searcher(self, mode: str = DEFAULT_MODE) -> Searcher:
-        """Wyszukiwarka kolekcji tego modelu; indeks słów synchronizowany, gdy tryb go używa."""
+        """Wyszukiwarka kolekcji tego modelu; indeks słów synchronizowany, gdy tryb go używa. Zapamiętana
+        do następnego zapisu do bazy (znacznik zmiany), więc kolejne pytania nie płacą za jej budowę."""
+        generation = self.store.generation()
+        cached = self._searchers.get(mode)
+        if cached is not None and cached[0] == generation and self.store.is_open:
+            return cached[1]
         collection = self._collection()
-        return Searcher(collection, self.embedder, self.sync_keywords(collection) if mode != "wektor" else None)
+        keywords = self.sync_keywords(collection, changed=cached is not None) if mode != "wektor" else None
+        searcher = Searcher(collection, self.embedder, keywords)
+        self._searchers[mode] = (generation, searcher)
+        return searcher
 
     def sync_keywords(self, collection: ChunkCollection | None = None, changed: bool = False) -> KeywordIndex:
         """Indeks słów zgodny z fragmentami kolekcji (dodane, zastąpione, usunięte). Sprawdzany raz na

@@ -128,7 +128,9 @@ class _Openable(Protocol):
     path: Path
     needs_lock: bool
 
-    def opened(self) -> AbstractContextManager[None]: ...
+    def opened(self, reuse: bool = False) -> AbstractContextManager[None]: ...
+
+    def mark_changed(self) -> None: ...
 
 
 @contextmanager
@@ -137,7 +139,7 @@ def read_session(
 ) -> Iterator[None]:
     """Spójny odczyt: blokada współdzielona + świeży klient Chromy, zamykany przed jej zwolnieniem.
     Serwer Chromy sam szereguje zapisy, więc przy nim blokady w folderze nie ma."""
-    with DbLock(store.path, wait).reading(on_wait) if store.needs_lock else nullcontext(), store.opened():
+    with DbLock(store.path, wait).reading(on_wait) if store.needs_lock else nullcontext(), store.opened(reuse=True):
         yield
 
 
@@ -149,5 +151,9 @@ def write_session(
     command: str = "indeksuj",
 ) -> Iterator[None]:
     """Zapis na wyłączność: świeży klient (widzi zapisy innych procesów), zamykany przed zwolnieniem blokady."""
-    with DbLock(store.path, wait).writing(on_wait, command) if store.needs_lock else nullcontext(), store.opened():
-        yield
+    with DbLock(store.path, wait).writing(on_wait, command) if store.needs_lock else nullcontext():
+        try:
+            with store.opened():
+                yield
+        finally:
+            store.mark_changed()

@@ -7,6 +7,7 @@ import hashlib
 import math
 import os
 import re
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from .errors import UserError
 from .models import Hit
 
 DEFAULT_DB = "chroma_db"
+CHANGE_MARK = "chroma-rag.zmiana"  # rewritten by every write session, so readers know their client is stale
 COLLECTION_PREFIX = "fragmenty-"
 # The Rust server of chromadb 1.x reports its HTTP API version (1.x), not the package version.
 SUPPORTED_SERVER_MAJOR = 1
@@ -104,6 +106,7 @@ class Store:
         self.token = token or os.environ.get("CHROMA_RAG_SERWER_TOKEN") or None
         self.path = Path(path) if path else default_db_path()
         self._client: Any = None
+        self._generation: str | None = None
 
     @property
     def is_server(self) -> bool:
@@ -143,19 +146,44 @@ class Store:
             self._client = self._connect_server() if self.server else self._open_folder()
         return self._client
 
+    @property
+    def is_open(self) -> bool:
+        return self._client is not None
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None
 
+    def generation(self) -> str:
+        """Znacznik ostatniego zapisu do folderu bazy; serwer Chromy jest zawsze spójny – znacznik stały."""
+        if self.server:
+            return "serwer"
+        try:
+            return (self.path / CHANGE_MARK).read_text(encoding="ascii")
+        except FileNotFoundError:
+            return ""
+
+    def mark_changed(self) -> None:
+        if not self.server and self.path.is_dir():
+            (self.path / CHANGE_MARK).write_text(uuid.uuid4().hex, encoding="ascii")
+
     @contextmanager
-    def opened(self) -> Iterator[None]:
-        """Klient tylko na czas jednej operacji: następne otwarcie czyta z dysku stan po zapisach innych
-        procesów (otwarty klient trzyma w pamięci własną kopię indeksu HNSW)."""
+    def opened(self, reuse: bool = False) -> Iterator[None]:
+        """Klient na czas jednej operacji. Otwarty klient trzyma w pamięci własną kopię indeksu HNSW, więc
+        po zapisie innego procesu trzeba otworzyć go od nowa; odczyt (``reuse``) zachowuje klienta, dopóki
+        znacznik zmiany jest ten sam (zamknięcie nieaktualnego klienta niczego na dysku nie zmienia –
+        sprawdzone na Chromie 1.5.9), zapis zawsze pracuje na świeżym kliencie i go zamyka."""
+        current = self.generation()
+        if not reuse or current != self._generation:
+            self.close()
+        self._generation = current
         try:
             yield
         finally:
-            self.close()
+            if not reuse:
+                self.close()
+                self._generation = None
 
     def _open_folder(self) -> Any:
         import chromadb
