@@ -74,7 +74,7 @@ class Index:
         self._embedder: Embedder | None = None
         self._lemmatizer = lemmatizer
         self._keywords: dict[str, KeywordIndex] = {}
-        self._searchers: dict[str, tuple[str, Searcher]] = {}
+        self._searchers: dict[str, tuple[Any, Searcher]] = {}
 
     def _resolve_model_spec(self) -> str:
         """Model jawnie podany, z ``CHROMA_RAG_MODEL``, a gdy baza ma jedną kolekcję – ten, którym ją
@@ -189,14 +189,14 @@ class Index:
     def searcher(self, mode: str = DEFAULT_MODE) -> Searcher:
         """Wyszukiwarka kolekcji tego modelu; indeks słów synchronizowany, gdy tryb go używa. Zapamiętana
         do następnego zapisu do bazy (znacznik zmiany), więc kolejne pytania nie płacą za jej budowę."""
-        generation = self.store.generation()
+        client = self.store.client  # searchers hold collections of one client: reuse them only with it
         cached = self._searchers.get(mode)
-        if cached is not None and cached[0] == generation and self.store.is_open:
+        if cached is not None and cached[0] is client:
             return cached[1]
         collection = self._collection()
         keywords = self.sync_keywords(collection, changed=cached is not None) if mode != "wektor" else None
         searcher = Searcher(collection, self.embedder, keywords)
-        self._searchers[mode] = (generation, searcher)
+        self._searchers[mode] = (client, searcher)
         return searcher
 
     def sync_keywords(self, collection: ChunkCollection | None = None, changed: bool = False) -> KeywordIndex:

@@ -35,6 +35,10 @@ EXACT_LIMIT = 8000  # ...unless it matches more chunks than this after all (then
 OVERSAMPLE = 4
 
 
+# One reading client per DB folder in this process, with the change mark it was opened at (Store.opened).
+_READ_CLIENTS: dict[str, tuple[str, Any]] = {}
+
+
 def default_db_path() -> Path:
     return Path(os.environ.get("CHROMA_RAG_BAZA") or DEFAULT_DB)
 
@@ -106,7 +110,6 @@ class Store:
         self.token = token or os.environ.get("CHROMA_RAG_SERWER_TOKEN") or None
         self.path = Path(path) if path else default_db_path()
         self._client: Any = None
-        self._generation: str | None = None
 
     @property
     def is_server(self) -> bool:
@@ -146,12 +149,11 @@ class Store:
             self._client = self._connect_server() if self.server else self._open_folder()
         return self._client
 
-    @property
-    def is_open(self) -> bool:
-        return self._client is not None
-
     def close(self) -> None:
         if self._client is not None:
+            for key, (_, client) in list(_READ_CLIENTS.items()):
+                if client is self._client:
+                    del _READ_CLIENTS[key]
             self._client.close()
             self._client = None
 
@@ -170,20 +172,35 @@ class Store:
 
     @contextmanager
     def opened(self, reuse: bool = False) -> Iterator[None]:
-        """Klient na czas jednej operacji. Otwarty klient trzyma w pamięci własną kopię indeksu HNSW, więc
-        po zapisie innego procesu trzeba otworzyć go od nowa; odczyt (``reuse``) zachowuje klienta, dopóki
-        znacznik zmiany jest ten sam (zamknięcie nieaktualnego klienta niczego na dysku nie zmienia –
-        sprawdzone na Chromie 1.5.9), zapis zawsze pracuje na świeżym kliencie i go zamyka."""
-        current = self.generation()
-        if not reuse or current != self._generation:
-            self.close()
-        self._generation = current
+        """Klient na czas jednej operacji. Otwarty klient trzyma w pamięci własną kopię indeksu HNSW (Chroma
+        dzieli ją między klientów tego samego folderu w procesie), więc po zapisie innego procesu trzeba ją
+        otworzyć od nowa. Odczyty (``reuse``) używają jednego klienta na folder w procesie, dopóki znacznik
+        zmiany jest ten sam (zamknięcie nieaktualnego klienta niczego na dysku nie zmienia – sprawdzone na
+        Chromie 1.5.9); zapis zamyka go i pracuje na świeżym kliencie."""
+        if self.server:  # the server is the single owner of its data: one client is always current
+            yield
+            return
+        key = str(self.path.resolve())
+        if reuse:
+            current = self.generation()
+            cached = _READ_CLIENTS.get(key)
+            if cached is not None and cached[0] != current:
+                _READ_CLIENTS.pop(key)[1].close()
+                cached = None
+            if cached is None:
+                self._client = None
+                _READ_CLIENTS[key] = (current, self.client)
+            self._client = _READ_CLIENTS[key][1]
+            yield
+            return
+        stale = _READ_CLIENTS.pop(key, None)
+        if stale is not None:
+            stale[1].close()
+        self._client = None
         try:
             yield
         finally:
-            if not reuse:
-                self.close()
-                self._generation = None
+            self.close()
 
     def _open_folder(self) -> Any:
         import chromadb

@@ -19,3 +19,21 @@ def test_files_and_remove(two_acts_copy):
     assert PATIENTS in names
     assert index.remove(PATIENTS) > 0
     assert PATIENTS not in [f.name for f in index.files()]
+
+
+def test_long_lived_index_sees_what_another_process_wrote(tmp_path):
+    """Odczyty zachowują klienta Chromy między pytaniami, ale zapis innego procesu go unieważnia."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "db"
+    first, second = tmp_path / "parking.txt", tmp_path / "kantyna.txt"
+    first.write_text("Miejsca dla rowerów są przy bramie B, a dla samochodów na poziomie -1.", encoding="utf-8")
+    second.write_text("Kantyna jest czynna od 11:00 do 15:00, obiad kosztuje 25 zł.", encoding="utf-8")
+    Index(db).add([first])
+    reader = Index(db)
+    assert reader.search("Gdzie zostawić rower?", threshold=None)[0].file == "parking.txt"
+    command = [sys.executable, "-m", "chroma_rag", "indeksuj", str(second), "--baza", str(db)]
+    subprocess.run(command, check=True, capture_output=True)
+    hits = reader.search("Ile kosztuje obiad?", threshold=None, filters=SearchFilters(files=["kantyna.txt"]))
+    assert hits and hits[0].file == "kantyna.txt"
