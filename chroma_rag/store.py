@@ -333,12 +333,37 @@ class ChunkCollection:
         for start in range(0, len(ids), self._max_batch):
             self._collection.delete(ids=list(ids[start : start + self._max_batch]))
 
+    def _get(
+        self,
+        include: list[str],
+        ids: Sequence[str] | None = None,
+        where: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Wyniki ``get`` porcjami po ``max_batch``: Chroma 1.5.9 przy ~100 tys. fragmentów naraz kończy się
+        błędem SQLite „too many SQL variables”."""
+        if ids is not None:
+            for start in range(0, len(ids), self._max_batch):
+                yield self._collection.get(ids=list(ids[start : start + self._max_batch]), where=where, include=include)
+            return
+        offset = 0
+        while limit is None or offset < limit:
+            size = self._max_batch if limit is None else min(self._max_batch, limit - offset)
+            result = self._collection.get(where=where, limit=size, offset=offset, include=include)
+            yield result
+            offset += len(result["ids"])
+            if len(result["ids"]) < size:
+                return
+
     def metadatas(
         self, where: dict[str, Any] | None = None, limit: int | None = None
     ) -> dict[str, dict[str, Any]]:
         """Metadane fragmentów (spełniających ``where``) według id."""
-        result = self._collection.get(where=where, limit=limit, include=["metadatas"])
-        return dict(zip(result["ids"], result["metadatas"], strict=True))
+        return {
+            i: meta
+            for result in self._get(["metadatas"], where=where, limit=limit)
+            for i, meta in zip(result["ids"], result["metadatas"], strict=True)
+        }
 
     def records(
         self, ids: Sequence[str] | None = None, where: dict[str, Any] | None = None
@@ -347,11 +372,7 @@ class ChunkCollection:
         if ids is not None and not ids:
             return {}
         out: dict[str, tuple[dict[str, Any], str, np.ndarray]] = {}
-        chunks = [list(ids[i : i + self._max_batch]) for i in range(0, len(ids), self._max_batch)] if ids else [None]
-        for batch in chunks:
-            result = self._collection.get(
-                ids=batch, where=where, include=["metadatas", "documents", "embeddings"]
-            )
+        for result in self._get(["metadatas", "documents", "embeddings"], ids=ids, where=where):
             for i, meta, doc, vector in zip(
                 result["ids"], result["metadatas"], result["documents"], result["embeddings"], strict=True
             ):
@@ -366,7 +387,7 @@ class ChunkCollection:
 
     def ids(self, where: dict[str, Any] | None = None) -> list[str]:
         """Id fragmentów spełniających ``where`` (bez pobierania treści)."""
-        return list(self._collection.get(where=where, include=[])["ids"])
+        return [i for result in self._get([], where=where) for i in result["ids"]]
 
     def hits(self, ids: Sequence[str], query_embedding: np.ndarray | None = None) -> list[Hit]:
         """Fragmenty o podanych id (w tej kolejności); z wektorem pytania – z ich podobieństwem do niego."""
