@@ -21,9 +21,6 @@ class SearchFilters:
     articles: list[str] = field(default_factory=list)
     include_repealed: bool = False
 
-    def is_empty(self) -> bool:
-        return not self.where_conditions()
-
     def where_conditions(self) -> list[dict[str, Any]]:
         conditions: list[dict[str, Any]] = []
         if self.files:

@@ -158,9 +158,7 @@ class Store:
             self._client = None
 
     def generation(self) -> str:
-        """Znacznik ostatniego zapisu do folderu bazy; serwer Chromy jest zawsze spójny – znacznik stały."""
-        if self.server:
-            return "serwer"
+        """Znacznik ostatniego zapisu do folderu bazy (pusty, gdy jeszcze nic nie zapisano)."""
         try:
             return (self.path / CHANGE_MARK).read_text(encoding="ascii")
         except FileNotFoundError:
