@@ -141,7 +141,9 @@ EXIT_INTERRUPTED = 130
 
 @app.command("indeksuj")
 def index_command(
-    paths: Annotated[list[Path], typer.Argument(help="Pliki lub foldery (PDF, TXT, MD).", show_default=False)],
+    paths: Annotated[
+        list[Path], typer.Argument(metavar="SCIEZKI", help="Pliki lub foldery (PDF, TXT, MD).", show_default=False)
+    ],
     doc_type: Annotated[
         str | None, typer.Option("--typ", help="Wymuś rodzaj dokumentu dla wszystkich plików.", show_default=False)
     ] = None,
@@ -234,7 +236,7 @@ def check_command(
 
 @app.command("szukaj")
 def search_command(
-    question: Annotated[str, typer.Argument(help="Pytanie lub szukana fraza.", show_default=False)],
+    question: Annotated[str, typer.Argument(metavar="PYTANIE", help="Pytanie lub szukana fraza.", show_default=False)],
     count: CountOption = 5,
     files: FilesOption = None,
     types: TypesOption = None,
@@ -276,7 +278,7 @@ def search_command(
 
 @app.command("pytaj")
 def ask_command(
-    question: Annotated[str, typer.Argument(help="Pytanie do dokumentów.", show_default=False)],
+    question: Annotated[str, typer.Argument(metavar="PYTANIE", help="Pytanie do dokumentów.", show_default=False)],
     count: CountOption = 5,
     files: FilesOption = None,
     types: TypesOption = None,
@@ -385,7 +387,10 @@ def _print_sources(answer: Answer) -> None:
 
 @app.command("ocena")
 def evaluate_command(
-    questions: Annotated[Path, typer.Argument(help="Pytania JSONL (format pytania-dev.jsonl).", show_default=False)],
+    questions: Annotated[
+        Path,
+        typer.Argument(metavar="PYTANIA", help="Pytania JSONL (format pytania-dev.jsonl).", show_default=False),
+    ],
     count: Annotated[int, typer.Option("-k", "--ile", help="Ile wyników brać pod uwagę.")] = 10,
     mode: ModeOption = "hybryda",
     threshold: ThresholdOption = None,
@@ -451,7 +456,7 @@ def list_command(as_json: JsonOption = False, db: DbOption = None, server: Serve
 
 @app.command("podglad")
 def preview_command(
-    path: Annotated[Path, typer.Argument(help="Plik PDF, DOCX, TXT lub MD.", show_default=False)],
+    path: Annotated[Path, typer.Argument(metavar="PLIK", help="Plik PDF, DOCX, TXT lub MD.", show_default=False)],
     as_json: JsonOption = False,
 ) -> None:
     """Pokazuje, jak plik zostanie pocięty (bez embeddingu i bez bazy)."""
@@ -484,7 +489,9 @@ def preview_command(
 
 @app.command("usun")
 def remove_command(
-    name: Annotated[str, typer.Argument(help="Nazwa pliku, jak w `chroma-rag lista`.", show_default=False)],
+    name: Annotated[
+        str, typer.Argument(metavar="NAZWA", help="Nazwa pliku, jak w `chroma-rag lista`.", show_default=False)
+    ],
     db: DbOption = None,
     server: ServerOption = None,
 ) -> None:
@@ -516,14 +523,16 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_INTERRUPTED)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except Exception as exc:  # click usage errors and the like
-        import click
+    except typer.Abort:
+        err.print("[yellow]Przerwano.[/]")
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as exc:
+        from rich.markup import escape
 
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            err.print("[yellow]Przerwano.[/]")
-            sys.exit(EXIT_INTERRUPTED)
+        from .usage import is_usage_error, usage_message
+
+        if is_usage_error(exc):
+            err.print(f"[red]Błąd:[/] {escape(usage_message(exc))}", highlight=False)
+            sys.exit(2)
         err.print(f"[red]Nieoczekiwany błąd:[/] {type(exc).__name__}: {exc} – zgłoś go razem z poleceniem.")
         sys.exit(1)

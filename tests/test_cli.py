@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import PATIENTS, REPO, SAMPLES, run_cli
 
 
@@ -87,3 +88,24 @@ def test_console_script_help_and_error_without_traceback(tmp_path):
         [*command, "szukaj", "x", "--baza", str(tmp_path / "brak")], capture_output=True, text=True
     )
     assert result.returncode == 1 and "Traceback" not in result.stderr and "indeksuj" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["szukaj"], "Brakuje argumentu PYTANIE. Składnię pokazuje: chroma-rag szukaj --help."),
+        (["indeksuj"], "Brakuje argumentu SCIEZKI."),
+        (["szukaj", "urlop", "--zla"], "Nieznana opcja --zla."),
+        (["szukaj", "urlop", "-k", "abc"], "Zła wartość opcji -k/--ile: oczekiwano liczby całkowitej."),
+        (["szukaj", "urlop", "--prog", "wysoki"], "Zła wartość opcji --prog: oczekiwano liczby."),
+        (["szukaj", "urlop", "--tryb"], "Opcja --tryb wymaga wartości"),
+        (["szukj", "urlop"], "Nie ma polecenia „szukj”. Może chodziło o: szukaj?"),
+        (["szukaj", "urlop", "wypoczynkowy"], "Za dużo argumentów: wypoczynkowy. Pytanie z kilkoma słowami ujmij"),
+    ],
+)
+def test_usage_errors_are_one_polish_sentence(capsys, args, expected):
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2
+    assert out == ""
+    assert expected in " ".join(err.split())
+    assert err.startswith("Błąd:") and err.count("\n") == 1
