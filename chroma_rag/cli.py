@@ -264,16 +264,35 @@ def search_command(
         out.print("Nie znaleziono nic trafnego – żaden fragment nie pasuje do pytania wystarczająco dobrze. "
                   "Spróbuj innych słów, zdejmij filtry albo obniż próg (--prog).")
         return
-    table = Table(show_lines=True)
-    for column in ("#", "Plik", "Art.", "Str.", "Podobieństwo", "Fragment"):
-        table.add_column(column, overflow="fold")
     for rank, hit in enumerate(hits, start=1):
-        snippet = " ".join(hit.text.split())
-        table.add_row(
-            str(rank), hit.file, hit.art or "–", str(hit.page), f"{hit.similarity:.3f}",
-            snippet[:300] + ("…" if len(snippet) > 300 else ""),
-        )
-    out.print(table)
+        _print_hit(rank, hit)
+
+
+SNIPPET_CHARS = 400
+
+
+def _print_hit(rank: int, hit: Hit) -> None:
+    """Wynik jako nagłówek (plik, jednostka, strony, podobieństwo) i wcięty fragment – czytelne także w wąskim
+    terminalu, w którym tabela łamała nazwy plików w połowie."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    meta = hit.metadata
+    first, last = meta.get("strona_od", hit.page), meta.get("strona_do", hit.page)
+    pages = f"{first}–{last}" if last != first else str(first)
+    unit = hit.art if hit.art.startswith("§") or not hit.art else f"art. {hit.art}"
+    header = Text(f"{rank}. ", style="bold")
+    header.append(hit.file, style="bold cyan")
+    for part in (unit, f"str. {pages}", f"podobieństwo {hit.similarity:.3f}"):
+        if part:
+            header.append(f" · {part}")
+    out.print(header)
+    context = str(meta.get("rozdzial") or "")
+    if context:
+        out.print(Padding(Text(context, style="dim"), (0, 0, 0, 3)))
+    snippet = " ".join(hit.text.split())
+    snippet = snippet[:SNIPPET_CHARS] + ("…" if len(snippet) > SNIPPET_CHARS else "")
+    out.print(Padding(Text(snippet), (0, 0, 1, 3)))
 
 
 @app.command("pytaj")

@@ -23,6 +23,16 @@ def test_colloquial_question_finds_patients_rights_act(capsys, two_acts_db):
     assert PATIENTS in [h["plik"] for h in hits[:3]]
 
 
+def test_results_are_listed_with_file_unit_pages_and_similarity(capsys, two_acts_db):
+    code, out, _ = run_cli(capsys, "szukaj", "Kto jest osobą bliską pacjenta?", "-k", "2", "--plik", PATIENTS,
+                           "--baza", two_acts_db)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith(f"1. {PATIENTS} · art. ") and " · str. " in lines[0] and "podobieństwo 0." in lines[0]
+    assert any(line.startswith(f"2. {PATIENTS} · art. ") for line in lines)
+    assert all(line.startswith("   ") or not line.strip() or line[0].isdigit() for line in lines)
+
+
 def test_reindexing_keeps_chunk_count(capsys, tmp_path):
     db = tmp_path / "db"
     assert run_cli(capsys, "indeksuj", SAMPLES, "--baza", db)[0] == 0
