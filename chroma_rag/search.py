@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from .embedding import Embedder
 from .errors import UserError
@@ -17,6 +18,9 @@ from .keyword import KeywordIndex
 from .models import Hit
 from .references import References, find_references
 from .store import ChunkCollection
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MODES = ("hybryda", "wektor", "slowa")
 DEFAULT_MODE = "hybryda"
@@ -108,7 +112,7 @@ class Searcher:
             (fusion.keyword_weight, [h.id for h in self.keywords.search(request.question, depth, self._allowed(where))])
         ]
         if request.mode == "hybryda":
-            lists.append((fusion.vector_weight, [h.id for h in collection.query(query_vector, depth, where)]))
+            lists.append((fusion.vector_weight, self.vector_ids(request.question, query_vector, depth, where)))
             refs = find_references(request.question, self.titles)
             for ref_filters in reference_filters(refs, filters):
                 ref_hits = collection.query(query_vector, depth, build_where(ref_filters))
@@ -119,6 +123,12 @@ class Searcher:
         for hit in hits:
             hit.score = scores[hit.id]
         return _dedupe(hits, fusion)[: request.k]
+
+
+    def vector_ids(self, question: str, query_vector: np.ndarray, depth: int, where: dict | None) -> list[str]:
+        """Lista nogi wektorowej hybrydy; osobna metoda, bo ``bench/quality_ideas.py`` podmienia ją na
+        porównywane warianty."""
+        return [h.id for h in self.collection.query(query_vector, depth, where)]
 
 
 def refuses(hits: list[Hit], threshold: float | None) -> bool:
