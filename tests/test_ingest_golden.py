@@ -199,3 +199,25 @@ def test_long_units_split_with_overlap(name: str) -> None:
     for first, second in pairwise(chunks):
         if second.part == first.part + 1 and second.art and second.art == first.art:
             assert second.text[:40] in first.text or len(second.text) < 40
+
+
+# real words that pypdf printed with a stray space, and legit neighbours that must stay apart
+REPAIRED_WORDS = {
+    KONSTYTUCJA: ["Nikt nie może być", "świadczenie niektórych usług edukacyjnych"],
+    KC: ["Jeżeli obowiązek płacenia renty", "Przez produkt rozumie się", "odpowiedzialność ubezpieczyciela"],
+    KK: ["zatarcie skazania nie może nastąpić", "reszty kary tylko wówczas, gdy"],
+    ODO: ["historycznych, statystycznych lub archiwalnych", "na piśmie Generalnemu Inspektorowi"],
+    KW: ["w odległości mniejszej niż 3 m od stopy wału", "W razie popełnienia wykroczenia"],
+    LEKARZ: ["lit. c lub d ustawy", "złożył PES z wynikiem"],
+}
+WRONGLY_GLUED = re.compile(r"\b(?:niemo że|tylkowów|nadnależytym|mod stopy|gust\.|club d|luborzecz|odakapitu|Xdodaje)")
+
+
+@pytest.mark.parametrize("name", sorted(REPAIRED_WORDS))
+def test_words_split_by_stray_spaces_are_joined_by_the_dictionary(name: str) -> None:
+    text = "\n".join(c.text for c in chunks_of(name))
+    flat = " ".join(text.split())
+    for phrase in REPAIRED_WORDS[name]:
+        assert phrase in flat, phrase
+    assert not WRONGLY_GLUED.search(flat)
+    assert not re.search(r"\b(?:nini ejszy|ta jemnica|spodzi ewana|mo że|us ług)\b", flat)
