@@ -20,6 +20,8 @@ _HEADING = re.compile(
     r"^[ \t]*(?P<kind>KSIĘGA|Księga|CZĘŚĆ|Część|TYTUŁ|Tytuł|DZIAŁ|Dział|ROZDZIAŁ|Rozdział|ODDZIAŁ|Oddział)"
     r"[ \t]+(?P<label>[IVXLC]+|\d+[a-z]?|[A-ZĄĆĘŁŃÓŚŹŻ]+)\b\.?(?P<rest>.*)$"
 )
+# Markdown headings of everyday documents ("## Rozdział 2. Czas pracy") are headings, never unit text
+_MD_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(?P<title>.+?)[ \t#]*$")
 _CAPS_TITLE = re.compile(r"^[ \t]*[A-ZĄĆĘŁŃÓŚŹŻ][A-ZĄĆĘŁŃÓŚŹŻ ,\-–]{4,120}[ \t]*$")
 _ANNEX = re.compile(r"^[ \t]*(Załącznik|ZAŁĄCZNIK)i?\b")
 _REPEALED = re.compile(
@@ -111,7 +113,14 @@ def _scan(text: str, pattern: re.Pattern[str], prefix: str) -> list[Unit]:
                 )
             )
             continue
-        heading = _HEADING.match(line)
+        markdown = _MD_HEADING.match(line)
+        heading = _HEADING.match(markdown.group("title") if markdown else line)
+        if markdown and not heading:
+            _close(units, start)
+            path = {k: v for k, v in path.items() if k < 6}
+            path[6] = markdown.group("title")
+            pending_heading = None
+            continue
         if heading:
             _close(units, start)
             level = _LEVELS[heading.group("kind").lower()]
