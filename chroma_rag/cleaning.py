@@ -150,14 +150,16 @@ def _score_group(group: list[str], before: str, vocab: Vocabulary) -> tuple[floa
     """(koszt, wyraz) uznania kawałków za jeden wyraz; None, gdy sklejenie jest niedozwolone."""
     if len(group) == 1:
         return (_WEAK_COST if vocab.is_weak(group[0]) else 0.0), group[0]
+    if not _case_fits(group):
+        return None
+    if not any(vocab.is_weak(p) for p in group) and not (len(group) == 2 and vocab.proves_split(*group)):
+        return None
     word = "".join(group)
     plain = word.replace("-", "")
     # "odp łatno-ścią" hides a line-end hyphen; "spo łeczno-zawodowych" keeps its real one
     if plain != word and _is_known(plain) and (vocab.counts[plain.lower()] or not _is_known(word)):
         word = plain
-    if not _is_known(word) or not _case_fits(group):
-        return None
-    if not any(vocab.is_weak(p) for p in group) and not (len(group) == 2 and vocab.proves_split(*group)):
+    if not _is_known(word):
         return None
     # "lit. g ust. 1", "lit. c i d", "100 m od", "Dział X dodaje" – but "2/3 g łosów" is broken
     lone_letter = len(group[0]) == 1 and (group[0] in _ROMAN or _LONE_LETTER_CONTEXT.search(before))
