@@ -87,7 +87,8 @@ def main() -> None:
 | {SPLIT} | {sum(splits.values())} |
 | fałszywe alarmy tej reguły (litery po „lit.”, skrót „PES”) | {sum(alarms.values())} |
 
-Skan: `python bench/czystosc.py --zapisz` ({chunks} fragmentów, wczytanie i cięcie {cpu:.1f} s czasu procesora).
+Skan: `make bench-czystosc` (`python bench/czystosc.py --zapisz`): {chunks} fragmentów, wczytanie i cięcie
+{cpu:.1f} s czasu procesora.
 Pozostałe rozbicia: {rest}. Fałszywe alarmy: {false}.
 """
     print(body)

@@ -33,7 +33,7 @@ _SHORT_WORDS = frozenset(
     {
         "a", "i", "o", "u", "w", "z", "na", "do", "od", "po", "za", "ze", "we", "to", "ta", "te", "ty", "tę",
         "tą", "my", "wy", "on", "go", "mu", "mi", "ci", "je", "ją", "co", "bo", "by", "że", "aż", "iż", "ni",
-        "no", "ku", "tu", "ów", "ad", "ex", "ma", "są", "ja", "im", "oń", "aby",
+        "no", "ku", "tu", "ów", "ad", "ex", "ma", "są", "ja", "im", "oń",
     }
 )
 # dated or dialect readings ("wej", "li") do not make a piece a word of a modern statute
