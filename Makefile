@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zainstalowano
 
-.PHONY: install run test test-wolne lint bench bench-skala ocena serwer
+.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc ocena serwer
 
 install: $(STAMP)
 
@@ -46,6 +46,10 @@ ocena: $(STAMP)
 SCRATCH ?= .bench-cache/skala
 bench-skala: $(STAMP)
 	$(PY) bench/scale.py --scratch $(SCRATCH)
+
+# Czystość fragmentów 11 wspólnych PDF-ów (issue 3): wczytanie i cięcie bez embeddingu, ~25 s.
+bench-czystosc: $(STAMP)
+	$(PY) bench/czystosc.py --zapisz
 
 # Serwer Chromy dla trybu zespołowego (--serwer http://127.0.0.1:8000), zob. docs/SERWER.md.
 serwer: $(STAMP)

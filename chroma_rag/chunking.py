@@ -9,10 +9,10 @@ import re
 from .cleaning import Vocabulary, clean_text, reflow
 from .models import Chunk, Document
 from .pdftext import FN_CLOSE, FN_OPEN, MASTHEAD
-from .statute import Unit, parse_units
+from .statute import Unit, inline_versions, parse_units
 
 # Bump whenever chunking (or chunk metadata) changes: files indexed with another version get re-cut.
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 UNIT_MAX_CHARS = 1200
 UNIT_OVERLAP = 200
 TEXT_CHUNK_CHARS = 800
@@ -97,22 +97,33 @@ def _chunk_units(doc: Document, text: str, page_starts: list[int], units: list[U
                 _chunk_plain(body, [0], heading=unit.heading, pages=(page_from, page_to), extra=extra)
             )
             continue
-        pieces = split_with_overlap(body, UNIT_MAX_CHARS, UNIT_OVERLAP)
-        for part, (offset, piece) in enumerate(pieces, start=1):
-            span = page_to - page_from
-            chunks.append(
-                Chunk(
-                    text=piece,
-                    art=unit.art,
-                    page_from=page_from + int(span * offset / len(body)),
-                    page_to=page_from + int(span * (offset + len(piece)) / len(body) + 0.999)
-                    if span
-                    else page_to,
-                    part=part,
-                    heading=unit.heading,
-                    extra=dict(extra),
-                )
+        versions = None if unit.extra.get("wersja") else inline_versions(body)
+        if versions is None:
+            chunks.extend(_unit_chunks(unit, body, (page_from, page_to), extra))
+            continue
+        for version, text_of_version in zip(("obecna", "przyszla"), versions, strict=True):
+            chunks.extend(_unit_chunks(unit, text_of_version, (page_from, page_to), {**extra, "wersja": version}))
+    return chunks
+
+
+def _unit_chunks(unit: Unit, body: str, pages: tuple[int, int], extra: dict) -> list[Chunk]:
+    """Jednostka jako fragmenty ≤ ``UNIT_MAX_CHARS`` z zakładką; strony rozłożone proporcjonalnie."""
+    page_from, page_to = pages
+    span = page_to - page_from
+    chunks = []
+    pieces = split_with_overlap(body, UNIT_MAX_CHARS, UNIT_OVERLAP)
+    for part, (offset, piece) in enumerate(pieces, start=1):
+        chunks.append(
+            Chunk(
+                text=piece,
+                art=unit.art,
+                page_from=page_from + int(span * offset / len(body)),
+                page_to=page_from + int(span * (offset + len(piece)) / len(body) + 0.999) if span else page_to,
+                part=part,
+                heading=unit.heading,
+                extra=dict(extra),
             )
+        )
     return chunks
 
 

@@ -17,9 +17,12 @@ _PAR = re.compile(
 )
 _LEVELS = {"księga": 0, "część": 1, "tytuł": 2, "dział": 3, "rozdział": 4, "oddział": 5}
 _HEADING = re.compile(
-    r"^[ \t]*(?P<kind>KSIĘGA|Księga|CZĘŚĆ|Część|TYTUŁ|Tytuł|DZIAŁ|Dział|ROZDZIAŁ|Rozdział|ODDZIAŁ|Oddział)"
-    r"[ \t]+(?P<label>[IVXLC]+|\d+[a-z]?|[A-ZĄĆĘŁŃÓŚŹŻ]+)\b\.?(?P<rest>.*)$"
+    r"^[ \t]*[\[<]?(?P<kind>KSIĘGA|Księga|CZĘŚĆ|Część|TYTUŁ|Tytuł|DZIAŁ|Dział|ROZDZIAŁ|Rozdział|ODDZIAŁ|Oddział)"
+    r"[ \t]+(?P<label>[IVXLC]+\d?|\d+[a-z]?|[A-ZĄĆĘŁŃÓŚŹŻ]+)\b\.?(?P<rest>.*)$"
 )
+# Markdown headings of everyday documents ("## Rozdział 2. Czas pracy") are headings, never unit text
+_MD_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(?P<title>.+?)[ \t#]*$")
+_VERSION_OPEN = re.compile(r"(?:^|(?<=[\]>]))[ \t]*([\[<])", re.M)
 _CAPS_TITLE = re.compile(r"^[ \t]*[A-ZĄĆĘŁŃÓŚŹŻ][A-ZĄĆĘŁŃÓŚŹŻ ,\-–]{4,120}[ \t]*$")
 _ANNEX = re.compile(r"^[ \t]*(Załącznik|ZAŁĄCZNIK)i?\b")
 _REPEALED = re.compile(
@@ -111,19 +114,30 @@ def _scan(text: str, pattern: re.Pattern[str], prefix: str) -> list[Unit]:
                 )
             )
             continue
-        heading = _HEADING.match(line)
+        markdown = _MD_HEADING.match(line)
+        heading = _HEADING.match(markdown.group("title") if markdown else line)
+        if markdown and not heading:
+            _close(units, start)
+            path = {k: v for k, v in path.items() if k < 6}
+            path[6] = markdown.group("title")
+            pending_heading = None
+            continue
         if heading:
             _close(units, start)
             level = _LEVELS[heading.group("kind").lower()]
             label = f"{heading.group('kind').capitalize()} {heading.group('label')}"
-            rest = _strip_markers(heading.group("rest")).strip(" .")
+            # "[Dział III. GWARANCJA JAKOŚCI206)]": a heading in two versions, with a glued footnote marker
+            rest = re.sub(r"(?<=[^\W\d])\d{1,3}\)$", "", _strip_markers(heading.group("rest")).strip(" .]>"))
             path = {k: v for k, v in path.items() if k < level}
             path[level] = f"{label}. {rest}" if rest else label
             pending_heading = None if rest else level
+            # "<Dział II1 …" opens a future-only block of whole new articles, closed by the last one's ">"
+            version = _version_after(line, stripped[0] if stripped[0] in "[<" else version)
             continue
         if pending_heading is not None and len(stripped) < 200:
-            path[pending_heading] = f"{path[pending_heading]}. {_strip_markers(stripped)}"
+            path[pending_heading] = f"{path[pending_heading]}. {_strip_markers(stripped).rstrip(']>')}"
             pending_heading = None
+            version = _version_after(line, version)
             continue
         if units and _CAPS_TITLE.match(line) and len(stripped.split()) >= 2 and _looks_like_title(stripped):
             _close(units, start)
@@ -223,6 +237,35 @@ def _open_units(
     for unit in units[:-1]:  # a range "Art. 55–60. (pominięte)" shares one line
         unit.text = header.group(0).strip()
     return units
+
+
+def inline_versions(text: str) -> tuple[str, str] | None:
+    """Tekst jednostki z ustępem w dwóch brzmieniach („[§ 2. obecne]” i „<§ 2. przyszłe>”, albo tylko
+    „<1a. dodany>”) jako (obecna, przyszła); None, gdy jednostka ma jedno brzmienie. Nawias wersji
+    otwiera linię (albo stoi tuż po zamkniętym nawiasie innej wersji), więc „alfabetu [a), b) …]” nim nie jest."""
+    segments = []
+    for m in _VERSION_OPEN.finditer(text):
+        if segments and m.start() < segments[-1][2]:
+            continue
+        close = text.find("]" if m.group(1) == "[" else ">", m.end())
+        if close < 0:
+            return None
+        segments.append((m.group(1), m.start(1), close + 1))
+    if not segments:
+        return None
+    return _one_version(text, segments, keep="["), _one_version(text, segments, keep="<")
+
+
+def _one_version(text: str, segments: list[tuple[str, int, int]], keep: str) -> str:
+    out, pos = [], 0
+    for kind, start, end in segments:
+        out.append(text[pos:start])
+        if kind == keep:
+            out.append(text[start + 1 : end - 1])
+        pos = end
+    out.append(text[pos:])
+    lines = (" ".join(line.split()) for line in "".join(out).split("\n"))
+    return "\n".join(line for line in lines if line)
 
 
 def _strip_markers(text: str) -> str:

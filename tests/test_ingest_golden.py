@@ -32,17 +32,17 @@ ALL = [KC, KK, KRO, KW, KONSTYTUCJA, PPSA, ODO, PACJENT, MEDYCZNA, TECHNIKA, LEK
 # numbers that really are absent from the text (e.g. KC art. 397–404: a whole repealed title, no units)
 REAL_GAPS = {KC: {(396, 405)}, ODO: {(37, 39)}}
 UNIT_COUNTS = {
-    KC: 1293,
+    KC: 1298,
     KK: 405,
     KRO: 239,
-    KW: 189,
+    KW: 190,
     KONSTYTUCJA: 243,
     PPSA: 85,
     ODO: 71,
-    PACJENT: 89,
+    PACJENT: 90,
     MEDYCZNA: 88,
     TECHNIKA: 165,
-    LEKARZ: 131,
+    LEKARZ: 134,
 }
 
 
@@ -114,6 +114,40 @@ def test_dual_versions_kept_apart() -> None:
     )
     assert "[" not in current.text and ">" not in future.text
     assert unit(KK, "66", wersja="obecna").text != unit(KK, "66", wersja="przyszla").text
+
+
+def test_inline_dual_versions_of_one_paragraph_become_two_units() -> None:
+    current, future = unit(KC, "557", wersja="obecna"), unit(KC, "557", wersja="przyszla")
+    assert current.text == (
+        "Art. 557.\n§ 1. Sprzedawca jest zwolniony od odpowiedzialności z tytułu rękojmi, jeżeli kupujący "
+        "wiedział o wadzie w chwili zawarcia umowy.\n§ 2. Gdy przedmiotem sprzedaży są rzeczy oznaczone tylko co "
+        "do gatunku albo rzeczy mające powstać w przyszłości, sprzedawca jest zwolniony od odpowiedzialności "
+        "z tytułu rękojmi, jeżeli kupujący wiedział o wadzie w chwili wydania rzeczy."
+    )
+    assert "wydania rzeczy. Przepisu tego nie stosuje się, gdy kupującym jest konsument.\n§ 3. Sprzedawca" in (
+        future.text
+    )
+    # a paragraph added only in the future version ("<§ 2. …>") and a paragraph number given only then
+    assert unit(KC, "770", wersja="obecna").text.startswith("Art. 770.\nKomisant nie ponosi odpowiedzialności")
+    assert unit(KC, "770", wersja="przyszla").text.endswith(
+        "\n§ 2. Przepisu § 1 nie stosuje się, jeżeli kupującym jest konsument."
+    )
+    assert "1a. Dokumentację medyczną prowadzi się w postaci elektronicznej." not in unit(
+        PACJENT, "24", wersja="obecna"
+    ).text
+    assert "\n1a. Dokumentację medyczną prowadzi się w postaci elektronicznej.\n2. Lekarze" in unit(
+        PACJENT, "24", wersja="przyszla"
+    ).text
+    assert "o których mowa w art. 9 ust. 2–12, okręgowa" in unit(LEKARZ, "9a", wersja="obecna").text
+    assert "o których mowa w art. 9 ust. 2 i 3–12, okręgowa" in unit(LEKARZ, "9a", wersja="przyszla").text
+    # a whole chapter added in the future version ("<Dział II1 …" … "ograniczyć.>")
+    added = unit(KC, "576^4", wersja="przyszla")
+    assert added.text == (
+        "Art. 576⁴. Odpowiedzialności przewidzianej w niniejszym dziale nie można wyłączyć ani ograniczyć."
+    )
+    assert added.heading.endswith("Dział II1. Roszczenie sprzedawcy w związku z wadliwością rzeczy sprzedanej")
+    versioned = [c.text for name in (KC, KW, PACJENT, LEKARZ) for c in chunks_of(name) if c.extra.get("wersja")]
+    assert not [t[:60] for t in versioned if re.search(r"[\[\]<>]", t)]
 
 
 def test_repealed_units_are_marked() -> None:
@@ -199,3 +233,25 @@ def test_long_units_split_with_overlap(name: str) -> None:
     for first, second in pairwise(chunks):
         if second.part == first.part + 1 and second.art and second.art == first.art:
             assert second.text[:40] in first.text or len(second.text) < 40
+
+
+# real words that pypdf printed with a stray space, and legit neighbours that must stay apart
+REPAIRED_WORDS = {
+    KONSTYTUCJA: ["Nikt nie może być", "świadczenie niektórych usług edukacyjnych"],
+    KC: ["Jeżeli obowiązek płacenia renty", "Przez produkt rozumie się", "odpowiedzialność ubezpieczyciela"],
+    KK: ["zatarcie skazania nie może nastąpić", "reszty kary tylko wówczas, gdy"],
+    ODO: ["historycznych, statystycznych lub archiwalnych", "na piśmie Generalnemu Inspektorowi"],
+    KW: ["w odległości mniejszej niż 3 m od stopy wału", "W razie popełnienia wykroczenia"],
+    LEKARZ: ["lit. c lub d ustawy", "złożył PES z wynikiem"],
+}
+WRONGLY_GLUED = re.compile(r"\b(?:niemo że|tylkowów|nadnależytym|mod stopy|gust\.|club d|luborzecz|odakapitu|Xdodaje)")
+
+
+@pytest.mark.parametrize("name", sorted(REPAIRED_WORDS))
+def test_words_split_by_stray_spaces_are_joined_by_the_dictionary(name: str) -> None:
+    text = "\n".join(c.text for c in chunks_of(name))
+    flat = " ".join(text.split())
+    for phrase in REPAIRED_WORDS[name]:
+        assert phrase in flat, phrase
+    assert not WRONGLY_GLUED.search(flat)
+    assert not re.search(r"\b(?:nini ejszy|ta jemnica|spodzi ewana|mo że|us ług)\b", flat)

@@ -87,6 +87,16 @@ def test_company_regulation_with_articles(tmp_path: Path) -> None:
     ]
 
 
+def test_markdown_chapter_heading_starts_its_own_section() -> None:
+    sample = Path(__file__).resolve().parents[1] / "dane" / "regulamin-pracy-zielony-las.md"
+    chunks = {c.art: c for c in chunk_document(load_document(sample))}
+    assert chunks["§ 2"].text.endswith("upoważniona na piśmie.")
+    assert chunks["§ 2"].heading == "Rozdział 1. Przepisy ogólne"
+    assert chunks["§ 3"].heading == "Rozdział 2. Czas pracy"
+    assert chunks["§ 10"].heading == "Rozdział 4. Bezpieczeństwo i porządek"
+    assert not [c.art for c in chunks.values() if "#" in c.text or "Rozdział" in c.text]
+
+
 def test_markdown_sections_with_heading_path(tmp_path: Path) -> None:
     path = tmp_path / "procedura.md"
     long = " ".join(f"Zdanie numer {i} opisuje krok procedury." for i in range(60))
