@@ -18,7 +18,8 @@ SUPERSCRIPT = "^"
 
 _MARKER = re.compile(r"\s*(\d{1,3}|[IVX]{1,5})\)\s*")
 _DIGITS = re.compile(r"\d{1,2}")
-_UNIT_BEFORE_SUP = re.compile(r"(?:Art\.|§)\s?(\d{1,4})[a-z]{0,2}$")
+# a unit number, in its header ("Art. 22") or in a reference in the text ("art. 556 § 2")
+_UNIT_BEFORE_SUP = re.compile(r"(?:[Aa]rt\.|§)\s?(\d{1,4})[a-z]{0,2}$")
 # The first page keeps the masthead naming the publication ("Dziennik Ustaw Nr 252 — 17424 — Poz. 1697"),
 # metadata reads the Dz.U. reference from it; chunking leaves it out of the units.
 MASTHEAD = re.compile(
@@ -261,10 +262,11 @@ def _join_wrapped(left: str, right: str) -> str:
 
 
 def _apply_superscripts(text: str, sups: list[tuple[str, str]]) -> str:
-    """„Art. 221.” z podniesioną jedynką w PDF → „Art. 22^1.”; kolejne zapisy strony po kolei."""
+    """„Art. 221.” i „art. 5561 § 2” z podniesioną jedynką w PDF → „Art. 22^1.”, „art. 556^1 § 2”; kolejne
+    zapisy strony po kolei."""
     pos = 0
     for base, sup in sups:
-        pattern = re.compile(rf"((?:Art\.|§)\s?){base}{sup}(?=[a-z]{{0,2}}\.)")
+        pattern = re.compile(rf"((?:[Aa]rt\.|§)\s?){base}{sup}(?=[a-z]{{0,2}}(?:[^\w^]|$))")
         match = pattern.search(text, pos)
         if not match:
             continue

@@ -102,6 +102,14 @@ def test_superscript_articles_resolved_from_the_pdf() -> None:
     assert sum("^" in c.art for c in units(KRO)) >= 50
 
 
+def test_superscripts_in_references_inside_the_text() -> None:
+    """„art. 4491” w tekście z podniesioną jedynką w PDF to odesłanie do art. 449¹, nie do art. 4491."""
+    kc_text = "\n".join(c.text for c in chunks_of(KC))
+    assert "na podstawie art. 449¹ nie" in kc_text and "mowa w art. 33¹ § 1," in kc_text
+    assert "art. 4491" not in kc_text and "art. 331 § 1" not in kc_text
+    assert "na podstawie art. 77⁵ § 2" in "\n".join(c.text for c in chunks_of(PACJENT))
+
+
 def test_dual_versions_kept_apart() -> None:
     current = unit(KC, "22^1", wersja="obecna")
     future = unit(KC, "22^1", wersja="przyszla")
