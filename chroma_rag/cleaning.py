@@ -45,7 +45,7 @@ _ROMAN = frozenset("IVXLCDM")
 _MAX_PIECES = 3
 _WEAK_COST = 10.0
 _FUNCTION_WORD_COST = 2.0
-_SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 _BREAK_KEPT = re.compile(r"^(?:§\s*\d|Art\.|\d+[a-z]?[.)]|[a-z]\)|[–—-]\s|„|\[|<)")
 
 
@@ -237,7 +237,7 @@ def reflow(text: str) -> str:
 
 def superscripts(text: str) -> str:
     """„22^1” → „22¹” w tekście pokazywanym użytkownikowi."""
-    return re.sub(r"(\d)\^(\d+)", lambda m: m.group(1) + m.group(2).translate(_SUPERSCRIPT_DIGITS), text)
+    return re.sub(r"(\d)\^(\d+)", lambda m: m.group(1) + m.group(2).translate(SUPERSCRIPT_DIGITS), text)
 
 
 def clean_text(text: str, vocab: Vocabulary) -> str:

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .cleaning import SUPERSCRIPT_DIGITS
+
 _ART = re.compile(
     r"^[ \t]*(?P<ver>[\[<])?[ \t]*Art\.[ \t]?(?P<num>\d+(?:\^\d+)?[a-z]{0,4})"
     r"(?:[ \t]?[–—-][ \t]?(?P<to>\d+[a-z]{0,4}))?(?:\.(?P<rest>.*)|[ \t]*)$"
@@ -125,7 +127,7 @@ def _scan(text: str, pattern: re.Pattern[str], prefix: str) -> list[Unit]:
         if heading:
             _close(units, start)
             level = _LEVELS[heading.group("kind").lower()]
-            label = f"{heading.group('kind').capitalize()} {heading.group('label')}"
+            label = f"{heading.group('kind').capitalize()} {_roman_label(heading.group('label'))}"
             # "[Dział III. GWARANCJA JAKOŚCI206)]": a heading in two versions, with a glued footnote marker
             rest = re.sub(r"(?<=[^\W\d])\d{1,3}\)$", "", _strip_markers(heading.group("rest")).strip(" .]>"))
             path = {k: v for k, v in path.items() if k < level}
@@ -171,6 +173,13 @@ def _quote_balance(line: str) -> int:
 def _close(units: list[Unit], end: int) -> None:
     if units and units[-1].end < 0:
         units[-1].end = end
+
+
+def _roman_label(label: str) -> str:
+    """„II1” to II z podniesioną jedynką, spłaszczoną przez pypdf (cyfra po rzymskiej liczbie nie ma innego
+    sensu) → „II¹”, jak numery artykułów w tekście."""
+    match = re.fullmatch(r"([IVXLC]+)(\d)", label)
+    return f"{match.group(1)}{match.group(2).translate(SUPERSCRIPT_DIGITS)}" if match else label
 
 
 def _heading(path: dict[int, str]) -> str:

@@ -148,12 +148,12 @@ def test_inline_dual_versions_of_one_paragraph_become_two_units() -> None:
     ).text
     assert "o których mowa w art. 9 ust. 2–12, okręgowa" in unit(LEKARZ, "9a", wersja="obecna").text
     assert "o których mowa w art. 9 ust. 2 i 3–12, okręgowa" in unit(LEKARZ, "9a", wersja="przyszla").text
-    # a whole chapter added in the future version ("<Dział II1 …" … "ograniczyć.>")
+    # a whole chapter added in the future version ("<Dział II1 …" … "ograniczyć.>"), its raised 1 restored
     added = unit(KC, "576^4", wersja="przyszla")
     assert added.text == (
         "Art. 576⁴. Odpowiedzialności przewidzianej w niniejszym dziale nie można wyłączyć ani ograniczyć."
     )
-    assert added.heading.endswith("Dział II1. Roszczenie sprzedawcy w związku z wadliwością rzeczy sprzedanej")
+    assert added.heading.endswith("Dział II¹. Roszczenie sprzedawcy w związku z wadliwością rzeczy sprzedanej")
     versioned = [c.text for name in (KC, KW, PACJENT, LEKARZ) for c in chunks_of(name) if c.extra.get("wersja")]
     assert not [t[:60] for t in versioned if re.search(r"[\[\]<>]", t)]
 
