@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import replace
 
 from .cleaning import Vocabulary, clean_text, reflow
 from .models import Chunk, Document
@@ -102,7 +103,9 @@ def _chunk_units(doc: Document, text: str, page_starts: list[int], units: list[U
             chunks.extend(_unit_chunks(unit, body, (page_from, page_to), extra))
             continue
         for version, text_of_version in zip(("obecna", "przyszla"), versions, strict=True):
-            chunks.extend(_unit_chunks(unit, text_of_version, (page_from, page_to), {**extra, "wersja": version}))
+            future = version == "przyszla" and unit.future_heading
+            worded = replace(unit, heading=unit.future_heading) if future else unit
+            chunks.extend(_unit_chunks(worded, text_of_version, (page_from, page_to), {**extra, "wersja": version}))
     return chunks
 
 

@@ -49,6 +49,7 @@ class Unit:
     extra: dict[str, Any] = field(default_factory=dict)
     footnotes: list[str] = field(default_factory=list)
     text: str | None = None  # set when the unit is assembled from pieces (quoted amendments)
+    future_heading: str = ""  # heading path in the future wording, when a heading has two versions
 
 
 def number_key(art: str) -> tuple[int, int, str]:
@@ -76,7 +77,11 @@ def parse_units(text: str, title: str = "") -> list[Unit]:
 def _scan(text: str, pattern: re.Pattern[str], prefix: str) -> list[Unit]:
     units: list[Unit] = []
     path: dict[int, str] = {}
-    pending_heading: int | None = None  # level waiting for its title on the next line
+    # "[Dział III. GWARANCJA JAKOŚCI]" followed by "<Dział III Gwarancja przy sprzedaży>": the second is the
+    # future wording of the same heading, for units in the future version only
+    future: dict[int, str] = {}
+    twin_level: int | None = None  # level of the last "[…]" heading, whose "<…>" twin may follow
+    pending_heading: tuple[dict[int, str], int] | None = None  # (path, level) waiting for its title
     quote_depth, amending = 0, False
     version: str | None = None  # "[" or "<" while a bracketed block of several units is open
     annex = 0
@@ -94,7 +99,11 @@ def _scan(text: str, pattern: re.Pattern[str], prefix: str) -> list[Unit]:
         if header and not _is_sequence_break(header, previous):
             _close(units, start)
             version = header.group("ver") or version
-            new = _open_units(header, prefix, previous, start, _heading(path), annex, version)
+            current, upcoming = _heading(path), _heading({**path, **future})
+            new = _open_units(header, prefix, previous, start, upcoming if version == "<" else current, annex, version)
+            for unit in new:
+                unit.future_heading = upcoming
+            twin_level = None
             version = _version_after(line, version)
             units.extend(new)
             previous = number_key(new[-1].art.removeprefix("§ "))
@@ -105,7 +114,7 @@ def _scan(text: str, pattern: re.Pattern[str], prefix: str) -> list[Unit]:
         if units and _ANNEX.match(stripped) and len(stripped) < 100 and not stripped.endswith((",", ";")):
             _close(units, start)
             annex += 1
-            previous, path = None, {}
+            previous, path, future = None, {}, {}
             units.append(
                 Unit(
                     art=None,
@@ -130,14 +139,21 @@ def _scan(text: str, pattern: re.Pattern[str], prefix: str) -> list[Unit]:
             label = f"{heading.group('kind').capitalize()} {_roman_label(heading.group('label'))}"
             # "[Dział III. GWARANCJA JAKOŚCI206)]": a heading in two versions, with a glued footnote marker
             rest = re.sub(r"(?<=[^\W\d])\d{1,3}\)$", "", _strip_markers(heading.group("rest")).strip(" .]>"))
-            path = {k: v for k, v in path.items() if k < level}
-            path[level] = f"{label}. {rest}" if rest else label
-            pending_heading = None if rest else level
+            if stripped.startswith("<") and twin_level == level:
+                target = future
+            else:
+                path = {k: v for k, v in path.items() if k < level}
+                future = {k: v for k, v in future.items() if k < level}
+                target = path
+            target[level] = f"{label}. {rest}" if rest else label
+            twin_level = level if stripped.startswith("[") else None
+            pending_heading = None if rest else (target, level)
             # "<Dział II1 …" opens a future-only block of whole new articles, closed by the last one's ">"
             version = _version_after(line, stripped[0] if stripped[0] in "[<" else version)
             continue
         if pending_heading is not None and len(stripped) < 200:
-            path[pending_heading] = f"{path[pending_heading]}. {_strip_markers(stripped).rstrip(']>')}"
+            target, level = pending_heading
+            target[level] = f"{target[level]}. {_strip_markers(stripped).rstrip(']>')}"
             pending_heading = None
             version = _version_after(line, version)
             continue

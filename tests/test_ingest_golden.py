@@ -124,6 +124,14 @@ def test_dual_versions_kept_apart() -> None:
     assert unit(KK, "66", wersja="obecna").text != unit(KK, "66", wersja="przyszla").text
 
 
+def test_heading_in_two_versions_goes_with_the_matching_version() -> None:
+    """„[Dział III. GWARANCJA JAKOŚCI]” i „<Dział III Gwarancja przy sprzedaży>”: obecne brzmienie art. 577
+    i artykuły bez wersji mają obecny tytułu działu, przyszłe – przyszły."""
+    assert unit(KC, "577", wersja="obecna").heading.endswith("Dział III. GWARANCJA JAKOŚCI")
+    assert unit(KC, "577", wersja="przyszla").heading.endswith("Dział III. Gwarancja przy sprzedaży")
+    assert unit(KC, "578").heading.endswith("Dział III. GWARANCJA JAKOŚCI")
+
+
 def test_inline_dual_versions_of_one_paragraph_become_two_units() -> None:
     current, future = unit(KC, "557", wersja="obecna"), unit(KC, "557", wersja="przyszla")
     assert current.text == (
