@@ -13,6 +13,7 @@ import math
 import os
 import re
 import shutil
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ LEMMATIZERS = ("morfeusz", "simplemma", "stempel", "brak")
 DEFAULT_LEMMATIZER = "morfeusz"
 FORMAT_VERSION = 2  # zmiana tokenizacji = nowy numer, indeks buduje się od nowa
 MANIFEST = "fragmenty.json"
+COLLECTION_VERSION = "kolekcja.json"  # the collection's change marker this index was last synced at
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Function words that every legal text repeats; BM25's IDF alone leaves them noisy in short questions.
@@ -118,17 +120,23 @@ class KeywordIndex:
         self._bm25: Any = None
         self._positions: dict[str, int] = {}
         self._document_frequency: Counter[str] = Counter()
+        self.collection_version = ""
+        self._saved_as = ""  # random id of the saved copy this object mirrors
         if path is not None:
             self._load()
 
     # --- synchronizacja z kolekcją -------------------------------------------------------------
 
-    def sync(self, versions: dict[str, str], fetch_texts: Callable[[list[str]], dict[str, str]]) -> bool:
+    def sync(self, versions: dict[str, str], fetch_texts: Callable[[list[str]], dict[str, str]],
+             collection_version: str = "") -> bool:
         """Doprowadza indeks do stanu kolekcji: ``versions`` to id → wersja (skrót pliku) wszystkich
-        fragmentów, ``fetch_texts`` daje teksty wskazanych id. Zwraca, czy coś się zmieniło."""
+        fragmentów, ``fetch_texts`` daje teksty wskazanych id, ``collection_version`` – znacznik zmiany
+        kolekcji odczytany przed ``versions`` (zapamiętany: ten sam znacznik = nie trzeba porównywać).
+        Zwraca, czy coś się zmieniło."""
         changed = [i for i, version in versions.items() if self.versions.get(i) != version]
         removed = [i for i in self.versions if i not in versions]
         if not changed and not removed and self._bm25 is not None:
+            self._save_collection_version(collection_version)
             return False
         for i in removed:
             self.versions.pop(i, None)
@@ -139,6 +147,7 @@ class KeywordIndex:
             self.versions[i] = versions[i]
         self._rebuild()
         self._save()
+        self._save_collection_version(collection_version)
         return True
 
     def _rebuild(self) -> None:
@@ -208,6 +217,14 @@ class KeywordIndex:
             return
         if data.get("wersja_formatu") != FORMAT_VERSION or data.get("lematyzator") != self.lemmatizer_name:
             return
+        self._saved_as = str(data.get("zapis", ""))
+        try:
+            label = json.loads((self.path / COLLECTION_VERSION).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            label = {}
+        # A label written for another save of this folder (a concurrent sync swapped it) is not trusted.
+        if self._saved_as and label.get("zapis") == self._saved_as:
+            self.collection_version = str(label.get("znacznik", ""))
         self.versions = data["wersje"]
         self.tokens = data["tokeny"]
         if data["kolejnosc"]:
@@ -238,7 +255,9 @@ class KeywordIndex:
         staging.mkdir(parents=True)
         if self.ids:
             self._bm25.save(str(staging), show_progress=False)
+        self._saved_as = uuid.uuid4().hex
         manifest = {
+            "zapis": self._saved_as,
             "wersja_formatu": FORMAT_VERSION,
             "lematyzator": self.lemmatizer_name,
             "kolejnosc": self.ids,
@@ -251,6 +270,16 @@ class KeywordIndex:
             os.rename(self.path, old)
         os.rename(staging, self.path)
         shutil.rmtree(old, ignore_errors=True)
+
+
+    def _save_collection_version(self, version: str) -> None:
+        """Znacznik obok indeksu, podmieniany atomowo (zapis całego indeksu przy 100 tys. to sekundy)."""
+        self.collection_version = version
+        if self.path is None or not self.path.exists():
+            return
+        staging = self.path / f"{COLLECTION_VERSION}.{os.getpid()}"
+        staging.write_text(json.dumps({"znacznik": version, "zapis": self._saved_as}), encoding="utf-8")
+        os.replace(staging, self.path / COLLECTION_VERSION)
 
 
 def chunk_versions(metadatas: dict[str, dict[str, Any]]) -> dict[str, str]:
