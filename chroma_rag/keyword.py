@@ -28,8 +28,12 @@ if TYPE_CHECKING:
 
 LEMMATIZERS = ("morfeusz", "simplemma", "stempel", "brak")
 DEFAULT_LEMMATIZER = "morfeusz"
-FORMAT_VERSION = 2  # zmiana tokenizacji = nowy numer, indeks buduje się od nowa
+FORMAT_VERSION = 3  # zmiana tokenizacji albo zapisu = nowy numer, indeks buduje się od nowa
 MANIFEST = "fragmenty.json"
+# Tokens of every chunk, one JSON line each in the order of ``ids``, with byte offsets: a cold search reads
+# only the few lines it needs (at 100k chunks the whole file is ~80 MB, seconds to parse).
+TOKENS = "tokeny.jsonl"
+TOKEN_OFFSETS = "tokeny.npy"
 COLLECTION_VERSION = "kolekcja.json"  # the collection's change marker this index was last synced at
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -116,7 +120,7 @@ class KeywordIndex:
         self.lemmatizer_name = lemmatizer_name
         self.ids: list[str] = []
         self.versions: dict[str, str] = {}
-        self.tokens: dict[str, list[str]] = {}
+        self._tokens: dict[str, list[str]] | None = {}
         self._bm25: Any = None
         self._positions: dict[str, int] = {}
         self._document_frequency: Counter[str] = Counter()
@@ -124,6 +128,25 @@ class KeywordIndex:
         self._saved_as = ""  # random id of the saved copy this object mirrors
         if path is not None:
             self._load()
+
+    @property
+    def tokens(self) -> dict[str, list[str]]:
+        """Tokeny wszystkich fragmentów (z dysku dopiero wtedy, gdy są potrzebne – przy synchronizacji)."""
+        if self._tokens is None:
+            assert self.path is not None
+            with (self.path / TOKENS).open(encoding="utf-8") as lines:
+                self._tokens = {i: json.loads(line) for i, line in zip(self.ids, lines, strict=True)}
+        return self._tokens
+
+    def _tokens_of(self, chunk_id: str) -> list[str]:
+        if self._tokens is not None or chunk_id not in self._positions:
+            return self.tokens.get(chunk_id, [])
+        assert self.path is not None
+        offsets = np.load(self.path / TOKEN_OFFSETS, mmap_mode="r")
+        position = self._positions[chunk_id]
+        with (self.path / TOKENS).open("rb") as lines:
+            lines.seek(int(offsets[position]))
+            return json.loads(lines.read(int(offsets[position + 1] - offsets[position])))
 
     # --- synchronizacja z kolekcją -------------------------------------------------------------
 
@@ -155,10 +178,10 @@ class KeywordIndex:
 
         self.ids = sorted(self.tokens)
         self._positions = {i: n for n, i in enumerate(self.ids)}
-        self._count_documents()
         self._bm25 = bm25s.BM25()
         if self.ids:
             self._bm25.index([self.tokens[i] or [""] for i in self.ids], show_progress=False)
+        self._count_documents()
 
     # --- wyszukiwanie ---------------------------------------------------------------------------
 
@@ -190,9 +213,9 @@ class KeywordIndex:
     def coverage(self, question: str, chunk_ids: Iterable[str]) -> float:
         """Jaka część „wagi” pytania (suma IDF jego słów) występuje we wskazanych fragmentach. Słowo nieznane
         całemu zbiorowi waży najwięcej – pytanie o rzecz spoza dokumentów ma niskie pokrycie."""
-        present = {t for i in chunk_ids for t in self.tokens.get(i, ())}
+        present = {t for i in chunk_ids for t in self._tokens_of(i)}
         lemmatize = lemmatizer(self.lemmatizer_name)
-        n = max(len(self.tokens), 1)
+        n = max(len(self.ids), 1)
         total = covered = 0.0
         for word in dict.fromkeys(words(question)):
             readings = [lemma for lemma in lemmatize(word) if lemma not in STOPWORDS]
@@ -226,10 +249,11 @@ class KeywordIndex:
         if self._saved_as and label.get("zapis") == self._saved_as:
             self.collection_version = str(label.get("znacznik", ""))
         self.versions = data["wersje"]
-        self.tokens = data["tokeny"]
         if data["kolejnosc"]:
+            self._tokens = None
             self._load_matrix(data["kolejnosc"])
         else:
+            self._tokens = {}
             self._rebuild()
 
     def _load_matrix(self, ids: list[str]) -> None:
@@ -242,7 +266,17 @@ class KeywordIndex:
         self._count_documents()
 
     def _count_documents(self) -> None:
-        self._document_frequency = Counter(t for tokens in self.tokens.values() for t in set(tokens))
+        """W ilu fragmentach występuje każdy lemat – z macierzy BM25 (kolumna lematu ma wpis dla każdego
+        fragmentu, który go zawiera), bez czytania tokenów."""
+        if not self.ids:
+            self._document_frequency = Counter()
+            return
+        indptr = np.asarray(self._bm25.scores["indptr"])
+        counts = np.diff(indptr)
+        # bm25s may add the empty token to the vocabulary without a column
+        self._document_frequency = Counter(
+            {t: int(counts[c]) for t, c in self._bm25.vocab_dict.items() if c < len(counts)}
+        )
 
     def _save(self) -> None:
         """Całość (tokeny + macierz BM25) do folderu obok, potem podmiana folderów: przerwany zapis
@@ -255,6 +289,12 @@ class KeywordIndex:
         staging.mkdir(parents=True)
         if self.ids:
             self._bm25.save(str(staging), show_progress=False)
+        offsets = [0]
+        with (staging / TOKENS).open("wb") as lines:
+            for i in self.ids:
+                line = json.dumps(self.tokens[i], ensure_ascii=False).encode() + b"\n"
+                offsets.append(offsets[-1] + lines.write(line))
+        np.save(staging / TOKEN_OFFSETS, np.array(offsets, dtype=np.int64))
         self._saved_as = uuid.uuid4().hex
         manifest = {
             "zapis": self._saved_as,
@@ -262,7 +302,6 @@ class KeywordIndex:
             "lematyzator": self.lemmatizer_name,
             "kolejnosc": self.ids,
             "wersje": self.versions,
-            "tokeny": self.tokens,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
         shutil.rmtree(old, ignore_errors=True)
