@@ -87,8 +87,12 @@ class Snapshot:
         """Dokładnie ``k`` najpodobniejszych spośród ``rows`` (najlepszy pierwszy, remisy według id)."""
         if len(rows) == 0:
             return []
-        norm = max(float(np.linalg.norm(query)), 1e-12)
-        similarities = np.asarray(self.vectors[rows] @ (np.asarray(query, dtype=np.float32) / norm))
+        unit = np.asarray(query, dtype=np.float32) / max(float(np.linalg.norm(query)), 1e-12)
+        # Gathering rows copies them: for most of the collection one pass over the whole matrix is cheaper.
+        if 3 * len(rows) > len(self):
+            similarities = np.asarray(self.vectors @ unit)[rows]
+        else:
+            similarities = np.asarray(self.vectors[rows] @ unit)
         if len(rows) > k:
             threshold = np.partition(similarities, len(rows) - k)[len(rows) - k]
             keep = np.flatnonzero(similarities >= threshold)
