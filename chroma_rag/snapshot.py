@@ -23,7 +23,7 @@ import numpy as np
 
 from .where import FIELD_OPERATORS, MISSING
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 # Keys `filters.build_where` filters on, plus `hash` (keyword index sync) and `tytul` (act names in questions).
 COLUMNS = ("plik", "typ", "rok", "art", "uchylony", "hash", "tytul")
 DESCRIPTION = "opis.json"
@@ -36,11 +36,10 @@ class Snapshot:
     def __init__(self, marker: str, ids: np.ndarray, vectors: np.ndarray, codes: np.ndarray,
                  values: dict[str, list[Any]]) -> None:
         self.marker = marker
-        self.ids = ids  # utf-8 bytes (numpy "S"): sorting them sorts the ids as strings
+        self.ids = ids  # sorted utf-8 bytes (numpy "S"): row order is id order, a row is found by bisection
         self.vectors = vectors
         self.codes = codes  # (len(COLUMNS), n) int32, -1 = no such key in the metadata
         self.values = values
-        self._rows: dict[str, int] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -97,14 +96,18 @@ class Snapshot:
             threshold = np.partition(similarities, len(rows) - k)[len(rows) - k]
             keep = np.flatnonzero(similarities >= threshold)
             rows, similarities = rows[keep], similarities[keep]
-        order = np.lexsort((self.ids[rows], -similarities))[:k]
+        order = np.lexsort((rows, -similarities))[:k]  # rows are in id order
         return [(self.ids[rows[j]].decode(), float(similarities[j])) for j in order]
 
-    def row(self, chunk_id: str) -> int:
-        """Wiersz fragmentu albo -1 (słownik budowany raz na proces i wersję)."""
-        if self._rows is None:
-            self._rows = {i.decode(): r for r, i in enumerate(self.ids)}
-        return self._rows.get(chunk_id, -1)
+    def rows(self, chunk_ids: list[str]) -> np.ndarray:
+        """Wiersze fragmentów (-1 dla nieznanych) – wyszukiwanie binarne w posortowanych id."""
+        if not len(self):
+            return np.full(len(chunk_ids), -1)
+        encoded = [i.encode() for i in chunk_ids]
+        fits = np.array([len(e) <= self.ids.itemsize for e in encoded], dtype=bool)  # longer would be cut
+        wanted = np.array(encoded, dtype=self.ids.dtype)
+        found = np.minimum(np.searchsorted(self.ids, wanted), len(self) - 1)
+        return np.where(fits & (self.ids[found] == wanted), found, -1)
 
     def id_list(self, rows: np.ndarray | None = None) -> list[str]:
         selected = self.ids if rows is None else self.ids[rows]
@@ -167,10 +170,10 @@ def build(root: Path, marker: str, dim: int, pages: Iterable[dict[str, Any]]) ->
                     raise TypeError(f"kolumna {key}: wartość {type(value).__name__} poza migawką")
                 column.append(value)
     vectors = np.concatenate(blocks) if blocks else np.zeros((0, dim), dtype=np.float32)
-    if len(set(ids)) != len(ids):  # paging shifted under a concurrent write: keep each id's last copy
-        last = {i: r for r, i in enumerate(ids)}
-        keep = sorted(last.values())
-        ids, vectors, raw = [ids[r] for r in keep], vectors[keep], [[col[r] for r in keep] for col in raw]
+    # sorted by id; an id seen twice (paging shifted under a concurrent write) keeps its last copy
+    last = {i: r for r, i in enumerate(ids)}
+    keep = [last[i] for i in sorted(last, key=str.encode)]
+    ids, vectors, raw = [ids[r] for r in keep], vectors[keep], [[col[r] for r in keep] for col in raw]
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     values, codes = _encode(raw)
     snapshot = Snapshot(marker, np.array([i.encode() for i in ids], dtype=bytes).reshape(len(ids)), vectors,

@@ -528,7 +528,8 @@ class ChunkCollection:
         n = min(total, max(MIN_CANDIDATES, math.ceil(OVERSAMPLE * k * total / len(rows))))
         while True:
             candidates = self._hnsw_candidates(embedding, n)
-            matched = [p for p, (i, _) in enumerate(candidates) if (r := found.row(i)) >= 0 and mask[r]]
+            rows = found.rows([i for i, _ in candidates])
+            matched = np.flatnonzero((rows >= 0) & mask[rows]).tolist()
             # As above: the k-th match must lie in the first 1/OVERSAMPLE of the list.
             if n >= total or (len(matched) >= k and OVERSAMPLE * (matched[k - 1] + 1) <= n):
                 return [candidates[p] for p in matched[:k]]

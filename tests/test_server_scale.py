@@ -120,6 +120,8 @@ def test_ids_and_columns_come_from_the_snapshot(collection, data):
     years = collection.column("rok", None)
     assert len(years) == N and all(years[f"id-{i:05d}"] == int(data["years"][i]) for i in range(0, N, 97))
     assert collection.file_titles() == {f"plik-{f}.pdf": "" for f in set(data["files"].tolist())}
+    rows = collection.snapshot().rows(["id-00007", "nie-ma", "id-00007-dluzsze-niz-kazde-id", "id-02999"])
+    assert rows.tolist() == [7, -1, -1, 2999]
 
 
 @pytest.fixture(params=["folder", "serwer"])
