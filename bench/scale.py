@@ -248,7 +248,7 @@ def ingest_breakdown(store: Store, data: dict[str, Any], files: int = 20, per_fi
             collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim, create=True)
             registry = Registry(store.client, create=True)
             timed(collection._collection, ["upsert"], spent, "upsert")
-            timed(collection, ["bump_version"], spent, "znacznik")
+            timed(collection, ["announce_version", "publish_version"], spent, "znacznik")
             timed(collection, ["metadatas"], spent, "stare fragmenty")
             timed(registry, ["get", "put"], spent, "rejestr")
             write_file(collection, registry, record, prepared, vectors[rows])
@@ -259,7 +259,6 @@ def ingest_breakdown(store: Store, data: dict[str, Any], files: int = 20, per_fi
         registry = Registry(store.client, create=True)
         for record in records:
             drop_file(collection, registry, record)
-    spent["upsert"] -= spent["znacznik"]  # the marker is bumped inside ChunkCollection.upsert
     spent["sesja i reszta"] = total - sum(spent.values())
     return {"fragmenty": n, "razem": total, **spent}
 

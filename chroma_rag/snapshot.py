@@ -12,6 +12,7 @@ jest usuwana i budowana od nowa.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 import uuid
@@ -27,6 +28,8 @@ FORMAT_VERSION = 2
 # Keys `filters.build_where` filters on, plus `hash` (keyword index sync) and `tytul` (act names in questions).
 COLUMNS = ("plik", "typ", "rok", "art", "uchylony", "hash", "tytul")
 DESCRIPTION = "opis.json"
+JOURNAL = "dziennik.jsonl"
+JOURNAL_LIMIT = 8 * 2**20
 STALE_BUILD_SECONDS = 3600  # a build folder this old belongs to a process that died mid-build
 
 
@@ -127,6 +130,63 @@ class Snapshot:
         return {(known_a[int(x) // width], known_b[int(x) % width]) for x in found}
 
 
+def latest(root: Path, marker: str) -> Snapshot | None:
+    """Poprzednia zapisana wersja (inna niż ``marker``), od której można zacząć aktualizację."""
+    try:
+        older = [e for e in root.iterdir() if e.is_dir() and not e.name.startswith(".") and e.name != marker]
+    except OSError:
+        return None
+    for entry in sorted(older, key=lambda e: e.stat().st_mtime, reverse=True):
+        found = load(root, entry.name)
+        if found is not None:
+            return found
+    return None
+
+
+def journal(root: Path, before: str, after: str, ids: list[str]) -> None:
+    """Wpis dziennika zmian: zmiana kolekcji ze znacznika ``before`` na ``after`` dotyka ``ids``.
+
+    Tylko w trybie folderu, gdzie zapisy idą po kolei pod blokadą wyłączną, więc wpisy tworzą łańcuch. Wpis
+    powstaje przed zmianą danych: przerwany zapis zostawia wpis bez następcy, a kolejny zapis dopisuje drugi
+    wpis z tym samym ``before`` – rozwidlenie, po którym czytelnik buduje migawkę od zera."""
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / JOURNAL
+    with path.open("a", encoding="utf-8") as entries:
+        entries.write(json.dumps({"przed": before, "po": after, "id": ids}, ensure_ascii=False) + "\n")
+    if path.stat().st_size > JOURNAL_LIMIT:  # readers further behind than the kept half rebuild from scratch
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        staging = root / f"{JOURNAL}.{os.getpid()}"
+        staging.write_text("".join(lines[len(lines) // 2 :]), encoding="utf-8")
+        os.replace(staging, path)
+
+
+def changed_since(root: Path, old: str, new: str) -> set[str] | None:
+    """Id zmienione między wersjami ``old`` i ``new`` według dziennika; ``None``, gdy łańcuch wpisów się
+    urywa albo rozwidla (wtedy migawkę trzeba zbudować od zera)."""
+    try:
+        lines = (root / JOURNAL).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    following: dict[str, list[dict[str, Any]]] = {}
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:  # a line being appended right now
+            continue
+        following.setdefault(entry["przed"], []).append(entry)
+    changed: set[str] = set()
+    current = old
+    for _ in range(len(lines)):
+        if current == new:
+            return changed
+        entries = following.get(current, [])
+        if len(entries) != 1:
+            return None
+        changed.update(entries[0]["id"])
+        current = entries[0]["po"]
+    return changed if current == new else None
+
+
 def load(root: Path, marker: str) -> Snapshot | None:
     """Migawka danej wersji z dysku; ``None``, gdy jej nie ma albo jest uszkodzona (wtedy ją usuwa)."""
     folder = root / marker
@@ -155,9 +215,24 @@ def build(root: Path, marker: str, dim: int, pages: Iterable[dict[str, Any]]) ->
     """Nowa migawka ze stronicowanych wyników ``get`` (id, wektory, metadane), zapisana pod ``root/marker``.
 
     Gdy dwa procesy budują tę samą wersję naraz, zostaje katalog tego, który zdążył pierwszy."""
-    ids: list[str] = []
-    blocks: list[np.ndarray] = []
-    raw: list[list[Any]] = [[] for _ in COLUMNS]
+    return _assemble(root, marker, dim, [], [], [[] for _ in COLUMNS], pages)
+
+
+def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
+           pages: Iterable[dict[str, Any]]) -> Snapshot:
+    """Nowa wersja z poprzedniej: wiersze ``changed`` wypadają, ``pages`` (ich obecny stan w kolekcji;
+    usuniętych tam już nie ma) dochodzą."""
+    dropped = old.rows(sorted(changed))
+    kept = np.setdiff1d(np.arange(len(old)), dropped[dropped >= 0])
+    raw = []
+    for c, key in enumerate(COLUMNS):
+        known = [*old.values[key], MISSING]
+        raw.append([known[code] for code in old.codes[c, kept].tolist()])
+    return _assemble(root, marker, dim, old.id_list(kept), [np.asarray(old.vectors[kept])], raw, pages)
+
+
+def _assemble(root: Path, marker: str, dim: int, ids: list[str], blocks: list[np.ndarray], raw: list[list[Any]],
+              pages: Iterable[dict[str, Any]]) -> Snapshot:
     for page in pages:
         ids.extend(page["ids"])
         if page["ids"]:
@@ -217,5 +292,7 @@ def _remove_old(root: Path, keep: str) -> None:
     now = time.time()
     for entry in root.iterdir():
         building = entry.name.startswith(".budowa-")
-        if entry.name != keep and (not building or now - entry.stat().st_mtime > STALE_BUILD_SECONDS):
+        if not entry.is_dir() or entry.name == keep:
+            continue
+        if not building or now - entry.stat().st_mtime > STALE_BUILD_SECONDS:
             shutil.rmtree(entry, ignore_errors=True)

@@ -286,7 +286,7 @@ class Store:
                 metadata={"model": model_id, "wymiar": dim, VERSION_KEY: uuid.uuid4().hex},
             )
             if VERSION_KEY not in (collection.metadata or {}):  # built before the marker existed
-                ChunkCollection(collection, 1).bump_version()
+                ChunkCollection(collection, 1).publish_version(uuid.uuid4().hex)
         else:
             self.require_existing()
             models = self.indexed_models()
@@ -305,18 +305,20 @@ class Store:
                 "zaindeksuj dokumenty ponownie tym modelem w nowej bazie."
             )
         return ChunkCollection(collection, self.client.get_max_batch_size(), self.client,
-                               self.work_dir / f"migawka-{name}")
+                               self.work_dir / f"migawka-{name}", journal=not self.server)
 
 
 class ChunkCollection:
     """Operacje na fragmentach jednej kolekcji, z podziałem na porcje wg limitu klienta; z ``snapshot_dir``
     wyszukiwanie z filtrem korzysta z lokalnej migawki (``snapshot.py``)."""
 
-    def __init__(self, collection: Any, max_batch: int, client: Any = None, snapshot_dir: Path | None = None) -> None:
+    def __init__(self, collection: Any, max_batch: int, client: Any = None, snapshot_dir: Path | None = None,
+                 journal: bool = False) -> None:
         self._collection = collection
         self._max_batch = max_batch
         self._client = client
         self._snapshot_dir = snapshot_dir
+        self._journal = journal  # folder mode: writes are serialized by the lock, so the journal is a chain
 
     @property
     def model_id(self) -> str:
@@ -335,10 +337,18 @@ class ChunkCollection:
         )
         return str((current.metadata or {}).get(VERSION_KEY, ""))
 
-    def bump_version(self) -> None:
+    def announce_version(self, ids: list[str]) -> str:
+        """Znacznik dla zapisu, który zaraz zmieni ``ids``; w trybie folderu najpierw wpis w dzienniku zmian
+        migawki (``snapshot.journal``), dzięki któremu czytelnik dociąga tylko zmienione fragmenty."""
+        marker = uuid.uuid4().hex
+        if self._journal and self._snapshot_dir is not None:
+            snapshots.journal(self._snapshot_dir, self.version(), marker, ids)
+        return marker
+
+    def publish_version(self, marker: str) -> None:
         """Nowy znacznik – zawsze po zapisie danych: czytelnik, który zobaczy nowy znacznik, widzi już dane.
         Chroma 1.5.9 zastępuje całe metadane kolekcji, więc przepisujemy model i wymiar."""
-        self._collection.modify(metadata={**(self._collection.metadata or {}), VERSION_KEY: uuid.uuid4().hex})
+        self._collection.modify(metadata={**(self._collection.metadata or {}), VERSION_KEY: marker})
 
     def upsert(
         self,
@@ -349,24 +359,28 @@ class ChunkCollection:
     ) -> None:
         for start in range(0, len(ids), self._max_batch):
             end = start + self._max_batch
+            marker = self.announce_version(list(ids[start:end]))
             self._collection.upsert(
                 ids=list(ids[start:end]),
                 embeddings=embeddings[start:end],
                 documents=list(documents[start:end]),
                 metadatas=list(metadatas[start:end]),
             )
-            self.bump_version()
+            self.publish_version(marker)
 
     def delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), self._max_batch):
-            self._collection.delete(ids=list(ids[start : start + self._max_batch]))
-            self.bump_version()
+            batch = list(ids[start : start + self._max_batch])
+            marker = self.announce_version(batch)
+            self._collection.delete(ids=batch)
+            self.publish_version(marker)
 
     def snapshot(self) -> snapshots.Snapshot | None:
         """Migawka bieżącej wersji kolekcji: z pamięci, z dysku albo zbudowana od nowa (przy 100 tys.
         fragmentów kilkanaście sekund, raz na zmianę kolekcji). ``None``, gdy kolekcja nie ma znacznika,
         migawki nie da się zapisać albo kolekcja zmieniła się w trakcie budowy (wtedy zapytanie idzie starą
-        ścieżką przez Chromę)."""
+        ścieżką przez Chromę). W trybie folderu nowa wersja powstaje zwykle z poprzedniej i dziennika zmian
+        (pobierane są tylko zmienione fragmenty)."""
         if self._snapshot_dir is None:
             return None
         marker = self.version()
@@ -376,17 +390,27 @@ class ChunkCollection:
         found = _SNAPSHOTS.get(key)
         if found is not None and found.marker == marker:
             return found
+        previous = found
         found = snapshots.load(self._snapshot_dir, marker)
         if found is None:
-            dim = int(self._collection.metadata.get("wymiar", 0))
             try:
-                found = snapshots.build(self._snapshot_dir, marker, dim, self._get(["embeddings", "metadatas"]))
+                found = self._next_snapshot(marker, previous)
             except (OSError, TypeError, ValueError):
                 return None
             if self.version() != marker:
                 return None
         _SNAPSHOTS[key] = found
         return found
+
+    def _next_snapshot(self, marker: str, previous: snapshots.Snapshot | None) -> snapshots.Snapshot:
+        assert self._snapshot_dir is not None
+        dim = int(self._collection.metadata.get("wymiar", 0))
+        previous = previous or snapshots.latest(self._snapshot_dir, marker)
+        changed = snapshots.changed_since(self._snapshot_dir, previous.marker, marker) if previous else None
+        if previous is None or changed is None:
+            return snapshots.build(self._snapshot_dir, marker, dim, self._get(["embeddings", "metadatas"]))
+        pages = self._get(["embeddings", "metadatas"], ids=sorted(changed))
+        return snapshots.update(previous, self._snapshot_dir, marker, dim, changed, pages)
 
     def column(self, key: str, default: Any) -> dict[str, Any]:
         """Id → wartość metadanej ``key`` wszystkich fragmentów (z migawki, bez pobierania metadanych)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from chroma_rag import snapshot as snapshot_module
 from chroma_rag import store as store_module
 from chroma_rag.filters import SearchFilters, build_where
 from chroma_rag.store import ChunkCollection, Store, matches_where
@@ -152,11 +153,14 @@ def check_against_exact(chunks, vectors, metas, rng) -> None:
     assert sorted(chunks.snapshot().id_list()) == ids
 
 
-def test_snapshot_follows_add_replace_and_remove(small):
+def test_snapshot_follows_add_replace_and_remove(monkeypatch, small):
     store, chunks, vectors, metas = small
     rng = np.random.default_rng(5)
     check_against_exact(chunks, vectors, metas, rng)
     first = chunks.snapshot().marker
+    builds = []
+    build = snapshot_module.build
+    monkeypatch.setattr(snapshot_module, "build", lambda *args: builds.append(args[1]) or build(*args))
     # another writer (a second client of the same database) changes the collection
     other = Store(store.path) if not store.is_server else Store(server=store.server.url)
     writer = other.chunks("test:male", DIM)
@@ -180,6 +184,8 @@ def test_snapshot_follows_add_replace_and_remove(small):
     check_against_exact(chunks, vectors, metas, rng)
     # the exact query of a replaced vector finds it first
     assert chunks.query(vectors["a-010"], 1, None)[0].id == "a-010"
+    # folder: each new version came from the previous one and the journal of changes; server: rebuilt
+    assert len(builds) == (3 if store.is_server else 0)
 
 
 @pytest.mark.parametrize("damage", ["obciety", "opis", "brak"])
@@ -198,3 +204,20 @@ def test_damaged_snapshot_is_rebuilt(small, damage):
     store_module._SNAPSHOTS.clear()  # as in a new process
     check_against_exact(chunks, vectors, metas, rng)
     assert np.load(folder / "wektory.npy").shape == (len(vectors), DIM)
+
+
+def test_broken_journal_chain_rebuilds_from_scratch(small, monkeypatch):
+    """Wpis dziennika bez następcy (zapis przerwany przed zmianą znacznika) rozwidla łańcuch: pełna budowa."""
+    store, chunks, vectors, metas = small
+    if store.is_server:
+        pytest.skip("dziennik zmian jest tylko w trybie folderu")
+    rng = np.random.default_rng(11)
+    check_against_exact(chunks, vectors, metas, rng)
+    chunks.announce_version(["a-005"])  # a write that died right after announcing itself
+    vectors["a-005"] = rng.normal(size=DIM).astype(np.float32)
+    chunks.upsert(["a-005"], vectors["a-005"][None, :], ["a-005"], [metas["a-005"]])
+    builds = []
+    build = snapshot_module.build
+    monkeypatch.setattr(snapshot_module, "build", lambda *args: builds.append(args[1]) or build(*args))
+    check_against_exact(chunks, vectors, metas, rng)
+    assert builds == [chunks.version()]
