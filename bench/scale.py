@@ -249,7 +249,7 @@ def ingest_breakdown(store: Store, data: dict[str, Any], files: int = 20, per_fi
             registry = Registry(store.client, create=True)
             timed(collection._collection, ["upsert"], spent, "upsert")
             timed(collection, ["announce_version", "publish_version"], spent, "znacznik")
-            timed(collection, ["metadatas"], spent, "stare fragmenty")
+            timed(collection, ["stored_ids"], spent, "stare fragmenty")
             timed(registry, ["get", "put"], spent, "rejestr")
             write_file(collection, registry, record, prepared, vectors[rows])
         records.append(record)

@@ -37,7 +37,7 @@ EXACT_LIMIT = 8000  # ...unless it matches more chunks than this after all (then
 OVERSAMPLE = 4
 # With a local snapshot (snapshot.py): up to this many matching chunks are scored exactly with numpy, more go
 # through HNSW with candidates checked against the snapshot's filter mask (bench/scale.py).
-SNAPSHOT_EXACT_ROWS = 12000
+SNAPSHOT_EXACT_ROWS = 5000
 VERSION_KEY = "zmiana"  # collection metadata: a new uuid after every write through ChunkCollection
 
 
@@ -485,6 +485,10 @@ class ChunkCollection:
         found = self.snapshot() if where is None or supported(where) else None
         if found is not None and found.covers(where):
             return found.id_list(np.flatnonzero(found.mask(where)))
+        return self.stored_ids(where)
+
+    def stored_ids(self, where: dict[str, Any] | None = None) -> list[str]:
+        """Id prosto z Chromy, bez migawki – dla zapisu, po którym migawka i tak jest nieaktualna."""
         return [i for result in self._get([], where=where) for i in result["ids"]]
 
     def hits(self, ids: Sequence[str], query_embedding: np.ndarray | None = None) -> list[Hit]:
