@@ -28,12 +28,12 @@ if TYPE_CHECKING:
 
 LEMMATIZERS = ("morfeusz", "simplemma", "stempel", "brak")
 DEFAULT_LEMMATIZER = "morfeusz"
-FORMAT_VERSION = 3  # zmiana tokenizacji albo zapisu = nowy numer, indeks buduje się od nowa
+FORMAT_VERSION = 4  # zmiana tokenizacji albo zapisu = nowy numer, indeks buduje się od nowa
 MANIFEST = "fragmenty.json"
-# Tokens of every chunk, one JSON line each in the order of ``ids``, with byte offsets: a cold search reads
-# only the few lines it needs (at 100k chunks the whole file is ~80 MB, seconds to parse).
+# Tokens of every chunk, one JSON line each in the order of ``ids`` after a header line with the save's id;
+# byte offsets are in the manifest. A cold search reads only the few lines it needs (at 100k chunks the whole
+# file is ~80 MB, seconds to parse).
 TOKENS = "tokeny.jsonl"
-TOKEN_OFFSETS = "tokeny.npy"
 COLLECTION_VERSION = "kolekcja.json"  # the collection's change marker this index was last synced at
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -126,6 +126,9 @@ class KeywordIndex:
         self._document_frequency: Counter[str] = Counter()
         self.collection_version = ""
         self._saved_as = ""  # random id of the saved copy this object mirrors
+        # Tokens of that copy, opened at load: a concurrent sync may replace the folder, the open file stays.
+        self._token_file: Any = None
+        self._offsets: list[int] = []
         if path is not None:
             self._load()
 
@@ -133,20 +136,16 @@ class KeywordIndex:
     def tokens(self) -> dict[str, list[str]]:
         """Tokeny wszystkich fragmentów (z dysku dopiero wtedy, gdy są potrzebne – przy synchronizacji)."""
         if self._tokens is None:
-            assert self.path is not None
-            with (self.path / TOKENS).open(encoding="utf-8") as lines:
-                self._tokens = {i: json.loads(line) for i, line in zip(self.ids, lines, strict=True)}
+            self._token_file.seek(self._offsets[0])
+            self._tokens = {i: json.loads(line) for i, line in zip(self.ids, self._token_file, strict=True)}
         return self._tokens
 
     def _tokens_of(self, chunk_id: str) -> list[str]:
         if self._tokens is not None or chunk_id not in self._positions:
             return self.tokens.get(chunk_id, [])
-        assert self.path is not None
-        offsets = np.load(self.path / TOKEN_OFFSETS, mmap_mode="r")
         position = self._positions[chunk_id]
-        with (self.path / TOKENS).open("rb") as lines:
-            lines.seek(int(offsets[position]))
-            return json.loads(lines.read(int(offsets[position + 1] - offsets[position])))
+        self._token_file.seek(self._offsets[position])
+        return json.loads(self._token_file.read(self._offsets[position + 1] - self._offsets[position]))
 
     # --- synchronizacja z kolekcją -------------------------------------------------------------
 
@@ -234,12 +233,21 @@ class KeywordIndex:
 
     def _load(self) -> None:
         assert self.path is not None
-        try:
-            data = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        for _ in range(3):  # a concurrent sync swapped the folder between our reads: read it again
+            try:
+                data = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+                tokens = (self.path / TOKENS).open("rb")
+            except (OSError, ValueError):
+                return
+            if json.loads(tokens.readline() or b'""') == data.get("zapis"):
+                break
+            tokens.close()
+        else:
             return
         if data.get("wersja_formatu") != FORMAT_VERSION or data.get("lematyzator") != self.lemmatizer_name:
+            tokens.close()
             return
+        self._token_file, self._offsets = tokens, data["pozycje_tokenow"]
         self._saved_as = str(data.get("zapis", ""))
         try:
             label = json.loads((self.path / COLLECTION_VERSION).read_text(encoding="utf-8"))
@@ -289,15 +297,15 @@ class KeywordIndex:
         staging.mkdir(parents=True)
         if self.ids:
             self._bm25.save(str(staging), show_progress=False)
-        offsets = [0]
+        self._saved_as = uuid.uuid4().hex
         with (staging / TOKENS).open("wb") as lines:
+            offsets = [lines.write(json.dumps(self._saved_as).encode() + b"\n")]
             for i in self.ids:
                 line = json.dumps(self.tokens[i], ensure_ascii=False).encode() + b"\n"
                 offsets.append(offsets[-1] + lines.write(line))
-        np.save(staging / TOKEN_OFFSETS, np.array(offsets, dtype=np.int64))
-        self._saved_as = uuid.uuid4().hex
         manifest = {
             "zapis": self._saved_as,
+            "pozycje_tokenow": offsets,
             "wersja_formatu": FORMAT_VERSION,
             "lematyzator": self.lemmatizer_name,
             "kolejnosc": self.ids,
@@ -309,6 +317,9 @@ class KeywordIndex:
             os.rename(self.path, old)
         os.rename(staging, self.path)
         shutil.rmtree(old, ignore_errors=True)
+        if self._token_file is not None:  # the tokens are in memory now
+            self._token_file.close()
+            self._token_file = None
 
 
     def _save_collection_version(self, version: str) -> None:
