@@ -215,24 +215,45 @@ def build(root: Path, marker: str, dim: int, pages: Iterable[dict[str, Any]]) ->
     """Nowa migawka ze stronicowanych wyników ``get`` (id, wektory, metadane), zapisana pod ``root/marker``.
 
     Gdy dwa procesy budują tę samą wersję naraz, zostaje katalog tego, który zdążył pierwszy."""
-    return _assemble(root, marker, dim, [], [], [[] for _ in COLUMNS], pages)
+    ids, vectors, raw = _collect(pages, dim)
+    # sorted by id; an id seen twice (paging shifted under a concurrent write) keeps its last copy
+    last = {i: r for r, i in enumerate(ids)}
+    keep = [last[i] for i in sorted(last, key=str.encode)]
+    values: dict[str, list[Any]] = {key: [] for key in COLUMNS}
+    codes = _encode([[col[r] for r in keep] for col in raw], values)
+    snapshot = Snapshot(marker, _id_array([ids[r] for r in keep]), vectors[keep], codes, values)
+    _save(root, snapshot, dim)
+    return snapshot
 
 
 def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
            pages: Iterable[dict[str, Any]]) -> Snapshot:
     """Nowa wersja z poprzedniej: wiersze ``changed`` wypadają, ``pages`` (ich obecny stan w kolekcji;
-    usuniętych tam już nie ma) dochodzą."""
+    usuniętych tam już nie ma) dochodzą. Kody kolumn pozostałych wierszy zostają, nowe wartości dopisujemy
+    na końcu słowników."""
     dropped = old.rows(sorted(changed))
-    kept = np.setdiff1d(np.arange(len(old)), dropped[dropped >= 0])
-    raw = []
-    for c, key in enumerate(COLUMNS):
-        known = [*old.values[key], MISSING]
-        raw.append([known[code] for code in old.codes[c, kept].tolist()])
-    return _assemble(root, marker, dim, old.id_list(kept), [np.asarray(old.vectors[kept])], raw, pages)
+    keep = np.ones(len(old), dtype=bool)
+    keep[dropped[dropped >= 0]] = False
+    new_ids, new_vectors, raw = _collect(pages, dim)
+    values = {key: list(old.values[key]) for key in COLUMNS}
+    ids = np.concatenate([old.ids[keep], _id_array(new_ids)])
+    order = np.argsort(ids, kind="stable")
+    snapshot = Snapshot(
+        marker,
+        ids[order],
+        np.concatenate([old.vectors[keep], new_vectors])[order],
+        np.concatenate([old.codes[:, keep], _encode(raw, values)], axis=1)[:, order],
+        values,
+    )
+    _save(root, snapshot, dim)
+    return snapshot
 
 
-def _assemble(root: Path, marker: str, dim: int, ids: list[str], blocks: list[np.ndarray], raw: list[list[Any]],
-              pages: Iterable[dict[str, Any]]) -> Snapshot:
+def _collect(pages: Iterable[dict[str, Any]], dim: int) -> tuple[list[str], np.ndarray, list[list[Any]]]:
+    """Id, znormalizowane wektory i surowe wartości kolumn ze stron wyników ``get``."""
+    ids: list[str] = []
+    blocks: list[np.ndarray] = []
+    raw: list[list[Any]] = [[] for _ in COLUMNS]
     for page in pages:
         ids.extend(page["ids"])
         if page["ids"]:
@@ -245,29 +266,27 @@ def _assemble(root: Path, marker: str, dim: int, ids: list[str], blocks: list[np
                     raise TypeError(f"kolumna {key}: wartość {type(value).__name__} poza migawką")
                 column.append(value)
     vectors = np.concatenate(blocks) if blocks else np.zeros((0, dim), dtype=np.float32)
-    # sorted by id; an id seen twice (paging shifted under a concurrent write) keeps its last copy
-    last = {i: r for r, i in enumerate(ids)}
-    keep = [last[i] for i in sorted(last, key=str.encode)]
-    ids, vectors, raw = [ids[r] for r in keep], vectors[keep], [[col[r] for r in keep] for col in raw]
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    values, codes = _encode(raw)
-    snapshot = Snapshot(marker, np.array([i.encode() for i in ids], dtype=bytes).reshape(len(ids)), vectors,
-                        codes, values)
-    _save(root, snapshot, dim)
-    return snapshot
+    return ids, vectors, raw
 
 
-def _encode(raw: list[list[Any]]) -> tuple[dict[str, list[Any]], np.ndarray]:
-    """Kolumny jako kody wartości; ``True`` i ``1`` (albo ``2009`` i ``2009.0``) to różne wartości."""
-    values: dict[str, list[Any]] = {}
-    codes = np.full((len(COLUMNS), len(raw[0]) if raw else 0), -1, dtype=np.int32)
+def _id_array(ids: list[str]) -> np.ndarray:
+    return np.array([i.encode() for i in ids], dtype=bytes).reshape(len(ids))
+
+
+def _encode(raw: list[list[Any]], values: dict[str, list[Any]]) -> np.ndarray:
+    """Kody wartości kolumn, dopisując nowe wartości do ``values``; ``True`` i ``1`` (albo ``2009``
+    i ``2009.0``) to różne wartości."""
+    codes = np.full((len(COLUMNS), len(raw[0])), -1, dtype=np.int32)
     for c, (key, column) in enumerate(zip(COLUMNS, raw, strict=True)):
-        seen: dict[tuple[type, Any], int] = {}
+        known = {(type(value), value): n for n, value in enumerate(values[key])}
         for r, value in enumerate(column):
             if value is not MISSING:
-                codes[c, r] = seen.setdefault((type(value), value), len(seen))
-        values[key] = [value for _, value in seen]
-    return values, codes
+                code = known.setdefault((type(value), value), len(known))
+                if code == len(values[key]):
+                    values[key].append(value)
+                codes[c, r] = code
+    return codes
 
 
 def _save(root: Path, snapshot: Snapshot, dim: int) -> None:
