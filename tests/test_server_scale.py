@@ -144,7 +144,8 @@ def check_against_exact(chunks, vectors, metas, rng) -> None:
     ids = sorted(vectors)
     matrix = np.stack([vectors[i] for i in ids])
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    for filters in (SearchFilters(), SearchFilters(files=["plik-3.pdf"]), SearchFilters(year_from=2010)):
+    for filters in (SearchFilters(), SearchFilters(files=["plik-3.pdf"]), SearchFilters(year_from=2010),
+                    SearchFilters(year=2031)):
         where = build_where(filters)
         mask = np.array([matches_where(metas[i], where) for i in ids])
         query = rng.normal(size=DIM).astype(np.float32)
@@ -174,7 +175,7 @@ def test_snapshot_follows_add_replace_and_remove(monkeypatch, small):
     replaced = ["a-003", "a-010", "b-004"]
     for i in replaced:
         vectors[i] = rng.normal(size=DIM).astype(np.float32)
-        metas[i] = {"plik": "plik-3.pdf", "rok": 2019, "typ": "ustawa"}
+        metas[i] = {"plik": "plik-3.pdf", "rok": 2031, "typ": "ustawa"}  # a value the snapshot has not seen
     writer.upsert(replaced, np.stack([vectors[i] for i in replaced]), replaced, [metas[i] for i in replaced])
     check_against_exact(chunks, vectors, metas, rng)
     removed = ["a-001", "a-003", "b-000"]
