@@ -315,7 +315,7 @@ def drop_file(collection: ChunkCollection | None, registry: Registry, record: Fi
 def orphan_ids(collection: ChunkCollection, records: list[FileRecord]) -> set[str]:
     """Fragmenty, których nie obejmuje żaden wpis rejestru (przerwany zapis albo usunięcie)."""
     owned = {i for record in records for i in record.chunk_ids}
-    return set(collection.ids()) - owned
+    return set(collection.stored_ids()) - owned
 
 
 def is_up_to_date(record: FileRecord | None, source: SourceFile, doc_type: str | None) -> bool:

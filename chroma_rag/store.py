@@ -488,7 +488,8 @@ class ChunkCollection:
         return self.stored_ids(where)
 
     def stored_ids(self, where: dict[str, Any] | None = None) -> list[str]:
-        """Id prosto z Chromy, bez migawki – dla zapisu, po którym migawka i tak jest nieaktualna."""
+        """Id prosto z Chromy, bez migawki: dla zapisu (po nim migawka i tak jest nieaktualna) i kontroli
+        spójności – o tym, co usunąć, nie decydują dane pochodne."""
         return [i for result in self._get([], where=where) for i in result["ids"]]
 
     def hits(self, ids: Sequence[str], query_embedding: np.ndarray | None = None) -> list[Hit]:
