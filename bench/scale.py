@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -30,6 +31,9 @@ sys.path.insert(0, str(REPO))
 
 from chroma_rag.embedding import LocalE5Embedder  # noqa: E402
 from chroma_rag.filters import SearchFilters, build_where  # noqa: E402
+from chroma_rag.indexing import PreparedFile, drop_file, write_file  # noqa: E402
+from chroma_rag.locking import write_session  # noqa: E402
+from chroma_rag.registry import FileRecord, Registry  # noqa: E402
 from chroma_rag.store import ChunkCollection, Store  # noqa: E402
 
 USTAWY = REPO.parent / "shared" / "dane" / "ustawy"
@@ -173,6 +177,21 @@ def build(store: Store, data: dict[str, Any], marker: Path) -> tuple[ChunkCollec
     return collection, rate
 
 
+def raw_same_batches(collection: ChunkCollection, data: dict[str, Any], n: int, per_file: int = 100) -> float:
+    """Goły ``upsert`` Chromy tych samych porcji (po ``per_file``) do tej samej dużej kolekcji – uczciwe
+    odniesienie dla ścieżki zapisu; fragmenty są potem usuwane."""
+    raw = collection._collection
+    meta = metadatas({k: v[:n] for k, v in data["meta"].items()})
+    ids = [f"surowe-{i:06d}" for i in range(n)]
+    started = time.perf_counter()
+    for s in range(0, n, per_file):
+        raw.upsert(ids=ids[s:s + per_file], embeddings=data["vectors"][s:s + per_file],
+                   documents=data["texts"][s:s + per_file], metadatas=meta[s:s + per_file])
+    rate = n / (time.perf_counter() - started)
+    raw.delete(ids=ids)
+    return rate
+
+
 def raw_upsert_rate(store: Store, data: dict[str, Any], n: int = 5000) -> float:
     """Tempo gołego ``collection.upsert`` Chromy na świeżej kolekcji (punkt odniesienia dla zapisu)."""
     client = store.client
@@ -192,21 +211,91 @@ def raw_upsert_rate(store: Store, data: dict[str, Any], n: int = 5000) -> float:
     return rate
 
 
+def timed(obj: Any, names: list[str], spent: dict[str, float], label: str) -> None:
+    """Podmienia metody obiektu na wersje doliczające czas do ``spent[label]``."""
+    for name in names:
+        method = getattr(obj, name)
+
+        def wrapper(*args: Any, _method: Callable = method, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return _method(*args, **kwargs)
+            finally:
+                spent[label] += time.perf_counter() - started
+
+        setattr(obj, name, wrapper)
+
+
+def ingest_breakdown(store: Store, data: dict[str, Any], files: int = 20, per_file: int = 100) -> dict[str, float]:
+    """Nasza ścieżka zapisu (sesja zapisu + ``indexing.write_file`` na plik, jak w ``indeksuj``) na dużej
+    kolekcji: ile czasu idzie na sesję (blokada, klient), goły upsert, znacznik zmiany, szukanie starych
+    fragmentów pliku i rejestr. Pliki są potem usuwane (``drop_file``)."""
+    n = files * per_file
+    vectors, meta = data["vectors"][:n], metadatas({k: v[:n] for k, v in data["meta"].items()})
+    spent = dict.fromkeys(("upsert", "znacznik", "stare fragmenty", "rejestr"), 0.0)
+    records = []
+    started = time.perf_counter()
+    for f in range(files):
+        path = f"/zapis/plik-{f:03d}.pdf"
+        ids = [f"zapis-{f:03d}-{i:03d}" for i in range(per_file)]
+        rows = slice(f * per_file, (f + 1) * per_file)
+        metas = [{**m, "plik": f"zapis-{f:03d}.pdf", "sciezka": path, "hash": "h"} for m in meta[rows]]
+        prepared = PreparedFile(Path(path), ids, data["texts"][rows], data["texts"][rows], metas, 1)
+        record = FileRecord(path=path, name=Path(path).name, size=1, mtime=0.0, hash="h", chunker="bench",
+                            model=LocalE5Embedder.model_id, indexed_at="", doc_type="ustawa", year=2000,
+                            chunk_ids=ids)
+        with write_session(store):
+            collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim, create=True)
+            registry = Registry(store.client, create=True)
+            timed(collection._collection, ["upsert"], spent, "upsert")
+            timed(collection, ["announce_version", "publish_version"], spent, "znacznik")
+            timed(collection, ["stored_ids"], spent, "stare fragmenty")
+            timed(registry, ["get", "put"], spent, "rejestr")
+            write_file(collection, registry, record, prepared, vectors[rows])
+        records.append(record)
+    total = time.perf_counter() - started
+    with write_session(store):
+        collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim)
+        registry = Registry(store.client, create=True)
+        for record in records:
+            drop_file(collection, registry, record)
+    spent["sesja i reszta"] = total - sum(spent.values())
+    return {"fragmenty": n, "razem": total, **spent}
+
+
+def snapshot_build(collection: ChunkCollection) -> float:
+    """Czas zbudowania lokalnej migawki od zera (jak po zmianie kolekcji)."""
+    root = collection._snapshot_dir
+    assert root is not None
+    shutil.rmtree(root, ignore_errors=True)
+    from chroma_rag import store as store_module
+
+    store_module._SNAPSHOTS.clear()
+    started = time.perf_counter()
+    assert collection.snapshot() is not None
+    return time.perf_counter() - started
+
+
 def measure(collection: ChunkCollection, data: dict[str, Any], queries: np.ndarray) -> list[dict[str, Any]]:
     rows = []
     vectors = data["vectors"]
     ids = np.array([f"fragment-{i:07d}" for i in range(len(vectors))])
     for name, draw in filter_cases(data["meta"], np.random.default_rng(1)).items():
         latencies, recalls, native_latencies, native_recalls = [], [], [], []
-        for query in queries:
-            filters, mask = draw()
-            where = build_where(filters)
+        cases = [draw() for _ in queries]
+        collection.query(queries[-1], K, build_where(cases[-1][0]))  # warm-up: first touch of the snapshot
+        expected = []
+        for query, (_, mask) in zip(queries, cases, strict=True):
             scores = np.where(mask, vectors @ query, -np.inf)
-            exact = set(ids[np.argsort(-scores)[: min(K, int(mask.sum()))]])
+            expected.append(set(ids[np.argsort(-scores)[: min(K, int(mask.sum()))]]))
+        # ours first, Chroma's after: its filtered queries (hundreds of ms each) would skew ours if interleaved
+        for query, (filters, _), exact in zip(queries, cases, expected, strict=True):
             started = time.perf_counter()
-            hits = collection.query(query, K, where)
+            hits = collection.query(query, K, build_where(filters))
             latencies.append(time.perf_counter() - started)
             recalls.append(len(exact & {h.id for h in hits}) / max(len(exact), 1))
+        for query, (filters, _), exact in zip(queries, cases, expected, strict=True):
+            where = build_where(filters)
             started = time.perf_counter()
             native = collection._collection.query(query_embeddings=[query], n_results=K, where=where, include=[])
             native_latencies.append(time.perf_counter() - started)
@@ -230,12 +319,14 @@ def pct(samples: list[float], q: float) -> float:
 
 
 def cli_timings(db: Path) -> dict[str, float]:
-    """Zimne ``chroma-rag --help`` i ``szukaj`` z filtrem na kolekcji 100k (nowy proces)."""
+    """Zimne ``chroma-rag --help`` i ``szukaj`` z filtrem na kolekcji 100k (nowy proces): hybrydowe (domyślne)
+    – pierwsze po zmianie kolekcji (indeks słów sprawdza zgodność) i kolejne – oraz tylko wektorowe."""
     exe = Path(sys.executable).with_name("chroma-rag")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    search = ["szukaj", "zgoda pacjenta", "--typ", "rozporzadzenie", "--baza", str(db)]
     timings = {}
-    for label, args in (("--help", ["--help"]),
-                        ("szukaj", ["szukaj", "zgoda pacjenta", "--typ", "rozporzadzenie", "--baza", str(db)])):
+    for label, args in (("--help", ["--help"]), ("szukaj po zmianie", search), ("szukaj", search),
+                        ("szukaj --tryb wektor", [*search, "--tryb", "wektor"])):
         started = time.perf_counter()
         subprocess.run([str(exe), *args], env=env, capture_output=True, check=True)
         timings[label] = time.perf_counter() - started
@@ -246,6 +337,8 @@ def run(sizes: list[int], modes: list[str], scratch: Path) -> str:
     base = base_vectors(scratch)
     queries = base["queries"]
     lines = [
+        f"Obciążenie maszyny (load average 1/5/15 min) na starcie: {' / '.join(f'{x:.1f}' for x in os.getloadavg())}",
+        "",
         "| fragmenty | tryb | filtr | p50 ms | p95 ms | recall@5 | Chroma where: p95 ms | Chroma where: recall@5 |",
         "|---:|---|---|---:|---:|---:|---:|---:|",
     ]
@@ -265,6 +358,10 @@ def run(sizes: list[int], modes: list[str], scratch: Path) -> str:
                 collection, rate = build(store, data, folder / "gotowe.json")
                 rate = rate or json.loads((folder / "gotowe.json").read_text())["zapis_na_s"]
                 raw = raw_upsert_rate(store, data)
+                ingest = ingest_breakdown(store, data)
+                raw_small = raw_same_batches(collection, data, ingest["fragmenty"])
+                collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim)
+                built = snapshot_build(collection)
                 for row in measure(collection, data, queries):
                     lines.append(
                         f"| {num(n)} | {mode} | {row['filtr']} | {row['p50']:.1f} | {row['p95']:.1f} | "
@@ -273,16 +370,24 @@ def run(sizes: list[int], modes: list[str], scratch: Path) -> str:
                 notes.append(
                     f"- {num(n)} fragmentów, {mode}: zapis {num(rate)} fragm./s (goły upsert Chromy: {num(raw)} "
                     f"fragm./s), dysk {num(disk_mib(folder / 'dane'))} MiB, pamięć (RSS "
-                    f"{'serwera' if server else 'procesu'}) {num(rss_mib(pid))} MiB"
+                    f"{'serwera' if server else 'procesu'}) {num(rss_mib(pid))} MiB, budowa migawki {built:.1f} s "
+                    f"(dysk {num(disk_mib(collection._snapshot_dir))} MiB)"
+                )
+                parts = ", ".join(f"{k} {v:.2f} s" for k, v in ingest.items() if k not in ("fragmenty", "razem"))
+                notes.append(
+                    f"  - zapis przez `indexing.write_file` ({ingest['fragmenty']} fragm. w plikach po 100, sesja "
+                    f"zapisu na plik): {num(ingest['fragmenty'] / ingest['razem'])} fragm./s wobec gołego upsertu "
+                    f"Chromy tych samych porcji do tej kolekcji {num(raw_small)} fragm./s; czas: {parts}"
                 )
                 if mode == "folder" and n == max(sizes):
                     timings = cli_timings(folder / "dane")
-                    notes.append(f"- zimne `chroma-rag --help`: {timings['--help']:.2f} s, zimne `szukaj --typ "
-                                 f"rozporzadzenie` na {num(n)} fragmentach: {timings['szukaj']:.2f} s")
+                    notes.append("- zimne procesy na " + num(n) + " fragmentach (folder): " + ", ".join(
+                        f"`{label}` {seconds:.2f} s" for label, seconds in timings.items()))
             finally:
                 if server:
                     os.killpg(server.pid, signal.SIGTERM)
                     server.wait(timeout=30)
+    notes.append(f"- obciążenie na końcu: {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return "\n".join(lines) + "\n\n" + "\n".join(notes) + "\n"
 
 
@@ -293,6 +398,8 @@ def main() -> None:
     scratch = os.environ.get("CHROMA_RAG_SCRATCH", "/work/scratch-server")
     parser.add_argument("--scratch", type=Path, default=Path(scratch), help="folder na kolekcje (poza repo)")
     args = parser.parse_args()
+    # server mode keeps derived data (snapshot, keyword index) in a local cache: here, next to the collections
+    os.environ["CHROMA_RAG_CACHE"] = str(args.scratch / "pamiec-podreczna")
     report = run([int(s) for s in args.rozmiary.split(",")], args.tryby.split(","), args.scratch)
     print(report)
     out = REPO / "bench" / "wyniki"

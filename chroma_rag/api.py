@@ -23,7 +23,7 @@ from .errors import UserError
 from .evaluation import Question, evaluate, load_questions
 from .filters import SearchFilters
 from .indexing import IndexReport, Progress, SyncOptions, drop_file, sync
-from .keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions, collection_texts, index_folder
+from .keyword import DEFAULT_LEMMATIZER, KeywordIndex, collection_texts, index_folder
 from .llm import LlmSettings
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .models import Hit
@@ -74,7 +74,7 @@ class Index:
         self._embedder: Embedder | None = None
         self._lemmatizer = lemmatizer
         self._keywords: dict[str, KeywordIndex] = {}
-        self._searchers: dict[str, tuple[Any, Searcher]] = {}
+        self._searchers: dict[str, tuple[Any, str, Searcher]] = {}
 
     def _resolve_model_spec(self) -> str:
         """Model jawnie podany, z ``CHROMA_RAG_MODEL``, a gdy baza ma jedną kolekcję – ten, którym ją
@@ -125,7 +125,7 @@ class Index:
         """Po zmianie kolekcji indeks słów dogania ją (dodane, zastąpione, usunięte fragmenty)."""
         with read_session(self.store, wait, on_wait):
             if self.embedder.model_id in self.store.indexed_models():
-                self.sync_keywords(self._collection(), changed=True)
+                self.sync_keywords(self._collection())
 
     def search(
         self,
@@ -188,29 +188,32 @@ class Index:
 
     def searcher(self, mode: str = DEFAULT_MODE) -> Searcher:
         """Wyszukiwarka kolekcji tego modelu; indeks słów synchronizowany, gdy tryb go używa. Zapamiętana
-        do następnego zapisu do bazy (znacznik zmiany), więc kolejne pytania nie płacą za jej budowę."""
+        do następnego zapisu do kolekcji (jej znacznik zmiany – także zapisu kogoś innego na serwerze), więc
+        kolejne pytania nie płacą za jej budowę."""
         client = self.store.client  # searchers hold collections of one client: reuse them only with it
         cached = self._searchers.get(mode)
-        if cached is not None and cached[0] is client:
-            return cached[1]
+        if cached is not None and cached[0] is client and cached[2].collection.version() == cached[1]:
+            return cached[2]
         collection = self._collection()
-        keywords = self.sync_keywords(collection, changed=cached is not None) if mode != "wektor" else None
+        version = collection.version()
+        keywords = self.sync_keywords(collection) if mode != "wektor" else None
         searcher = Searcher(collection, self.embedder, keywords)
-        self._searchers[mode] = (client, searcher)
+        self._searchers[mode] = (client, version, searcher)
         return searcher
 
-    def sync_keywords(self, collection: ChunkCollection | None = None, changed: bool = False) -> KeywordIndex:
-        """Indeks słów zgodny z fragmentami kolekcji (dodane, zastąpione, usunięte). Sprawdzany raz na
-        obiekt ``Index`` i po każdej zmianie, którą ten obiekt zrobił (``changed``)."""
+    def sync_keywords(self, collection: ChunkCollection | None = None) -> KeywordIndex:
+        """Indeks słów zgodny z fragmentami kolekcji (dodane, zastąpione, usunięte). Pełne porównanie wersji
+        fragmentów tylko wtedy, gdy znacznik zmiany kolekcji różni się od zapisanego z indeksem."""
         collection = collection or self._collection()
         name = collection_name(collection.model_id)
         keywords = self._keywords.get(name)
-        if keywords is not None and not changed:
-            return keywords
         if keywords is None:
             keywords = KeywordIndex(index_folder(self.store.work_dir, name, self._lemmatizer), self._lemmatizer)
             self._keywords[name] = keywords
-        keywords.sync(chunk_versions(collection.metadatas()), lambda ids: collection_texts(collection, ids))
+        version = collection.version()  # read before the chunks: a write after it makes the next check resync
+        if not version or version != keywords.collection_version or not len(keywords):
+            versions = {i: str(v) for i, v in collection.column("hash", "").items()}
+            keywords.sync(versions, lambda ids: collection_texts(collection, ids), version)
         return keywords
 
     def files(self) -> list[FileInfo]:
@@ -237,7 +240,7 @@ class Index:
                 if name in (record.name, record.path) and record.model in models:
                     collection = self.store.chunks(record.model, models[record.model])
                     removed += drop_file(collection, registry, record)
-                    self.sync_keywords(collection, changed=True)
+                    self.sync_keywords(collection)
         if not removed:
             known = ", ".join(info.name for info in self.files()) or "brak"
             raise UserError(f"W indeksie nie ma pliku „{name}”; zaindeksowane pliki: {known}.")

@@ -65,7 +65,7 @@ def _inspect(store: Store) -> ConsistencyReport:
             report.old_chunker.append(record.path)
     for model, collection in collections.items():
         mine = [r for r in records if r.model == model]
-        present = set(collection.ids())
+        present = set(collection.stored_ids())
         report.chunks += len(present)
         report.orphans.extend(sorted(orphan_ids(collection, mine)))
         for record in mine:
@@ -111,7 +111,7 @@ def _repair(store: Store, report: ConsistencyReport) -> list[str]:
         if orphans:
             collection.delete(sorted(orphans))
             done.append(f"usunięto {len(orphans)} fragmentów-sierot ({model})")
-        present = set(collection.ids())
+        present = set(collection.stored_ids())
         lost = [i for i in report.unfindable if i in present]
         if lost:
             chunks = collection.records(ids=lost)

@@ -294,7 +294,7 @@ def write_file(collection: ChunkCollection, registry: Registry, record: FileReco
     pochodny): najpierw wszystkie nowe fragmenty, potem usunięcie nieaktualnych, na końcu wpis rejestru."""
     collection.upsert(prepared.ids, vectors, prepared.texts, prepared.metadatas)
     previous = registry.get(record.model, record.path)
-    stale = set(collection.metadatas({"sciezka": record.path})) | set(previous.chunk_ids if previous else [])
+    stale = set(collection.stored_ids({"sciezka": record.path})) | set(previous.chunk_ids if previous else [])
     stale -= set(prepared.ids)
     if stale:
         collection.delete(sorted(stale))
@@ -307,7 +307,7 @@ def drop_file(collection: ChunkCollection | None, registry: Registry, record: Fi
     registry.delete([record])
     if collection is None:
         return 0
-    ids = set(record.chunk_ids) | set(collection.metadatas({"sciezka": record.path}))
+    ids = set(record.chunk_ids) | set(collection.stored_ids({"sciezka": record.path}))
     collection.delete(sorted(ids))
     return len(ids)
 
@@ -315,7 +315,7 @@ def drop_file(collection: ChunkCollection | None, registry: Registry, record: Fi
 def orphan_ids(collection: ChunkCollection, records: list[FileRecord]) -> set[str]:
     """Fragmenty, których nie obejmuje żaden wpis rejestru (przerwany zapis albo usunięcie)."""
     owned = {i for record in records for i in record.chunk_ids}
-    return set(collection.ids()) - owned
+    return set(collection.stored_ids()) - owned
 
 
 def is_up_to_date(record: FileRecord | None, source: SourceFile, doc_type: str | None) -> bool:

@@ -13,6 +13,7 @@ import math
 import os
 import re
 import shutil
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -27,8 +28,13 @@ if TYPE_CHECKING:
 
 LEMMATIZERS = ("morfeusz", "simplemma", "stempel", "brak")
 DEFAULT_LEMMATIZER = "morfeusz"
-FORMAT_VERSION = 2  # zmiana tokenizacji = nowy numer, indeks buduje się od nowa
+FORMAT_VERSION = 4  # zmiana tokenizacji albo zapisu = nowy numer, indeks buduje się od nowa
 MANIFEST = "fragmenty.json"
+# Tokens of every chunk, one JSON line each in the order of ``ids`` after a header line with the save's id;
+# byte offsets are in the manifest. A cold search reads only the few lines it needs (at 100k chunks the whole
+# file is ~80 MB, seconds to parse).
+TOKENS = "tokeny.jsonl"
+COLLECTION_VERSION = "kolekcja.json"  # the collection's change marker this index was last synced at
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Function words that every legal text repeats; BM25's IDF alone leaves them noisy in short questions.
@@ -114,21 +120,45 @@ class KeywordIndex:
         self.lemmatizer_name = lemmatizer_name
         self.ids: list[str] = []
         self.versions: dict[str, str] = {}
-        self.tokens: dict[str, list[str]] = {}
+        self._tokens: dict[str, list[str]] | None = {}
         self._bm25: Any = None
         self._positions: dict[str, int] = {}
         self._document_frequency: Counter[str] = Counter()
+        self.collection_version = ""
+        self._saved_as = ""  # random id of the saved copy this object mirrors
+        # Tokens of that copy, opened at load: a concurrent sync may replace the folder, the open file stays.
+        self._token_file: Any = None
+        self._offsets: list[int] = []
         if path is not None:
             self._load()
 
+    @property
+    def tokens(self) -> dict[str, list[str]]:
+        """Tokeny wszystkich fragmentów (z dysku dopiero wtedy, gdy są potrzebne – przy synchronizacji)."""
+        if self._tokens is None:
+            self._token_file.seek(self._offsets[0])
+            self._tokens = {i: json.loads(line) for i, line in zip(self.ids, self._token_file, strict=True)}
+        return self._tokens
+
+    def _tokens_of(self, chunk_id: str) -> list[str]:
+        if self._tokens is not None or chunk_id not in self._positions:
+            return self.tokens.get(chunk_id, [])
+        position = self._positions[chunk_id]
+        self._token_file.seek(self._offsets[position])
+        return json.loads(self._token_file.read(self._offsets[position + 1] - self._offsets[position]))
+
     # --- synchronizacja z kolekcją -------------------------------------------------------------
 
-    def sync(self, versions: dict[str, str], fetch_texts: Callable[[list[str]], dict[str, str]]) -> bool:
+    def sync(self, versions: dict[str, str], fetch_texts: Callable[[list[str]], dict[str, str]],
+             collection_version: str = "") -> bool:
         """Doprowadza indeks do stanu kolekcji: ``versions`` to id → wersja (skrót pliku) wszystkich
-        fragmentów, ``fetch_texts`` daje teksty wskazanych id. Zwraca, czy coś się zmieniło."""
+        fragmentów, ``fetch_texts`` daje teksty wskazanych id, ``collection_version`` – znacznik zmiany
+        kolekcji odczytany przed ``versions`` (zapamiętany: ten sam znacznik = nie trzeba porównywać).
+        Zwraca, czy coś się zmieniło."""
         changed = [i for i, version in versions.items() if self.versions.get(i) != version]
         removed = [i for i in self.versions if i not in versions]
         if not changed and not removed and self._bm25 is not None:
+            self._save_collection_version(collection_version)
             return False
         for i in removed:
             self.versions.pop(i, None)
@@ -139,6 +169,7 @@ class KeywordIndex:
             self.versions[i] = versions[i]
         self._rebuild()
         self._save()
+        self._save_collection_version(collection_version)
         return True
 
     def _rebuild(self) -> None:
@@ -146,10 +177,10 @@ class KeywordIndex:
 
         self.ids = sorted(self.tokens)
         self._positions = {i: n for n, i in enumerate(self.ids)}
-        self._count_documents()
         self._bm25 = bm25s.BM25()
         if self.ids:
             self._bm25.index([self.tokens[i] or [""] for i in self.ids], show_progress=False)
+        self._count_documents()
 
     # --- wyszukiwanie ---------------------------------------------------------------------------
 
@@ -181,9 +212,9 @@ class KeywordIndex:
     def coverage(self, question: str, chunk_ids: Iterable[str]) -> float:
         """Jaka część „wagi” pytania (suma IDF jego słów) występuje we wskazanych fragmentach. Słowo nieznane
         całemu zbiorowi waży najwięcej – pytanie o rzecz spoza dokumentów ma niskie pokrycie."""
-        present = {t for i in chunk_ids for t in self.tokens.get(i, ())}
+        present = {t for i in chunk_ids for t in self._tokens_of(i)}
         lemmatize = lemmatizer(self.lemmatizer_name)
-        n = max(len(self.tokens), 1)
+        n = max(len(self.ids), 1)
         total = covered = 0.0
         for word in dict.fromkeys(words(question)):
             readings = [lemma for lemma in lemmatize(word) if lemma not in STOPWORDS]
@@ -202,17 +233,35 @@ class KeywordIndex:
 
     def _load(self) -> None:
         assert self.path is not None
-        try:
-            data = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        for _ in range(3):  # a concurrent sync swapped the folder between our reads: read it again
+            try:
+                data = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+                tokens = (self.path / TOKENS).open("rb")
+            except (OSError, ValueError):
+                return
+            if json.loads(tokens.readline() or b'""') == data.get("zapis"):
+                break
+            tokens.close()
+        else:
             return
         if data.get("wersja_formatu") != FORMAT_VERSION or data.get("lematyzator") != self.lemmatizer_name:
+            tokens.close()
             return
+        self._token_file, self._offsets = tokens, data["pozycje_tokenow"]
+        self._saved_as = str(data.get("zapis", ""))
+        try:
+            label = json.loads((self.path / COLLECTION_VERSION).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            label = {}
+        # A label written for another save of this folder (a concurrent sync swapped it) is not trusted.
+        if self._saved_as and label.get("zapis") == self._saved_as:
+            self.collection_version = str(label.get("znacznik", ""))
         self.versions = data["wersje"]
-        self.tokens = data["tokeny"]
         if data["kolejnosc"]:
+            self._tokens = None
             self._load_matrix(data["kolejnosc"])
         else:
+            self._tokens = {}
             self._rebuild()
 
     def _load_matrix(self, ids: list[str]) -> None:
@@ -225,7 +274,17 @@ class KeywordIndex:
         self._count_documents()
 
     def _count_documents(self) -> None:
-        self._document_frequency = Counter(t for tokens in self.tokens.values() for t in set(tokens))
+        """W ilu fragmentach występuje każdy lemat – z macierzy BM25 (kolumna lematu ma wpis dla każdego
+        fragmentu, który go zawiera), bez czytania tokenów."""
+        if not self.ids:
+            self._document_frequency = Counter()
+            return
+        indptr = np.asarray(self._bm25.scores["indptr"])
+        counts = np.diff(indptr)
+        # bm25s may add the empty token to the vocabulary without a column
+        self._document_frequency = Counter(
+            {t: int(counts[c]) for t, c in self._bm25.vocab_dict.items() if c < len(counts)}
+        )
 
     def _save(self) -> None:
         """Całość (tokeny + macierz BM25) do folderu obok, potem podmiana folderów: przerwany zapis
@@ -238,12 +297,19 @@ class KeywordIndex:
         staging.mkdir(parents=True)
         if self.ids:
             self._bm25.save(str(staging), show_progress=False)
+        self._saved_as = uuid.uuid4().hex
+        with (staging / TOKENS).open("wb") as lines:
+            offsets = [lines.write(json.dumps(self._saved_as).encode() + b"\n")]
+            for i in self.ids:
+                line = json.dumps(self.tokens[i], ensure_ascii=False).encode() + b"\n"
+                offsets.append(offsets[-1] + lines.write(line))
         manifest = {
+            "zapis": self._saved_as,
+            "pozycje_tokenow": offsets,
             "wersja_formatu": FORMAT_VERSION,
             "lematyzator": self.lemmatizer_name,
             "kolejnosc": self.ids,
             "wersje": self.versions,
-            "tokeny": self.tokens,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
         shutil.rmtree(old, ignore_errors=True)
@@ -251,6 +317,19 @@ class KeywordIndex:
             os.rename(self.path, old)
         os.rename(staging, self.path)
         shutil.rmtree(old, ignore_errors=True)
+        if self._token_file is not None:  # the tokens are in memory now
+            self._token_file.close()
+            self._token_file = None
+
+
+    def _save_collection_version(self, version: str) -> None:
+        """Znacznik obok indeksu, podmieniany atomowo (zapis całego indeksu przy 100 tys. to sekundy)."""
+        self.collection_version = version
+        if self.path is None or not self.path.exists():
+            return
+        staging = self.path / f"{COLLECTION_VERSION}.{os.getpid()}"
+        staging.write_text(json.dumps({"znacznik": version, "zapis": self._saved_as}), encoding="utf-8")
+        os.replace(staging, self.path / COLLECTION_VERSION)
 
 
 def chunk_versions(metadatas: dict[str, dict[str, Any]]) -> dict[str, str]:

@@ -70,7 +70,7 @@ class Searcher:
     @cached_property
     def titles(self) -> dict[str, str]:
         """Nazwa pliku → tytuł aktu, do rozpoznawania nazw aktów w pytaniu."""
-        return {str(m["plik"]): str(m.get("tytul", "")) for m in self.collection.metadatas().values()}
+        return self.collection.file_titles()
 
     def _allowed(self, where: dict | None) -> list[str] | None:
         """Id spełniające filtr – dla nogi słownej; zapamiętane, bo ``ocena`` pyta wiele razy z tym samym."""

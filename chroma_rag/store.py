@@ -17,8 +17,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from . import snapshot as snapshots
 from .errors import UserError
 from .models import Hit
+from .where import matches_where, narrowing_part, supported
 
 DEFAULT_DB = "chroma_db"
 CHANGE_MARK = "chroma-rag.zmiana"  # rewritten by every write session, so readers know their client is stale
@@ -33,10 +35,16 @@ MIN_CANDIDATES = 1000
 MAX_CANDIDATES = 2000  # a filter that would need more HNSW candidates is narrow: score its chunks exactly
 EXACT_LIMIT = 8000  # ...unless it matches more chunks than this after all (then HNSW keeps growing)
 OVERSAMPLE = 4
+# With a local snapshot (snapshot.py): up to this many matching chunks are scored exactly with numpy, more go
+# through HNSW with candidates checked against the snapshot's filter mask (bench/scale.py).
+SNAPSHOT_EXACT_ROWS = 5000
+VERSION_KEY = "zmiana"  # collection metadata: a new uuid after every write through ChunkCollection
 
 
 # One reading client per DB folder in this process, with the change mark it was opened at (Store.opened).
 _READ_CLIENTS: dict[str, tuple[str, Any]] = {}
+# Loaded snapshots by folder: the id → row map is built once per process and collection version.
+_SNAPSHOTS: dict[str, snapshots.Snapshot] = {}
 
 
 def default_db_path() -> Path:
@@ -275,8 +283,10 @@ class Store:
                 name,
                 embedding_function=None,
                 configuration={"hnsw": {"space": "cosine"}},
-                metadata={"model": model_id, "wymiar": dim},
+                metadata={"model": model_id, "wymiar": dim, VERSION_KEY: uuid.uuid4().hex},
             )
+            if VERSION_KEY not in (collection.metadata or {}):  # built before the marker existed
+                ChunkCollection(collection, 1).publish_version(uuid.uuid4().hex)
         else:
             self.require_existing()
             models = self.indexed_models()
@@ -294,15 +304,21 @@ class Store:
                 f"Kolekcja modelu {model_id} ma wektory o wymiarze {stored_dim}, a model daje {dim}: "
                 "zaindeksuj dokumenty ponownie tym modelem w nowej bazie."
             )
-        return ChunkCollection(collection, self.client.get_max_batch_size())
+        return ChunkCollection(collection, self.client.get_max_batch_size(), self.client,
+                               self.work_dir / f"migawka-{name}", journal=not self.server)
 
 
 class ChunkCollection:
-    """Operacje na fragmentach jednej kolekcji, z podziałem na porcje wg limitu klienta."""
+    """Operacje na fragmentach jednej kolekcji, z podziałem na porcje wg limitu klienta; z ``snapshot_dir``
+    wyszukiwanie z filtrem korzysta z lokalnej migawki (``snapshot.py``)."""
 
-    def __init__(self, collection: Any, max_batch: int) -> None:
+    def __init__(self, collection: Any, max_batch: int, client: Any = None, snapshot_dir: Path | None = None,
+                 journal: bool = False) -> None:
         self._collection = collection
         self._max_batch = max_batch
+        self._client = client
+        self._snapshot_dir = snapshot_dir
+        self._journal = journal  # folder mode: writes are serialized by the lock, so the journal is a chain
 
     @property
     def model_id(self) -> str:
@@ -310,6 +326,29 @@ class ChunkCollection:
 
     def count(self) -> int:
         return int(self._collection.count())
+
+    def version(self) -> str:
+        """Znacznik zmiany kolekcji, czytany na świeżo (pusty w kolekcji sprzed znaczników). Każdy zapis przez
+        ``upsert``/``delete`` ustawia nowy – także cudzy zapis na serwerze, więc dane pochodne (indeks słów,
+        migawka) wiedzą, kiedy są nieaktualne."""
+        current = (
+            self._client.get_collection(self._collection.name, embedding_function=None)
+            if self._client else self._collection
+        )
+        return str((current.metadata or {}).get(VERSION_KEY, ""))
+
+    def announce_version(self, ids: list[str]) -> str:
+        """Znacznik dla zapisu, który zaraz zmieni ``ids``; w trybie folderu najpierw wpis w dzienniku zmian
+        migawki (``snapshot.journal``), dzięki któremu czytelnik dociąga tylko zmienione fragmenty."""
+        marker = uuid.uuid4().hex
+        if self._journal and self._snapshot_dir is not None:
+            snapshots.journal(self._snapshot_dir, self.version(), marker, ids)
+        return marker
+
+    def publish_version(self, marker: str) -> None:
+        """Nowy znacznik – zawsze po zapisie danych: czytelnik, który zobaczy nowy znacznik, widzi już dane.
+        Chroma 1.5.9 zastępuje całe metadane kolekcji, więc przepisujemy model i wymiar."""
+        self._collection.modify(metadata={**(self._collection.metadata or {}), VERSION_KEY: marker})
 
     def upsert(
         self,
@@ -320,16 +359,74 @@ class ChunkCollection:
     ) -> None:
         for start in range(0, len(ids), self._max_batch):
             end = start + self._max_batch
+            marker = self.announce_version(list(ids[start:end]))
             self._collection.upsert(
                 ids=list(ids[start:end]),
                 embeddings=embeddings[start:end],
                 documents=list(documents[start:end]),
                 metadatas=list(metadatas[start:end]),
             )
+            self.publish_version(marker)
 
     def delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), self._max_batch):
-            self._collection.delete(ids=list(ids[start : start + self._max_batch]))
+            batch = list(ids[start : start + self._max_batch])
+            marker = self.announce_version(batch)
+            self._collection.delete(ids=batch)
+            self.publish_version(marker)
+
+    def snapshot(self) -> snapshots.Snapshot | None:
+        """Migawka bieżącej wersji kolekcji: z pamięci, z dysku albo zbudowana od nowa (przy 100 tys.
+        fragmentów kilkanaście sekund, raz na zmianę kolekcji). ``None``, gdy kolekcja nie ma znacznika,
+        migawki nie da się zapisać albo kolekcja zmieniła się w trakcie budowy (wtedy zapytanie idzie starą
+        ścieżką przez Chromę). W trybie folderu nowa wersja powstaje zwykle z poprzedniej i dziennika zmian
+        (pobierane są tylko zmienione fragmenty)."""
+        if self._snapshot_dir is None:
+            return None
+        marker = self.version()
+        if not marker:
+            return None
+        key = str(self._snapshot_dir)
+        found = _SNAPSHOTS.get(key)
+        if found is not None and found.marker == marker:
+            return found
+        previous = found
+        found = snapshots.load(self._snapshot_dir, marker)
+        if found is None:
+            try:
+                found = self._next_snapshot(marker, previous)
+            except (OSError, TypeError, ValueError):
+                return None
+            if self.version() != marker:
+                return None
+        _SNAPSHOTS[key] = found
+        return found
+
+    def _next_snapshot(self, marker: str, previous: snapshots.Snapshot | None) -> snapshots.Snapshot:
+        assert self._snapshot_dir is not None
+        dim = int(self._collection.metadata.get("wymiar", 0))
+        previous = previous or snapshots.latest(self._snapshot_dir, marker)
+        changed = snapshots.changed_since(self._snapshot_dir, previous.marker, marker) if previous else None
+        if previous is None or changed is None:
+            return snapshots.build(self._snapshot_dir, marker, dim, self._get(["embeddings", "metadatas"]))
+        pages = self._get(["embeddings", "metadatas"], ids=sorted(changed))
+        return snapshots.update(previous, self._snapshot_dir, marker, dim, changed, pages)
+
+    def column(self, key: str, default: Any) -> dict[str, Any]:
+        """Id → wartość metadanej ``key`` wszystkich fragmentów (z migawki, bez pobierania metadanych)."""
+        found = self.snapshot()
+        if found is not None and key in snapshots.COLUMNS:
+            return found.column(key, default)
+        return {i: meta.get(key, default) for i, meta in self.metadatas().items()}
+
+    def file_titles(self) -> dict[str, str]:
+        """Nazwa pliku → tytuł aktu."""
+        found = self.snapshot()
+        if found is None:
+            pairs = {(m.get("plik"), m.get("tytul")) for m in self.metadatas().values()}
+        else:
+            pairs = found.pairs("plik", "tytul")
+        return {str(name): str(title or "") for name, title in sorted(pairs, key=str) if name is not None}
 
     def _get(
         self,
@@ -385,6 +482,14 @@ class ChunkCollection:
 
     def ids(self, where: dict[str, Any] | None = None) -> list[str]:
         """Id fragmentów spełniających ``where`` (bez pobierania treści)."""
+        found = self.snapshot() if where is None or supported(where) else None
+        if found is not None and found.covers(where):
+            return found.id_list(np.flatnonzero(found.mask(where)))
+        return self.stored_ids(where)
+
+    def stored_ids(self, where: dict[str, Any] | None = None) -> list[str]:
+        """Id prosto z Chromy, bez migawki: dla zapisu (po nim migawka i tak jest nieaktualna) i kontroli
+        spójności – o tym, co usunąć, nie decydują dane pochodne."""
         return [i for result in self._get([], where=where) for i in result["ids"]]
 
     def hits(self, ids: Sequence[str], query_embedding: np.ndarray | None = None) -> list[Hit]:
@@ -411,9 +516,16 @@ class ChunkCollection:
         metadanych kolejnych kandydatów (tylko tylu, ilu trzeba do ``k`` trafień); gdy z kandydatów wynika,
         że filtr jest wąski (potrzeba by ponad ``MAX_CANDIDATES`` kandydatów), pasujące fragmenty liczymy
         dokładnie (numpy na ich wektorach). Progi: bench/scale.py i docs/BENCHMARKS.md.
+
+        Z lokalną migawką (``snapshot``) to samo bez pytania Chromy o metadane i wektory: maska filtra na
+        kolumnach migawki, dokładne iloczyny na pasujących wierszach (do ``SNAPSHOT_EXACT_ROWS``), a dla
+        filtrów szerszych HNSW z kandydatami sprawdzanymi maską; z Chromy tylko treść ``k`` wyników.
         """
-        if where is not None and not _supported(where):
+        if where is not None and not supported(where):
             return self._native(embedding, k, where)
+        found = self.snapshot()
+        if found is not None and found.covers(where):
+            return self._hits(self._from_snapshot(found, embedding, k, where))
         total = self.count()
         n = min(total, max(MIN_CANDIDATES, OVERSAMPLE * k))
         checked: dict[str, bool] = {}
@@ -433,6 +545,24 @@ class ChunkCollection:
                     return self._hits(ranked)
             n = min(total, max(needed, 2 * n))
         return []
+
+    def _from_snapshot(
+        self, found: snapshots.Snapshot, embedding: np.ndarray, k: int, where: dict[str, Any] | None
+    ) -> list[tuple[str, float]]:
+        mask = found.mask(where)
+        rows = np.flatnonzero(mask)
+        if len(rows) <= SNAPSHOT_EXACT_ROWS:
+            return found.top(embedding, rows, k)
+        total = len(found)
+        n = min(total, max(MIN_CANDIDATES, math.ceil(OVERSAMPLE * k * total / len(rows))))
+        while True:
+            candidates = self._hnsw_candidates(embedding, n)
+            rows = found.rows([i for i, _ in candidates])
+            matched = np.flatnonzero((rows >= 0) & mask[rows]).tolist()
+            # As above: the k-th match must lie in the first 1/OVERSAMPLE of the list.
+            if n >= total or (len(matched) >= k and OVERSAMPLE * (matched[k - 1] + 1) <= n):
+                return [candidates[p] for p in matched[:k]]
+            n = min(total, 2 * n)
 
     def _hnsw_candidates(self, embedding: np.ndarray, n: int) -> list[tuple[str, float]]:
         result = self._collection.query(query_embeddings=[embedding], n_results=n, include=["distances"])
@@ -472,7 +602,7 @@ class ChunkCollection:
 
         Chroma dostaje tylko warunki zawężające: wykluczenia (``$ne``/``$nin``, np. uchylone jednostki)
         kosztują ją przejście po całej kolekcji, więc sprawdzamy je sami na najlepszych wynikach."""
-        narrowing = _narrowing_part(where)
+        narrowing = narrowing_part(where)
         if narrowing is None:
             return None
         result = self._collection.get(where=narrowing, limit=EXACT_LIMIT + 1, include=["embeddings"])
@@ -500,75 +630,5 @@ class ChunkCollection:
         result = self._collection.get(ids=[i for i, _ in ranked], include=["documents", "metadatas"])
         found = {i: (doc, meta) for i, doc, meta in zip(result["ids"], result["documents"], result["metadatas"],
                                                           strict=True)}
-        return [Hit(id=i, text=found[i][0], metadata=found[i][1], similarity=sim) for i, sim in ranked]
-
-
-_MISSING = object()
-
-
-def _same(value: Any, operand: Any) -> bool:
-    # Chroma keeps bool and int apart: {"uchylony": {"$ne": True}} must not treat 1 as True.
-    return value is not _MISSING and isinstance(value, bool) == isinstance(operand, bool) and value == operand
-
-
-def _ordered(value: Any, operand: Any) -> bool:
-    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in (value, operand))
-
-
-_FIELD_OPERATORS = {
-    "$eq": _same,
-    "$ne": lambda v, x: not _same(v, x),
-    "$in": lambda v, xs: any(_same(v, x) for x in xs),
-    "$nin": lambda v, xs: not any(_same(v, x) for x in xs),
-    "$gt": lambda v, x: _ordered(v, x) and v > x,
-    "$gte": lambda v, x: _ordered(v, x) and v >= x,
-    "$lt": lambda v, x: _ordered(v, x) and v < x,
-    "$lte": lambda v, x: _ordered(v, x) and v <= x,
-}
-
-
-def _is_exclusion(condition: dict[str, Any]) -> bool:
-    return all(
-        isinstance(ops, dict) and set(ops) <= {"$ne", "$nin"} for key, ops in condition.items() if key[0] != "$"
-    ) and not any(key[0] == "$" for key in condition)
-
-
-def _narrowing_part(where: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``where`` bez wykluczeń najwyższego poziomu; ``None``, gdy nic nie zawęża (filtr jest szeroki)."""
-    if where is None or _is_exclusion(where):
-        return None
-    if "$and" not in where or len(where) != 1:
-        return where
-    kept = [c for c in where["$and"] if not _is_exclusion(c)]
-    if not kept:
-        return None
-    if len(kept) == len(where["$and"]):
-        return where
-    return kept[0] if len(kept) == 1 else {"$and": kept}
-
-
-def _supported(where: dict[str, Any]) -> bool:
-    for key, condition in where.items():
-        if key in ("$and", "$or"):
-            if not all(_supported(c) for c in condition):
-                return False
-        elif key.startswith("$") or (isinstance(condition, dict) and not set(condition) <= set(_FIELD_OPERATORS)):
-            return False
-    return True
-
-
-def matches_where(metadata: dict[str, Any], where: dict[str, Any]) -> bool:
-    """Czy metadane spełniają ``where`` tak, jak sprawdziłaby to Chroma (``$ne``/``$nin`` pasują też,
-    gdy klucza brak; porównania tylko liczb)."""
-    for key, condition in where.items():
-        if key == "$and":
-            ok = all(matches_where(metadata, c) for c in condition)
-        elif key == "$or":
-            ok = any(matches_where(metadata, c) for c in condition)
-        else:
-            ops = condition if isinstance(condition, dict) else {"$eq": condition}
-            value = metadata.get(key, _MISSING)
-            ok = all(_FIELD_OPERATORS[op](value, operand) for op, operand in ops.items())
-        if not ok:
-            return False
-    return True
+        # a chunk deleted by a concurrent writer since the ranking is simply left out
+        return [Hit(id=i, text=found[i][0], metadata=found[i][1], similarity=sim) for i, sim in ranked if i in found]

@@ -108,3 +108,21 @@ def test_ambiguous_word_counts_once():
     index.sync(dict.fromkeys(texts, "v1"), lambda ids: {i: texts[i] for i in ids})
     assert index.search("danych kot pies", 5)[0].id == "b"
     assert query_terms("danych, danych i kota") == [query_terms("danych")[0], query_terms("kot")[0]]
+
+
+def test_lazily_loaded_tokens_survive_a_concurrent_save(tmp_path):
+    """Tokeny czytane leniwie pochodzą z tej kopii indeksu, którą obiekt wczytał, nawet gdy inny proces
+    podmienił już folder; znacznik kolekcji wraca po wczytaniu tylko dla tej samej kopii."""
+    texts = {"a": "Pacjent ma prawo do dokumentacji medycznej.", "b": "Administrator przetwarza dane osobowe.",
+             "c": "Urlop wypoczynkowy trwa 26 dni."}
+    fetch = lambda ids: {i: texts[i] for i in ids}  # noqa: E731
+    folder = tmp_path / "slowa"
+    KeywordIndex(folder, "simplemma").sync({"a": "1", "b": "1"}, fetch, "v1")
+    reader = KeywordIndex(folder, "simplemma")
+    assert reader.collection_version == "v1"
+    assert reader.coverage("dokumentacja pacjenta", ["a"]) == 1.0  # one line read from the file
+    KeywordIndex(folder, "simplemma").sync({"b": "1", "c": "1"}, fetch, "v2")  # another process
+    assert reader.sync({"a": "1", "b": "2", "c": "1"}, fetch, "v3")
+    assert sorted(reader.ids) == ["a", "b", "c"] and reader.tokens["a"]
+    again = KeywordIndex(folder, "simplemma")
+    assert again.collection_version == "v3" and [h.id for h in again.search("urlop", 3)] == ["c"]

@@ -256,3 +256,53 @@ def test_token_is_sent_and_rejection_is_reported(capsys, monkeypatch, two_acts_s
         assert "Traceback" not in out + err
     finally:
         proxy.close()
+
+
+def test_long_lived_index_notices_other_writers_on_the_server(monkeypatch, chroma_servers, tmp_path):
+    """Dwie osoby (każda z własnym katalogiem danych pochodnych) na jednym serwerze: długo żyjący ``Index``
+    czytelnika widzi po znaczniku zmiany kolekcji, co dopisał i usunął drugi – w obu nogach wyszukiwania."""
+    from chroma_rag import Index
+    from chroma_rag.filters import SearchFilters
+
+    url = chroma_servers.start(tmp_path / "dane")
+    parking, canteen = tmp_path / "parking.txt", tmp_path / "kantyna.txt"
+    parking.write_text("Miejsca dla rowerów są przy bramie B, a dla samochodów na poziomie -1.", encoding="utf-8")
+    canteen.write_text("Kantyna jest czynna od 11:00 do 15:00, obiad kosztuje 25 zł.", encoding="utf-8")
+    writer, reader = Index(server=url), Index(server=url)
+
+    def as_person(name: str) -> None:
+        monkeypatch.setenv("CHROMA_RAG_CACHE", str(tmp_path / f"cache-{name}"))
+
+    as_person("pisarz")
+    writer.add([parking])
+    as_person("czytelnik")
+    assert reader.search("rowery brama", threshold=None, mode="slowa")[0].file == "parking.txt"
+    as_person("pisarz")
+    writer.add([canteen])
+    as_person("czytelnik")
+    assert reader.search("obiad kantyna", threshold=None, mode="slowa")[0].file == "kantyna.txt"
+    hits = reader.search("Ile kosztuje obiad?", threshold=None, filters=SearchFilters(files=["kantyna.txt"]))
+    assert hits and hits[0].file == "kantyna.txt"
+    as_person("pisarz")
+    writer.remove("parking.txt")
+    as_person("czytelnik")
+    assert all(h.file != "parking.txt" for h in reader.search("rowery brama", threshold=None, mode="slowa"))
+    assert all(h.file != "parking.txt" for h in reader.search("rowery", threshold=None, mode="wektor"))
+
+
+def test_keyword_index_compares_chunks_only_after_a_change(monkeypatch, two_acts_private):
+    """Zgodność indeksu słów z kolekcją: przy tym samym znaczniku zmiany bez pobierania wersji fragmentów."""
+    from chroma_rag.store import ChunkCollection
+
+    two_acts_private.index().search("urlop", threshold=None)  # syncs and stores the collection's marker
+    compared = []
+    column = ChunkCollection.column
+    monkeypatch.setattr(ChunkCollection, "column", lambda self, *args: compared.append(args) or column(self, *args))
+    two_acts_private.index().search("dokumentacja medyczna", threshold=None)
+    assert compared == []
+    index = two_acts_private.index()
+    index.remove(DATA_PROTECTION)
+    assert compared  # the write changed the marker: one full comparison
+    compared.clear()
+    hits = two_acts_private.index().search("dane osobowe", threshold=None, mode="slowa")
+    assert compared == [] and hits and all(h.file == PATIENTS for h in hits)

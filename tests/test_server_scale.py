@@ -1,15 +1,17 @@
-"""Strategia filtrowanego wyszukiwania w ``ChunkCollection.query`` (issue 8): obie ścieżki – dokładna
-dla wąskich filtrów i HNSW z nadpróbkowaniem dla szerokich – dają wynik dokładnego przeszukania,
-w folderze i na serwerze. Wektory losowe (bez modelu), więc test jest szybki."""
+"""Strategia filtrowanego wyszukiwania w ``ChunkCollection.query`` (issue 8): wszystkie ścieżki – z lokalnej
+migawki (dokładna i HNSW z maską), bez niej dokładna dla wąskich filtrów i HNSW z nadpróbkowaniem dla
+szerokich – dają wynik dokładnego przeszukania, w folderze i na serwerze; migawka nadąża za zapisami
+(także cudzymi) i odbudowuje się po uszkodzeniu. Wektory losowe (bez modelu), więc test jest szybki."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from chroma_rag import snapshot as snapshot_module
 from chroma_rag import store as store_module
 from chroma_rag.filters import SearchFilters, build_where
-from chroma_rag.store import Store, matches_where
+from chroma_rag.store import ChunkCollection, Store, matches_where
 
 N, DIM, K = 3000, 64, 5
 
@@ -53,15 +55,34 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("max_candidates", [10**9, 0], ids=["hnsw-nadprobkowanie", "dokladnie"])
+def expected_ids(vectors: np.ndarray, mask: np.ndarray, query: np.ndarray, ids: list[str]) -> list[str]:
+    scores = np.where(mask, vectors @ query / np.linalg.norm(query), -np.inf)
+    return [ids[i] for i in np.argsort(-scores)[: min(K, int(mask.sum()))]]
+
+
+STRATEGIES = {  # name: (use the snapshot, MAX_CANDIDATES, SNAPSHOT_EXACT_ROWS)
+    "migawka-dokladnie": (True, 2000, 10**9),
+    "migawka-hnsw": (True, 2000, 0),
+    "hnsw-nadprobkowanie": (False, 10**9, 0),
+    "dokladnie": (False, 0, 0),
+}
+
+
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
 @pytest.mark.parametrize("case", list(CASES))
-def test_filtered_query_matches_exact_search(monkeypatch, collection, data, case, max_candidates):
+def test_filtered_query_matches_exact_search(monkeypatch, collection, data, case, strategy):
+    use_snapshot, max_candidates, exact_rows = STRATEGIES[strategy]
     monkeypatch.setattr(store_module, "MAX_CANDIDATES", max_candidates)
+    monkeypatch.setattr(store_module, "SNAPSHOT_EXACT_ROWS", exact_rows)
+    if not use_snapshot:
+        collection = ChunkCollection(collection._collection, collection._max_batch)
+    else:
+        assert collection.snapshot() is not None
     filters, mask_of = CASES[case]
     mask = mask_of(data)
     for query in data["queries"]:
         scores = np.where(mask, data["vectors"] @ query / np.linalg.norm(query), -np.inf)
-        expected = [f"id-{i:05d}" for i in np.argsort(-scores)[: min(K, int(mask.sum()))]]
+        expected = expected_ids(data["vectors"], mask, query, [f"id-{i:05d}" for i in range(N)])
         hits = collection.query(query, K, build_where(filters))
         assert [h.id for h in hits] == expected
         assert all(mask[int(h.id[3:])] for h in hits)
@@ -91,3 +112,113 @@ def test_where_check_agrees_with_chroma(collection, where):
     everything = collection._collection.get(include=["metadatas"])
     ours = {i for i, meta in zip(everything["ids"], everything["metadatas"], strict=True) if matches_where(meta, where)}
     assert ours == set(collection._collection.get(where=where, include=[])["ids"])
+
+
+def test_ids_and_columns_come_from_the_snapshot(collection, data):
+    assert collection.snapshot() is not None
+    where = build_where(SearchFilters(types=["rozporzadzenie"], year_to=2000))
+    assert sorted(collection.ids(where)) == sorted(collection._collection.get(where=where, include=[])["ids"])
+    years = collection.column("rok", None)
+    assert len(years) == N and all(years[f"id-{i:05d}"] == int(data["years"][i]) for i in range(0, N, 97))
+    assert collection.file_titles() == {f"plik-{f}.pdf": "" for f in set(data["files"].tolist())}
+    rows = collection.snapshot().rows(["id-00007", "nie-ma", "id-00007-dluzsze-niz-kazde-id", "id-02999"])
+    assert rows.tolist() == [7, -1, -1, 2999]
+
+
+@pytest.fixture(params=["folder", "serwer"])
+def small(request, tmp_path, chroma_servers):
+    """Mała kolekcja do zmieniania: (magazyn, kolekcja, wektory wg id, metadane wg id)."""
+    path = tmp_path / "dane"
+    store = Store(path) if request.param == "folder" else Store(server=chroma_servers.start(path))
+    rng = np.random.default_rng(3)
+    vectors = {f"a-{i:03d}": v for i, v in enumerate(rng.normal(size=(200, DIM)).astype(np.float32))}
+    metas = {i: {"plik": f"plik-{n % 7}.pdf", "rok": 2000 + n % 20, "typ": "ustawa"} for n, i in enumerate(vectors)}
+    chunks = store.chunks("test:male", DIM, create=True)
+    ids = list(vectors)
+    chunks.upsert(ids, np.stack([vectors[i] for i in ids]), ids, [metas[i] for i in ids])
+    return store, chunks, vectors, metas
+
+
+def check_against_exact(chunks, vectors, metas, rng) -> None:
+    """Wyniki z migawki == dokładne przeszukanie bieżących danych, dla kilku filtrów."""
+    ids = sorted(vectors)
+    matrix = np.stack([vectors[i] for i in ids])
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    for filters in (SearchFilters(), SearchFilters(files=["plik-3.pdf"]), SearchFilters(year_from=2010),
+                    SearchFilters(year=2031)):
+        where = build_where(filters)
+        mask = np.array([matches_where(metas[i], where) for i in ids])
+        query = rng.normal(size=DIM).astype(np.float32)
+        assert [h.id for h in chunks.query(query, K, where)] == expected_ids(matrix, mask, query, ids)
+    assert chunks.snapshot().marker == chunks.version()
+    assert sorted(chunks.snapshot().id_list()) == ids
+
+
+def test_snapshot_follows_add_replace_and_remove(monkeypatch, small):
+    store, chunks, vectors, metas = small
+    rng = np.random.default_rng(5)
+    check_against_exact(chunks, vectors, metas, rng)
+    first = chunks.snapshot().marker
+    builds = []
+    build = snapshot_module.build
+    monkeypatch.setattr(snapshot_module, "build", lambda *args: builds.append(args[1]) or build(*args))
+    # another writer (a second client of the same database) changes the collection
+    other = Store(store.path) if not store.is_server else Store(server=store.server.url)
+    writer = other.chunks("test:male", DIM)
+    added = {f"b-{i:03d}": v for i, v in enumerate(rng.normal(size=(30, DIM)).astype(np.float32))}
+    for i in added:
+        metas[i] = {"plik": "plik-3.pdf", "rok": 2015, "typ": "ustawa"}
+    writer.upsert(list(added), np.stack(list(added.values())), list(added), [metas[i] for i in added])
+    vectors.update(added)
+    check_against_exact(chunks, vectors, metas, rng)
+    assert chunks.snapshot().marker != first
+    replaced = ["a-003", "a-010", "b-004"]
+    for i in replaced:
+        vectors[i] = rng.normal(size=DIM).astype(np.float32)
+        metas[i] = {"plik": "plik-3.pdf", "rok": 2031, "typ": "ustawa"}  # a value the snapshot has not seen
+    writer.upsert(replaced, np.stack([vectors[i] for i in replaced]), replaced, [metas[i] for i in replaced])
+    check_against_exact(chunks, vectors, metas, rng)
+    removed = ["a-001", "a-003", "b-000"]
+    writer.delete(removed)
+    for i in removed:
+        del vectors[i], metas[i]
+    check_against_exact(chunks, vectors, metas, rng)
+    # the exact query of a replaced vector finds it first
+    assert chunks.query(vectors["a-010"], 1, None)[0].id == "a-010"
+    # folder: each new version came from the previous one and the journal of changes; server: rebuilt
+    assert len(builds) == (3 if store.is_server else 0)
+
+
+@pytest.mark.parametrize("damage", ["obciety", "opis", "brak"])
+def test_damaged_snapshot_is_rebuilt(small, damage):
+    store, chunks, vectors, metas = small
+    rng = np.random.default_rng(9)
+    check_against_exact(chunks, vectors, metas, rng)
+    folder = store.work_dir / f"migawka-{chunks._collection.name}" / chunks.version()
+    if damage == "obciety":
+        content = (folder / "wektory.npy").read_bytes()
+        (folder / "wektory.npy").write_bytes(content[: len(content) // 2])
+    elif damage == "opis":
+        (folder / "opis.json").write_text("{nie json", encoding="utf-8")
+    else:
+        (folder / "kody.npy").unlink()
+    store_module._SNAPSHOTS.clear()  # as in a new process
+    check_against_exact(chunks, vectors, metas, rng)
+    assert np.load(folder / "wektory.npy").shape == (len(vectors), DIM)
+
+
+def test_broken_journal_chain_rebuilds_from_scratch(small, monkeypatch):
+    """Wpis dziennika bez następcy (zapis przerwany przed zmianą znacznika) rozwidla łańcuch: pełna budowa."""
+    store, chunks, vectors, metas = small
+    if store.is_server:
+        pytest.skip("dziennik zmian jest tylko w trybie folderu")
+    rng = np.random.default_rng(11)
+    check_against_exact(chunks, vectors, metas, rng)
+    chunks.announce_version(["a-005"])  # a write that died right after announcing itself
+    vectors["a-005"] = rng.normal(size=DIM).astype(np.float32)
+    chunks.upsert(["a-005"], vectors["a-005"][None, :], ["a-005"], [metas["a-005"]])
+    builds = []
+    build = snapshot_module.build
+    monkeypatch.setattr(snapshot_module, "build", lambda *args: builds.append(args[1]) or build(*args))
+    check_against_exact(chunks, vectors, metas, rng)
+    assert builds == [chunks.version()]
