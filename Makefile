@@ -48,7 +48,9 @@ bench-skala: $(STAMP)
 	$(PY) bench/scale.py --scratch $(SCRATCH)
 
 # Czystość fragmentów 11 wspólnych PDF-ów (issue 3): wczytanie i cięcie bez embeddingu, ~25 s.
+# Skan sprawdza rozbite słowa słownikiem simplemma (niezależnym od naprawy), więc doinstalowuje ten dodatek.
 bench-czystosc: $(STAMP)
+	$(PY) -m pip install --quiet -c requirements.lock -e '.[dev,lematyzatory]'
 	$(PY) bench/czystosc.py --zapisz
 
 # Serwer Chromy dla trybu zespołowego (--serwer http://127.0.0.1:8000), zob. docs/SERWER.md.

@@ -117,12 +117,12 @@ def test_lazily_loaded_tokens_survive_a_concurrent_save(tmp_path):
              "c": "Urlop wypoczynkowy trwa 26 dni."}
     fetch = lambda ids: {i: texts[i] for i in ids}  # noqa: E731
     folder = tmp_path / "slowa"
-    KeywordIndex(folder, "simplemma").sync({"a": "1", "b": "1"}, fetch, "v1")
-    reader = KeywordIndex(folder, "simplemma")
+    KeywordIndex(folder, "morfeusz").sync({"a": "1", "b": "1"}, fetch, "v1")
+    reader = KeywordIndex(folder, "morfeusz")
     assert reader.collection_version == "v1"
     assert reader.coverage("dokumentacja pacjenta", ["a"]) == 1.0  # one line read from the file
-    KeywordIndex(folder, "simplemma").sync({"b": "1", "c": "1"}, fetch, "v2")  # another process
+    KeywordIndex(folder, "morfeusz").sync({"b": "1", "c": "1"}, fetch, "v2")  # another process
     assert reader.sync({"a": "1", "b": "2", "c": "1"}, fetch, "v3")
     assert sorted(reader.ids) == ["a", "b", "c"] and reader.tokens["a"]
-    again = KeywordIndex(folder, "simplemma")
+    again = KeywordIndex(folder, "morfeusz")
     assert again.collection_version == "v3" and [h.id for h in again.search("urlop", 3)] == ["c"]
