@@ -113,7 +113,7 @@ def main() -> None:
     for lem in lemmatizers:
         started = time.perf_counter()
         keywords = KeywordIndex(None, lem)
-        keywords.sync(chunk_versions(collection.metadatas()), lambda ids: collection_texts(collection, ids))
+        keywords.sync(chunk_versions(collection), lambda ids: collection_texts(collection, ids))
         keyword_indexes[lem] = keywords
         build_seconds[lem] = time.perf_counter() - started
         print(f"indeks słów {lem}: {len(keywords)} fragmentów, {build_seconds[lem]:.1f} s", flush=True)

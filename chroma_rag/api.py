@@ -23,7 +23,7 @@ from .errors import UserError
 from .evaluation import Question, evaluate, load_questions
 from .filters import SearchFilters
 from .indexing import IndexReport, Progress, SyncOptions, drop_file, sync
-from .keyword import DEFAULT_LEMMATIZER, KeywordIndex, collection_texts, index_folder
+from .keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions, collection_texts, index_folder
 from .llm import LlmSettings
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .models import Hit
@@ -212,8 +212,7 @@ class Index:
             self._keywords[name] = keywords
         version = collection.version()  # read before the chunks: a write after it makes the next check resync
         if not version or version != keywords.collection_version or not len(keywords):
-            versions = {i: str(v) for i, v in collection.column("hash", "").items()}
-            keywords.sync(versions, lambda ids: collection_texts(collection, ids), version)
+            keywords.sync(chunk_versions(collection), lambda ids: collection_texts(collection, ids), version)
         return keywords
 
     def files(self) -> list[FileInfo]:

@@ -321,7 +321,6 @@ class KeywordIndex:
             self._token_file.close()
             self._token_file = None
 
-
     def _save_collection_version(self, version: str) -> None:
         """Znacznik obok indeksu, podmieniany atomowo (zapis całego indeksu przy 100 tys. to sekundy)."""
         self.collection_version = version
@@ -332,9 +331,10 @@ class KeywordIndex:
         os.replace(staging, self.path / COLLECTION_VERSION)
 
 
-def chunk_versions(metadatas: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """Wersja fragmentu do synchronizacji: skrót pliku, z którego pochodzi (zmienia się z plikiem)."""
-    return {i: str(meta.get("hash", "")) for i, meta in metadatas.items()}
+def chunk_versions(collection: ChunkCollection) -> dict[str, str]:
+    """Wersja fragmentu do synchronizacji: skrót pliku, z którego pochodzi (zmienia się z plikiem); z migawki,
+    bez pobierania metadanych wszystkich fragmentów."""
+    return {i: str(v) for i, v in collection.column("hash", "").items()}
 
 
 def index_folder(db_path: Path, collection_name: str, lemmatizer_name: str) -> Path:

@@ -101,7 +101,7 @@ class Searcher:
         validate(request)
         collection, fusion = self.collection, self.fusion
         filters = request.filters or SearchFilters()
-        check_known_files(collection, filters.files)
+        check_known_files(self.titles, filters.files)
         query_vector = self.embedder.embed_query(request.question)
         where = build_where(filters)
         depth = max(fusion.depth, request.k)
@@ -115,8 +115,8 @@ class Searcher:
             lists.append((fusion.vector_weight, self.vector_ids(request.question, query_vector, depth, where)))
             refs = find_references(request.question, self.titles)
             for ref_filters in reference_filters(refs, filters):
-                ref_hits = collection.query(query_vector, depth, build_where(ref_filters))
-                lists.append((fusion.reference_weight, [h.id for h in ref_hits]))
+                ref_ranked = collection.ranked(query_vector, depth, build_where(ref_filters))
+                lists.append((fusion.reference_weight, [i for i, _ in ref_ranked]))
         scores = rrf(lists, fusion.rrf_k)
         ordered = sorted(scores, key=lambda i: -scores[i])[:depth]
         hits = collection.hits(ordered, query_vector)
@@ -124,11 +124,10 @@ class Searcher:
             hit.score = scores[hit.id]
         return _dedupe(hits, fusion)[: request.k]
 
-
     def vector_ids(self, question: str, query_vector: np.ndarray, depth: int, where: dict | None) -> list[str]:
         """Lista nogi wektorowej hybrydy; osobna metoda, bo ``bench/quality_ideas.py`` podmienia ją na
         porównywane warianty."""
-        return [h.id for h in self.collection.query(query_vector, depth, where)]
+        return [i for i, _ in self.collection.ranked(query_vector, depth, where)]
 
 
 def refuses(hits: list[Hit], threshold: float | None) -> bool:
@@ -187,12 +186,12 @@ def _dedupe(hits: list[Hit], fusion: FusionSettings) -> list[Hit]:
     return unique
 
 
-def check_known_files(collection: ChunkCollection, names: Iterable[str]) -> None:
+def check_known_files(indexed_files: Iterable[str], names: Iterable[str]) -> None:
     """Nazwa w ``--plik``, której nie ma w indeksie, to błąd z podpowiedzią najbliższych nazw."""
-    missing = [name for name in names if not collection.metadatas({"plik": name}, limit=1)]
+    indexed = sorted(indexed_files)
+    missing = [name for name in names if name not in indexed]
     if not missing:
         return
-    indexed = sorted({str(m["plik"]) for m in collection.metadatas().values()})
     name = missing[0]
     close = difflib.get_close_matches(name, indexed, n=3, cutoff=0.4)
     hint = f" Może chodziło o: {', '.join(close)}?" if close else ""
