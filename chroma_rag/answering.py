@@ -178,11 +178,7 @@ def merge_hits(first: list[Hit], second: list[Hit]) -> list[Hit]:
 def _hit_units(hit: Hit) -> list[str]:
     """Jednostki, którymi wolno zacytować fragment: jego artykuł/paragraf (jeśli ma) i strona."""
     page = f"s. {hit.page}"
-    art = str(hit.metadata.get("art") or "").strip()
-    if not art or art == "None":
-        return [page]
-    match = _UNIT.match(art)
-    return [_canonical_unit(match) if match else f"art. {art}", page]
+    return [hit.unit, page] if hit.unit else [page]
 
 
 def _canonical_unit(match: re.Match[str]) -> str:

@@ -271,6 +271,12 @@ def search_command(
 SNIPPET_CHARS = 400
 
 
+def _pages(meta: dict) -> str:
+    """Strony fragmentu: „12” albo „12–14”."""
+    first, last = meta.get("strona_od", meta.get("strona")), meta.get("strona_do", meta.get("strona"))
+    return f"{first}–{last}" if last != first else str(first)
+
+
 def _print_hit(rank: int, hit: Hit) -> None:
     """Wynik jako nagłówek (plik, jednostka, strony, podobieństwo) i wcięty fragment – czytelne także w wąskim
     terminalu, w którym tabela łamała nazwy plików w połowie."""
@@ -278,12 +284,9 @@ def _print_hit(rank: int, hit: Hit) -> None:
     from rich.text import Text
 
     meta = hit.metadata
-    first, last = meta.get("strona_od", hit.page), meta.get("strona_do", hit.page)
-    pages = f"{first}–{last}" if last != first else str(first)
-    unit = hit.art if hit.art.startswith("§") or not hit.art else f"art. {hit.art}"
     header = Text(f"{rank}. ", style="bold")
     header.append(hit.file, style="bold cyan")
-    for part in (unit, f"str. {pages}", f"podobieństwo {hit.similarity:.3f}"):
+    for part in (hit.unit, f"str. {_pages(meta)}", f"podobieństwo {hit.similarity:.3f}"):
         if part:
             header.append(f" · {part}")
     out.print(header)
@@ -489,7 +492,6 @@ def preview_command(
     for column in ("Art.", "Strony", "Część", "Rozdział", "Uwagi", "Tekst"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        pages = f"{row['strona_od']}–{row['strona_do']}" if row["strona_do"] != row["strona_od"] else str(row["strona"])
         notes = ", ".join(
             note
             for note in (
@@ -501,7 +503,7 @@ def preview_command(
             if note
         )
         text = " ".join(row["tekst"].split())
-        table.add_row(row["art"] or "–", pages, str(row["fragment"]), row["rozdzial"][-60:], notes,
+        table.add_row(row["art"] or "–", _pages(row), str(row["fragment"]), row["rozdzial"][-60:], notes,
                       text[:120] + ("…" if len(text) > 120 else ""))
     out.print(table)
 

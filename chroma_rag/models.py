@@ -60,6 +60,14 @@ class Hit:
     def page(self) -> int:
         return int(self.metadata.get("strona", 0))
 
+    @property
+    def unit(self) -> str:
+        """Jednostka do wyświetlenia i cytatu: „art. 5”, „art. 385^1”, „§ 3”; pusta, gdy fragment jej nie ma."""
+        art = self.art.strip()
+        if not art or art == "None":
+            return ""
+        return art if art.startswith("§") else f"art. {art}"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
