@@ -13,6 +13,7 @@ from pathlib import PurePath
 from typing import Any, NamedTuple
 
 from .errors import UserError
+from .filters import normalize_article
 from .llm import ChatClient, LlmSettings, Usage
 from .models import Hit
 
@@ -35,7 +36,8 @@ i rozporządzeń: użyj terminów prawnych, jakimi posługują się przepisy. Ni
 Zwróć wyłącznie przepisane pytanie, w jednym zdaniu, bez komentarzy."""
 
 _BRACKET = re.compile(r"\[([^\[\]\n]+)\]")
-_UNIT = re.compile(r"(art\.|§|str\.|s\.)\s*(\d+[a-z]*)", re.IGNORECASE)
+# "art. 385^1" and "art. 385¹" (as printed in the text) are article 385^1, not 385
+_UNIT = re.compile(r"(art\.|§|str\.|s\.)\s*(\d+[a-z]*(?:\s?\^\s?\d+|[⁰¹²³⁴⁵⁶⁷⁸⁹]+)?)", re.IGNORECASE)
 
 
 class Citation(NamedTuple):
@@ -183,7 +185,9 @@ def _hit_units(hit: Hit) -> list[str]:
 
 def _canonical_unit(match: re.Match[str]) -> str:
     kind = match.group(1).lower()
-    return f"{'s.' if kind == 'str.' else kind} {match.group(2).lower()}"
+    if kind in ("str.", "s."):
+        return f"s. {match.group(2).lower()}"
+    return f"{kind} {normalize_article(match.group(2))}"
 
 
 def _file_key(name: str) -> str:

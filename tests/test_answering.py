@@ -115,6 +115,14 @@ def test_citations_not_matching_any_given_fragment_are_flagged():
     ]
 
 
+def test_citations_of_superscript_articles_keep_the_superscript():
+    """„art. 385^1” (tak jak w etykiecie fragmentu) i „art. 385¹” (tak jak w tekście) to art. 385^1, nie 385."""
+    kc = [Hit("kc-385^1", "Art. 385¹. …", {"plik": "kc.pdf", "art": "385^1", "strona": 80}, 0.9)]
+    text = "Tak [kc.pdf, art. 385^1], też [kc.pdf, art. 385¹ § 2]; nie [kc.pdf, art. 385]."
+    assert find_citations(text) == [Citation("kc.pdf", "art. 385^1"), Citation("kc.pdf", "art. 385")]
+    assert invalid_citations(text, kc) == [Citation("kc.pdf", "art. 385")]
+
+
 def test_merge_keeps_each_fragment_once_with_its_better_similarity():
     better = Hit("a-7", HITS[1].text, HITS[1].metadata, 0.95)
     merged = merge_hits(HITS[:2], [better, HITS[2]])
