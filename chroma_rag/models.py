@@ -76,3 +76,16 @@ class Hit:
             "wynik": round(self.score, 6),
             "tekst": self.text,
         }
+
+
+class SearchResult(list[Hit]):
+    """Wynik wyszukiwania: lista trafień (najlepsze pierwsze) i, gdy jest pusta, powód – ``"filtry"`` (filtry nie
+    pasują do żadnego fragmentu) albo ``"prog"`` (nic nie jest wystarczająco trafne). ``plan``: plan zapytania
+    od modelu czatu, gdy wyszukiwanie było planowane (``planning.Plan``), inaczej ``None``.
+
+    Podklasa listy, żeby ``for hit in index.search(...)`` działało jak dotąd."""
+
+    def __init__(self, hits: list[Hit] | None = None, reason: str | None = None, plan: Any = None) -> None:
+        super().__init__(hits or [])
+        self.reason = None if self else reason
+        self.plan = plan
