@@ -26,7 +26,7 @@ from .indexing import IndexReport, Progress, SyncOptions, drop_file, sync
 from .keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions, collection_texts, index_folder
 from .llm import LlmSettings
 from .locking import DEFAULT_WAIT, read_session, write_session
-from .models import Hit
+from .models import Hit, SearchResult
 from .preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
 from .registry import Registry
 from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest
@@ -134,9 +134,9 @@ class Index:
         filters: SearchFilters | None = None,
         mode: str = DEFAULT_MODE,
         threshold: float | None = DEFAULT_THRESHOLD,
-    ) -> list[Hit]:
-        """Fragmenty najlepiej pasujące do pytania, spełniające filtry (najlepszy pierwszy); pusta lista,
-        gdy nic nie przekracza progu pewności (``threshold=None`` wyłącza próg)."""
+    ) -> SearchResult:
+        """Fragmenty najlepiej pasujące do pytania, spełniające filtry (najlepszy pierwszy); pusta lista
+        z powodem (``reason``), gdy nic nie przekracza progu pewności (``threshold=None`` wyłącza próg)."""
         self.store.require_existing()
         _ = self.embedder  # resolved before the read session: it may need its own short read of the DB
         with read_session(self.store):

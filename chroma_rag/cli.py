@@ -258,7 +258,7 @@ def search_command(
         question, k=count, filters=filters, mode=mode, threshold=_threshold(threshold)
     )
     if as_json:
-        _print_json([hit.to_json() for hit in hits])
+        _print_json(hits.to_json())
         return
     if not hits:
         out.print("Nie znaleziono nic trafnego – żaden fragment nie pasuje do pytania wystarczająco dobrze. "

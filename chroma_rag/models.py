@@ -89,3 +89,11 @@ class SearchResult(list[Hit]):
         super().__init__(hits or [])
         self.reason = None if self else reason
         self.plan = plan
+
+    def to_json(self) -> dict[str, Any]:
+        """``szukaj --json`` i ``/api/szukaj``: obiekt, bo sama lista nie powie, dlaczego jest pusta."""
+        return {
+            "wyniki": [hit.to_json() for hit in self],
+            "powod": self.reason,
+            "plan": self.plan.to_json() if self.plan is not None else None,
+        }

@@ -15,7 +15,7 @@ from .embedding import Embedder
 from .errors import UserError
 from .filters import SearchFilters, build_where
 from .keyword import KeywordIndex
-from .models import Hit
+from .models import Hit, SearchResult
 from .references import References, find_references
 from .store import ChunkCollection
 
@@ -81,10 +81,13 @@ class Searcher:
             self._allowed_ids[key] = self.collection.ids(where)
         return self._allowed_ids[key]
 
-    def search(self, request: SearchRequest) -> list[Hit]:
-        """Najlepsze fragmenty (najlepszy pierwszy); gdy nic nie jest wystarczająco trafne – pusta lista."""
+    def search(self, request: SearchRequest) -> SearchResult:
+        """Najlepsze fragmenty (najlepszy pierwszy); gdy nic nie jest wystarczająco trafne – pusta lista
+        z powodem ``"prog"``."""
         hits = self.rank(request)
-        return [] if self.refuses(request.question, hits, request.threshold) else hits
+        if self.refuses(request.question, hits, request.threshold):
+            return SearchResult([], reason="prog")
+        return SearchResult(hits)
 
     def refuses(self, question: str, hits: list[Hit], threshold: float | None) -> bool:
         """„Nic trafnego”: najlepszy wynik jest semantycznie słaby (podobieństwo poniżej progu) i nie

@@ -15,7 +15,7 @@ from conftest import PATIENTS, REPO, SAMPLES, run_cli
 def search_json(capsys, db: Path, *args: str) -> list[dict]:
     code, out, err = run_cli(capsys, "szukaj", *args, "--json", "--baza", db)
     assert code == 0, err
-    return json.loads(out)
+    return json.loads(out)["wyniki"]
 
 
 def test_colloquial_question_finds_patients_rights_act(capsys, two_acts_db):

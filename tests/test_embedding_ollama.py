@@ -160,7 +160,7 @@ def copy_db(source: Path, tmp_path: Path) -> Path:
 def top_hits(capsys, db: Path, question: str, *args: str) -> list[tuple[str, str]]:
     code, out, err = run_cli(capsys, "szukaj", question, "--json", "-k", "3", "--baza", db, *args)
     assert code == 0, err
-    return [(hit["plik"], hit["art"] if "art" in hit else hit["id"]) for hit in json.loads(out)]
+    return [(hit["plik"], hit["art"] if "art" in hit else hit["id"]) for hit in json.loads(out)["wyniki"]]
 
 
 QUESTIONS = ("Ile dni urlopu przysługuje pracownikowi?", "Kto odpowiada za wycinkę drzewa w mieście?")

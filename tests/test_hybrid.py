@@ -55,9 +55,9 @@ def test_threshold_refuses_weak_results(capsys, two_acts_db):
     code, out, _ = run_cli(capsys, "szukaj", question, "--prog", "0.99", "--baza", two_acts_db)
     assert code == 0 and "Nie znaleziono nic trafnego" in out
     code, out, _ = run_cli(capsys, "szukaj", question, "--prog", "0.99", "--json", "--baza", two_acts_db)
-    assert code == 0 and json.loads(out) == []
+    assert code == 0 and json.loads(out) == {"wyniki": [], "powod": "prog", "plan": None}
     code, out, _ = run_cli(capsys, "szukaj", question, "--prog", "0", "--json", "--baza", two_acts_db)
-    assert json.loads(out)
+    assert json.loads(out)["wyniki"]
 
 
 def test_keyword_query_fully_found_in_results_is_not_refused(two_acts_db):

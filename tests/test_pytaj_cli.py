@@ -45,7 +45,7 @@ def pytaj(capsys, db, *args: str) -> tuple[int, str, str]:
 def szukaj(capsys, db, *args: str) -> list[dict]:
     code, out, err = run_cli(capsys, "szukaj", *args, "--json", "--baza", db)
     assert code == 0, err
-    return json.loads(out)
+    return json.loads(out)["wyniki"]
 
 
 def test_streams_the_answer_then_sources_with_best_fragment_last_in_prompt(capsys, two_acts_db, fake):

@@ -16,7 +16,7 @@ from chroma_rag.store import Store, check_server_version, parse_server
 def search_json(capsys, target: Target, *args: str) -> list[dict]:
     code, out, err = run_cli(capsys, "szukaj", *args, "--json", *target.args)
     assert code == 0, err
-    return json.loads(out)
+    return json.loads(out)["wyniki"]
 
 
 def listing(capsys, target: Target) -> dict[str, dict]:
@@ -249,7 +249,7 @@ def test_token_is_sent_and_rejection_is_reported(capsys, monkeypatch, two_acts_s
         monkeypatch.setenv("CHROMA_RAG_SERWER_TOKEN", "tajny-token")
         code, out, err = run_cli(capsys, "szukaj", "zgoda", "--typ", "ustawa", "--json", "--serwer", proxy.url)
         assert code == 0, err
-        assert json.loads(out)
+        assert json.loads(out)["wyniki"]
         monkeypatch.setenv("CHROMA_RAG_SERWER_TOKEN", "zly-token")
         code, out, err = run_cli(capsys, "lista", "--serwer", proxy.url)
         assert code == 1 and "odrzucił dostęp" in err and "CHROMA_RAG_SERWER_TOKEN" in err
