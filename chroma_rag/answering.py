@@ -13,7 +13,7 @@ from pathlib import PurePath
 from typing import Any, NamedTuple
 
 from .errors import UserError
-from .filters import normalize_article
+from .filters import FILTERS_MATCH_NOTHING, normalize_article
 from .llm import ChatClient, LlmSettings, Usage
 from .models import Hit
 
@@ -60,10 +60,11 @@ class Answer:
     model: str | None = None  # None: model nie był pytany
     invalid_citations: list[Citation] = field(default_factory=list)
     rewritten_question: str | None = None
+    reason: str | None = None  # like SearchResult.reason: "filtry" or "prog" when no fragment was given
 
     @property
     def found(self) -> bool:
-        return self.text.strip() != NOT_FOUND
+        return self.reason is None and self.text.strip() != NOT_FOUND
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -73,6 +74,7 @@ class Answer:
             "model": self.model,
             "niepasujace_cytaty": [str(c) for c in self.invalid_citations],
             "pytanie_przepisane": self.rewritten_question,
+            "powod": self.reason,
         }
 
 
@@ -97,7 +99,7 @@ def ask(
     client = client or ChatClient(settings or LlmSettings.from_env())
     usage = Usage()
     rewritten = None
-    hits = retrieve(question)
+    hits = first = retrieve(question)
     if rewrite:
         completion = client.complete(rewrite_messages(question))
         usage += completion.usage
@@ -105,9 +107,11 @@ def ask(
         if rewritten and rewritten != question:
             hits = merge_hits(hits, retrieve(rewritten))
     if not hits:
+        reason = getattr(first, "reason", None)
+        text = FILTERS_MATCH_NOTHING if reason == "filtry" else NOT_FOUND
         if on_token is not None:
-            on_token(NOT_FOUND)
-        return Answer(NOT_FOUND, [], usage, None, [], rewritten)
+            on_token(text)
+        return Answer(text, [], usage, None, [], rewritten, reason)
     completion = client.complete(build_messages(question, hits), on_token)
     return Answer(
         text=completion.text,

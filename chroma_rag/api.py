@@ -31,6 +31,7 @@ from .preview import preview as preview  # re-exported: chroma_rag.api.preview(p
 from .registry import Registry
 from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest
 from .store import ChunkCollection, Store, collection_name
+from .validation import checked_search, resolve_files
 
 
 @dataclass
@@ -114,6 +115,7 @@ class Index:
     ) -> IndexReport:
         """Synchronizuje indeks z plikami i folderami (rekurencyjnie): niezmienione pomija, zmienione zastępuje,
         ``prune`` usuwa pliki, które zniknęły z podanych folderów (pusty folder tylko z ``force``)."""
+        self.store.require_writable()
         options = SyncOptions(doc_type=doc_type, prune=prune, force=force, wait=wait)
         embedder = self._get_embedder(wait, on_wait)
         known_dim(embedder)  # a remote model's errors surface before the DB is created or changed
@@ -137,9 +139,12 @@ class Index:
     ) -> SearchResult:
         """Fragmenty najlepiej pasujące do pytania, spełniające filtry (najlepszy pierwszy); pusta lista
         z powodem (``reason``), gdy nic nie przekracza progu pewności (``threshold=None`` wyłącza próg)."""
+        mode, filters = checked_search(k, mode, threshold, filters)
         self.store.require_existing()
         _ = self.embedder  # resolved before the read session: it may need its own short read of the DB
         with read_session(self.store):
+            if filters is not None and filters.files:
+                filters = resolve_files(filters, ((r.name, r.path) for r in Registry(self.store.client).records()))
             return self.searcher(mode).search(SearchRequest(question, k, filters, mode, threshold))
 
     def ask(
@@ -175,6 +180,7 @@ class Index:
         threshold: float | None = DEFAULT_THRESHOLD,
     ) -> dict[str, Any]:
         """``ocena``: hit@1/3/5/10, MRR, odmowy progu i pudła dla pytań z pliku JSONL."""
+        mode, _ = checked_search(k, mode, threshold, None)
         loaded = load_questions(Path(questions))
         self.store.require_existing()
         _ = self.embedder
@@ -231,6 +237,7 @@ class Index:
     def remove(self, name: str, wait: float = DEFAULT_WAIT) -> int:
         """Usuwa plik (nazwa albo pełna ścieżka) ze wszystkich kolekcji; zwraca liczbę usuniętych fragmentów."""
         self.store.require_existing()
+        self.store.require_writable()
         removed = 0
         with write_session(self.store, wait, command="usun"):
             registry = Registry(self.store.client, create=True)
@@ -247,4 +254,6 @@ class Index:
 
     def check(self, repair: bool = False, wait: float = DEFAULT_WAIT) -> ConsistencyReport:
         """Zgodność rejestru z kolekcjami i odnajdywalność fragmentów; ``repair`` naprawia, co się da."""
+        if repair:
+            self.store.require_writable()
         return check(self.store, repair, wait)

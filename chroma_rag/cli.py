@@ -142,7 +142,8 @@ EXIT_INTERRUPTED = 130
 @app.command("indeksuj")
 def index_command(
     paths: Annotated[
-        list[Path], typer.Argument(metavar="SCIEZKI", help="Pliki lub foldery (PDF, TXT, MD).", show_default=False)
+        list[Path],
+        typer.Argument(metavar="SCIEZKI", help="Pliki lub foldery (PDF, DOCX, TXT, MD).", show_default=False),
     ],
     doc_type: Annotated[
         str | None, typer.Option("--typ", help="Wymuś rodzaj dokumentu dla wszystkich plików.", show_default=False)
@@ -259,6 +260,11 @@ def search_command(
     )
     if as_json:
         _print_json(hits.to_json())
+        return
+    if not hits and hits.reason == "filtry":
+        from .filters import FILTERS_MATCH_NOTHING
+
+        out.print(FILTERS_MATCH_NOTHING)
         return
     if not hits:
         out.print("Nie znaleziono nic trafnego – żaden fragment nie pasuje do pytania wystarczająco dobrze. "
@@ -547,6 +553,13 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Abort:
         err.print("[yellow]Przerwano.[/]")
         sys.exit(EXIT_INTERRUPTED)
+    except OSError as exc:  # at the edge: a folder or file the OS refused, as one Polish sentence with the path
+        from rich.markup import escape
+
+        from .errors import os_error_message
+
+        err.print(f"[red]Błąd:[/] {escape(os_error_message(exc))}", highlight=False)
+        sys.exit(1)
     except Exception as exc:
         from rich.markup import escape
 

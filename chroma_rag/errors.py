@@ -1,5 +1,9 @@
 """Błędy, które użytkownik widzi jako jedno polskie zdanie (CLI nie pokazuje tracebacku)."""
 
+from __future__ import annotations
+
+import errno
+
 
 class UserError(Exception):
     """Błąd po stronie danych wejściowych lub środowiska; treść to gotowy komunikat po polsku."""
@@ -7,5 +11,42 @@ class UserError(Exception):
     exit_code = 1
 
 
+class UsageError(UserError):
+    """Zła wartość opcji albo argumentu, odrzucona przez nasz kod (jak błędy składni click: kod 2)."""
+
+    exit_code = 2
+
+
 class UnreadableFile(UserError):
     """Pliku nie da się przeczytać; indeksowanie pomija go i idzie dalej."""
+
+
+_OS_REASONS = {
+    errno.ENOENT: "nie istnieje",
+    errno.EACCES: "brak uprawnień",
+    errno.EPERM: "operacja niedozwolona",
+    errno.EROFS: "system plików jest tylko do odczytu",
+    errno.ENOSPC: "brak miejsca na dysku",
+    errno.EDQUOT: "przekroczony limit miejsca na dysku",
+    errno.ENOTDIR: "część ścieżki nie jest folderem",
+    errno.EISDIR: "to folder, a nie plik",
+    errno.EEXIST: "już istnieje i nie jest folderem",
+    errno.ENAMETOOLONG: "za długa nazwa",
+    errno.ELOOP: "pętla dowiązań symbolicznych",
+    errno.EIO: "błąd wejścia-wyjścia dysku",
+    errno.EBUSY: "zasób jest zajęty",
+}
+
+
+def os_reason(exc: OSError) -> str:
+    """Przyczyna błędu systemu po polsku (zamiast angielskiego ``strerror``)."""
+    if exc.errno in _OS_REASONS:
+        return _OS_REASONS[exc.errno]
+    name = errno.errorcode.get(exc.errno or 0)
+    return f"błąd systemu {name}" if name else f"błąd systemu ({type(exc).__name__})"
+
+
+def os_error_message(exc: OSError, what: str = "ścieżki") -> str:
+    """Jedno zdanie o błędzie systemu plików z nazwą ścieżki."""
+    path = exc.filename if exc.filename is not None else "?"
+    return f"Błąd dostępu do {what} „{path}”: {os_reason(exc)}."

@@ -7,6 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+# Said (szukaj, pytaj) when the filters themselves match no chunk – not the same as "nothing relevant enough".
+FILTERS_MATCH_NOTHING = (
+    "Podane filtry (--plik, --typ, --rok, --od-roku, --do-roku, --art) nie pasują do żadnego fragmentu w indeksie "
+    "– zmień je albo zdejmij; pliki, ich rodzaje i lata pokazuje: chroma-rag lista."
+)
 
 
 @dataclass
@@ -20,11 +25,13 @@ class SearchFilters:
     year_to: int | None = None
     articles: list[str] = field(default_factory=list)
     include_repealed: bool = False
+    paths: list[str] = field(default_factory=list)  # full paths (the registry key), e.g. one of two same names
 
     def where_conditions(self) -> list[dict[str, Any]]:
         conditions: list[dict[str, Any]] = []
-        if self.files:
-            conditions.append(_one_of("plik", self.files))
+        by_file = [_one_of(key, values) for key, values in (("plik", self.files), ("sciezka", self.paths)) if values]
+        if by_file:  # a name or a path: either selects the file
+            conditions.append(by_file[0] if len(by_file) == 1 else {"$or": by_file})
         if self.types:
             conditions.append(_one_of("typ", self.types))
         if self.year is not None:

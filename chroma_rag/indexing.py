@@ -13,7 +13,7 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,10 +25,11 @@ from .embedding import Embedder
 from .errors import UnreadableFile, UserError
 from .loading import is_supported, load_document
 from .locking import DEFAULT_WAIT, read_session, write_session
-from .metadata import DOCUMENT_TYPES, detect_publication, detect_title, detect_type, detect_year
+from .metadata import detect_publication, detect_title, detect_type, detect_year
 from .models import Chunk, Document
 from .registry import FileRecord, Registry
 from .store import ChunkCollection, Store
+from .validation import normalize_type
 
 TEXT_SUFFIXES = (".txt", ".md")
 # A text file this big is a log or a dump, not a document: embedding it would take hours on a laptop.
@@ -123,11 +124,11 @@ def collect_files(paths: Iterable[Path], allow_empty: bool = False) -> FoundFile
                 key = _key(file)
                 found.setdefault(key, Path(key) if file.is_symlink() else file)  # a link is named as its target
             if (len(found), len(skipped)) == before and not allow_empty:
-                raise UserError(f"W folderze „{path}” nie ma plików PDF, TXT ani MD do zaindeksowania.")
+                raise UserError(f"W folderze „{path}” nie ma plików PDF, DOCX, TXT ani MD do zaindeksowania.")
         elif is_supported(path):
             found.setdefault(_key(path), path)
         else:
-            raise UserError(f"Plik „{path}” ma nieobsługiwany typ – obsługiwane są PDF, TXT i MD.")
+            raise UserError(f"Plik „{path}” ma nieobsługiwany typ – obsługiwane są PDF, DOCX, TXT i MD.")
     return FoundFiles(files=sorted(found.values()), skipped=skipped, folders=folders)
 
 
@@ -440,8 +441,8 @@ def sync(
     (wektory niezmienionych fragmentów z bazy), przeniesione rozpoznaje po hashu; nieczytelny plik jest
     pomijany z powodem, reszta idzie dalej. Model liczy bez blokady; blokadę bierze tylko na zapis."""
     options = options or SyncOptions()
-    if options.doc_type is not None and options.doc_type not in DOCUMENT_TYPES:
-        raise UserError(f"Nieznany typ „{options.doc_type}”; dozwolone: {', '.join(DOCUMENT_TYPES)}.")
+    if options.doc_type is not None:
+        options = replace(options, doc_type=normalize_type(options.doc_type))
     progress = progress or Progress()
     found = collect_files(paths, allow_empty=options.prune and options.force)
     report = IndexReport(skipped=dict(found.skipped))

@@ -22,7 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from .errors import UserError
+from .errors import UserError, os_reason
+from .readonly import is_read_only
 
 LOCK_FILE = "chroma-rag.blokada"
 HOLDER_FILE = "chroma-rag.blokada.json"
@@ -42,13 +43,23 @@ class DbLock:
         if self._lock is None:
             from filelock import ReadWriteLock
 
-            self.db_path.mkdir(parents=True, exist_ok=True)
-            self._lock = ReadWriteLock(self.db_path / LOCK_FILE, is_singleton=False)
+            try:
+                self.db_path.mkdir(parents=True, exist_ok=True)
+                self._lock = ReadWriteLock(self.db_path / LOCK_FILE, is_singleton=False)
+            except OSError as exc:
+                raise UserError(
+                    f"Nie można utworzyć folderu bazy „{self.db_path}” ({os_reason(exc)}) – podaj w --baza folder "
+                    "w miejscu z prawem zapisu, np. ./chroma_db."
+                ) from exc
         return self._lock
 
     @contextmanager
     def reading(self, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
-        """Blokada współdzielona: czeka tylko na trwający zapis (krótki), nie na całe indeksowanie."""
+        """Blokada współdzielona: czeka tylko na trwający zapis (krótki), nie na całe indeksowanie. W folderze
+        tylko do odczytu nie ma blokady (nikt przez ten montaż nie pisze; czytamy z kopii, ``readonly.py``)."""
+        if is_read_only(self.db_path):
+            yield
+            return
         lock = self._rw_lock()
         self._acquire(lock.acquire_read, on_wait, " Spróbuj ponownie za chwilę.")
         try:
@@ -59,6 +70,8 @@ class DbLock:
     @contextmanager
     def writing(self, on_wait: Callable[[str], None] | None = None, command: str = "indeksuj") -> Iterator[None]:
         """Blokada wyłączna; gdy zajęta, mówi kto ją trzyma i czeka do ``wait`` sekund."""
+        if is_read_only(self.db_path):
+            raise UserError(f"Folder bazy „{self.db_path}” jest tylko do odczytu – nie da się do niego zapisać.")
         lock = self._rw_lock()
         self._acquire(lock.acquire_write, on_wait, " Spróbuj później albo zwiększ --czekaj.")
         holder = self.db_path / HOLDER_FILE

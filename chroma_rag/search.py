@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from .embedding import Embedder
-from .errors import UserError
+from .errors import UsageError, UserError
 from .filters import SearchFilters, build_where
 from .keyword import KeywordIndex
 from .models import Hit, SearchResult
@@ -83,8 +83,13 @@ class Searcher:
 
     def search(self, request: SearchRequest) -> SearchResult:
         """Najlepsze fragmenty (najlepszy pierwszy); gdy nic nie jest wystarczająco trafne – pusta lista
-        z powodem ``"prog"``."""
+        z powodem ``"prog"``, gdy same filtry nie pasują do żadnego fragmentu – z powodem ``"filtry"``."""
         hits = self.rank(request)
+        filters = request.filters
+        if not hits and filters is not None and filters.where_conditions() and not self.collection.ids(
+            build_where(filters)
+        ):
+            return SearchResult([], reason="filtry")
         if self.refuses(request.question, hits, request.threshold):
             return SearchResult([], reason="prog")
         return SearchResult(hits)
@@ -142,9 +147,9 @@ def validate(request: SearchRequest) -> None:
     if not request.question.strip():
         raise UserError("Pytanie jest puste – wpisz, czego szukasz.")
     if request.k < 1:
-        raise UserError("Liczba wyników (-k/--ile) musi być dodatnia.")
+        raise UsageError("Liczba wyników (-k/--ile) musi być dodatnia.")
     if request.mode not in MODES:
-        raise UserError(f"Nieznany tryb „{request.mode}”; dostępne: {', '.join(MODES)}.")
+        raise UsageError(f"Nieznany tryb „{request.mode}”; dostępne: {', '.join(MODES)}.")
 
 
 def rrf(lists: Iterable[tuple[float, list[str]]], k: int) -> dict[str, float]:
@@ -181,8 +186,8 @@ def _dedupe(hits: list[Hit], fusion: FusionSettings) -> list[Hit]:
         return hits
     seen: set[tuple[str, str]] = set()
     unique = []
-    for hit in hits:
-        key = (hit.file, hit.art or hit.id)
+    for hit in hits:  # per document (path): a same-named file in another folder is another document
+        key = (str(hit.metadata.get("sciezka", hit.file)), hit.art or hit.id)
         if key not in seen:
             seen.add(key)
             unique.append(hit)

@@ -20,6 +20,7 @@ import numpy as np
 from . import snapshot as snapshots
 from .errors import UserError
 from .models import Hit
+from .readonly import is_read_only, readable_copy
 from .where import matches_where, narrowing_part, supported
 
 DEFAULT_DB = "chroma_db"
@@ -98,6 +99,11 @@ def check_server_version(version: str, url: str) -> None:
         )
 
 
+def cache_root() -> Path:
+    """Folder danych pochodnych poza bazą: ``$CHROMA_RAG_CACHE`` albo ``~/.cache/chroma-rag``."""
+    return Path(os.environ["CHROMA_RAG_CACHE"]) if os.environ.get("CHROMA_RAG_CACHE") else default_cache_root()
+
+
 def default_cache_root() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "chroma-rag"
@@ -117,7 +123,13 @@ class Store:
         self.server = parse_server(server) if server else None
         self.token = token or os.environ.get("CHROMA_RAG_SERWER_TOKEN") or None
         self.path = Path(path) if path else default_db_path()
+        if not self.server and self.path.exists() and not self.path.is_dir():
+            raise UserError(
+                f"„{self.path}” to plik, a nie folder bazy – podaj w --baza folder (istniejący albo nowy, "
+                "np. chroma_db)."
+            )
         self._client: Any = None
+        self._read_copy: Path | None = None
 
     @property
     def is_server(self) -> bool:
@@ -137,9 +149,29 @@ class Store:
         pochodne trzeba umieć odbudować z zawartości serwera). Katalog nie jest tworzony tutaj.
         """
         if not self.server:
+            return self.readable_path
+        return cache_root() / f"serwer-{self.server.slug}"
+
+    @property
+    def read_only(self) -> bool:
+        """Folder bazy bez prawa zapisu (nośnik albo montaż tylko do odczytu)."""
+        return not self.server and is_read_only(self.path)
+
+    @property
+    def readable_path(self) -> Path:
+        """Folder, który otwiera Chroma: sam folder bazy albo – gdy jest tylko do odczytu – jego kopia."""
+        if not self.read_only:
             return self.path
-        root = Path(os.environ["CHROMA_RAG_CACHE"]) if os.environ.get("CHROMA_RAG_CACHE") else default_cache_root()
-        return root / f"serwer-{self.server.slug}"
+        if self._read_copy is None:
+            self._read_copy = readable_copy(self.path, cache_root())
+        return self._read_copy
+
+    def require_writable(self) -> None:
+        if self.read_only:
+            raise UserError(
+                f"Folder bazy „{self.path}” jest tylko do odczytu – szukać w nim można, ale indeksować i usuwać "
+                "tylko w folderze z prawem zapisu (np. skopiuj bazę i podaj kopię w --baza)."
+            )
 
     @property
     def needs_lock(self) -> bool:
@@ -212,7 +244,7 @@ class Store:
         import chromadb
         from chromadb.config import Settings
 
-        return chromadb.PersistentClient(path=str(self.path), settings=Settings(anonymized_telemetry=False))
+        return chromadb.PersistentClient(path=str(self.readable_path), settings=Settings(anonymized_telemetry=False))
 
     def _connect_server(self) -> Any:
         """Najpierw jedno lekkie zapytanie o wersję, żeby niedostępny serwer, zły token i niezgodna

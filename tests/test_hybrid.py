@@ -74,4 +74,4 @@ def test_default_threshold_refuses_an_unrelated_question(two_acts_db):
 
 def test_unknown_mode_is_a_polish_error(capsys, two_acts_db):
     code, _, err = run_cli(capsys, "szukaj", "pacjent", "--tryb", "magia", "--baza", two_acts_db)
-    assert code != 0 and "Nieznany tryb" in err
+    assert code == 2 and "--tryb „magia”" in err and "dozwolone: hybryda, wektor, slowa" in err

@@ -15,7 +15,7 @@ from llm_server import FakeLlm, Reply, running_fake_llm
 
 from chroma_rag import Index
 from chroma_rag.answering import NOT_FOUND, SYSTEM_PROMPT
-from chroma_rag.filters import SearchFilters
+from chroma_rag.filters import FILTERS_MATCH_NOTHING, SearchFilters
 from chroma_rag.llm import LlmSettings
 
 KEY = "sk-or-v1-SEKRET-nie-pokazuj-9876543210"
@@ -73,8 +73,20 @@ def test_streams_the_answer_then_sources_with_best_fragment_last_in_prompt(capsy
 def test_nothing_matching_filters_refuses_without_a_request(capsys, two_acts_db, fake):
     code, out, _ = pytaj(capsys, two_acts_db, QUESTION, "--typ", "kodeks")
     assert code == 0
-    assert out.strip() == NOT_FOUND
+    assert out.strip() == FILTERS_MATCH_NOTHING and NOT_FOUND not in out  # the answer may be there: say why not
+    code, out, _ = pytaj(capsys, two_acts_db, QUESTION, "--typ", "kodeks", "--json")
+    assert code == 0 and json.loads(out)["powod"] == "filtry"
     assert fake.requests == []
+
+
+def test_natural_spelling_of_filters_finds_the_answer(capsys, two_acts_db, fake):
+    fake.replies.append(Reply("Tak [prawa-pacjenta-DU-2009-417.pdf, art. 16]."))
+    code, out, err = pytaj(capsys, two_acts_db, QUESTION, "--typ", "Ustawa", "--plik", "prawa-pacjenta", "--json")
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["powod"] is None and answer["fragmenty"] and fake.requests
+    code, _, err = pytaj(capsys, two_acts_db, QUESTION, "--rok", "2009", "--od-roku", "2010")
+    assert code == 2 and "wyklucza się" in err
 
 
 def test_json_output(capsys, two_acts_db, fake):
