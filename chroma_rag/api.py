@@ -18,6 +18,7 @@ from typing import Any
 
 from .answering import Answer, ask
 from .consistency import ConsistencyReport, check
+from .documents import owner_of
 from .embedding import DEFAULT_MODEL, Embedder, get_embedder, known_dim
 from .errors import UserError
 from .evaluation import Question, evaluate, load_questions
@@ -44,6 +45,7 @@ class FileInfo:
     year: int
     chunks: int
     models: list[str] = field(default_factory=list)
+    other_paths: list[str] = field(default_factory=list)  # the same document (content) under other paths
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -53,6 +55,7 @@ class FileInfo:
             "rok": self.year,
             "fragmenty": self.chunks,
             "modele": self.models,
+            "inne_sciezki": self.other_paths,
         }
 
 
@@ -227,27 +230,43 @@ class Index:
         with read_session(self.store):
             records = Registry(self.store.client).records()
         infos: dict[str, FileInfo] = {}
-        for record in sorted(records, key=lambda r: r.model):
+        for record in sorted(records, key=lambda r: (r.same_as is not None, r.model)):
+            owner = owner_of(records, record) or record
             info = infos.setdefault(
-                record.path, FileInfo(record.name, record.path, record.doc_type, record.year, len(record.chunk_ids))
+                owner.path, FileInfo(owner.name, owner.path, owner.doc_type, owner.year, len(owner.chunk_ids))
             )
-            info.models.append(record.model)
+            if record.model not in info.models:
+                info.models.append(record.model)
+            if record.path != owner.path and record.path not in info.other_paths:
+                info.other_paths.append(record.path)
         return sorted(infos.values(), key=lambda info: (info.name, info.path))
 
     def remove(self, name: str, wait: float = DEFAULT_WAIT) -> int:
-        """Usuwa plik (nazwa albo pełna ścieżka) ze wszystkich kolekcji; zwraca liczbę usuniętych fragmentów."""
+        """Usuwa plik (nazwa albo ścieżka) ze wszystkich kolekcji; zwraca liczbę usuniętych fragmentów (0, gdy
+        ten sam dokument zostaje pod inną ścieżką). Nazwa kilku plików w różnych folderach to błąd z ich listą."""
         self.store.require_existing()
         self.store.require_writable()
-        removed = 0
+        removed, matched = 0, False
         with write_session(self.store, wait, command="usun"):
             registry = Registry(self.store.client, create=True)
             models = self.store.indexed_models()
-            for record in registry.records():
-                if name in (record.name, record.path) and record.model in models:
+            records = registry.records()
+            key = str(Path(name).expanduser().resolve())
+            paths = sorted({r.path for r in records if name == r.name}) or sorted(
+                {r.path for r in records if r.path in (name, key)}
+            )
+            if len(paths) > 1:
+                raise UserError(
+                    f"Plików o nazwie „{name}” jest w indeksie kilka: {', '.join(paths)} – podaj ścieżkę tego, "
+                    "który usunąć (np. chroma-rag usun ŚCIEŻKA)."
+                )
+            for record in records:
+                if record.path in paths and record.model in models:
+                    matched = True
                     collection = self.store.chunks(record.model, models[record.model])
                     removed += drop_file(collection, registry, record)
                     self.sync_keywords(collection)
-        if not removed:
+        if not matched:
             known = ", ".join(info.name for info in self.files()) or "brak"
             raise UserError(f"W indeksie nie ma pliku „{name}”; zaindeksowane pliki: {known}.")
         return removed

@@ -185,6 +185,8 @@ def index_command(
         out.print(table)
     for old, new in report.moved.items():
         out.print(f"Przeniesiony: {old} → {new}")
+    for path, owner in report.same_document.items():
+        out.print(f"Ten sam dokument co {owner}: {path} (zapisany jako druga ścieżka, bez nowych fragmentów)")
     for path in report.removed:
         out.print(f"Usunięto z indeksu (brak pliku): {path}")
     if report.orphans_removed:
@@ -270,8 +272,11 @@ def search_command(
         out.print("Nie znaleziono nic trafnego – żaden fragment nie pasuje do pytania wystarczająco dobrze. "
                   "Spróbuj innych słów, zdejmij filtry albo obniż próg (--prog).")
         return
-    for rank, hit in enumerate(hits, start=1):
-        _print_hit(rank, hit)
+    paths_by_name: dict[str, set[str]] = {}
+    for hit in hits:
+        paths_by_name.setdefault(hit.file, set()).add(str(hit.metadata.get("sciezka", "")))
+    for rank, hit in enumerate(hits, start=1):  # same-named files from two folders are shown by their paths
+        _print_hit(rank, hit, show_path=len(paths_by_name[hit.file]) > 1)
 
 
 SNIPPET_CHARS = 400
@@ -283,7 +288,7 @@ def _pages(meta: dict) -> str:
     return f"{first}–{last}" if last != first else str(first)
 
 
-def _print_hit(rank: int, hit: Hit) -> None:
+def _print_hit(rank: int, hit: Hit, show_path: bool = False) -> None:
     """Wynik jako nagłówek (plik, jednostka, strony, podobieństwo) i wcięty fragment – czytelne także w wąskim
     terminalu, w którym tabela łamała nazwy plików w połowie."""
     from rich.padding import Padding
@@ -291,7 +296,7 @@ def _print_hit(rank: int, hit: Hit) -> None:
 
     meta = hit.metadata
     header = Text(f"{rank}. ", style="bold")
-    header.append(hit.file, style="bold cyan")
+    header.append(str(meta.get("sciezka")) if show_path else hit.file, style="bold cyan")
     for part in (hit.unit, f"str. {_pages(meta)}", f"podobieństwo {hit.similarity:.3f}"):
         if part:
             header.append(f" · {part}")
@@ -478,7 +483,8 @@ def list_command(as_json: JsonOption = False, db: DbOption = None, server: Serve
     for column in ("Plik", "Typ", "Rok", "Fragmenty", "Modele"):
         table.add_column(column)
     for info in infos:
-        table.add_row(info.name, info.type, str(info.year), str(info.chunks), ", ".join(info.models))
+        name = "\n".join([info.name, *(f"= {path}" for path in info.other_paths)])
+        table.add_row(name, info.type, str(info.year), str(info.chunks), ", ".join(info.models))
     out.print(table)
 
 
@@ -524,7 +530,10 @@ def remove_command(
 ) -> None:
     """Usuwa z indeksu wszystkie fragmenty jednego pliku."""
     removed = _index(db, server=server).remove(name)
-    out.print(f"Usunięto {removed} fragmentów pliku {name}.")
+    if removed:
+        out.print(f"Usunięto {removed} fragmentów pliku {name}.")
+    else:
+        out.print(f"Usunięto z indeksu ścieżkę {name}; ten sam dokument zostaje pod inną ścieżką (chroma-rag lista).")
 
 
 def _print_json(data: object) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .chunking import CHUNKER_VERSION
+from .documents import owner_of
 from .indexing import drop_file, orphan_ids
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .registry import FileRecord, Registry
@@ -76,6 +77,8 @@ def _inspect(store: Store) -> ConsistencyReport:
     for record in records:
         if record.model not in collections:
             report.incomplete[record.path] = len(record.chunk_ids)
+        elif owner_of(records, record) is None:  # another path of a document whose chunks are gone
+            report.incomplete[record.path] = 1
     report.missing_on_disk = sorted(set(report.missing_on_disk))
     report.old_chunker = sorted(set(report.old_chunker))
     return report

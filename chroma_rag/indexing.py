@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .chunking import CHUNKER_VERSION, chunk_document, embedding_text
+from .documents import aliases, owner_of, path_tag, rehome, standing, this_host
 from .embedding import Embedder
 from .errors import UnreadableFile, UserError
 from .loading import is_supported, load_document
@@ -87,6 +88,7 @@ class IndexReport:
     skipped: dict[str, str] = field(default_factory=dict)
     removed: list[str] = field(default_factory=list)
     moved: dict[str, str] = field(default_factory=dict)
+    same_document: dict[str, str] = field(default_factory=dict)  # new path → path already holding its chunks
     notes: list[str] = field(default_factory=list)
     embedded: int = 0
     reused: int = 0
@@ -260,8 +262,7 @@ def chunk_id(key: str, file_name: str, chunk: Chunk, taken: set[str]) -> str:
     """Deterministyczne id: plik (ze skrótem ścieżki – pliki o tej samej nazwie w różnych folderach się nie
     nadpisują) + jednostka (+ wersja/akt zmieniany) + część; ponowne indeksowanie nadpisuje, nie dubluje."""
     distinct = "|".join(f"{k}={chunk.extra[k]}" for k in sorted(chunk.extra) if k in DISTINCT_UNIT_KEYS)
-    folder = hashlib.sha1(key.encode()).hexdigest()[:10]
-    base = f"{folder}:{file_name}::{chunk.art or 'tekst'}::{distinct}::{chunk.part}"
+    base = f"{path_tag(key)}:{file_name}::{chunk.art or 'tekst'}::{distinct}::{chunk.part}"
     candidate, n = base, 1
     while candidate in taken:  # numbering printed twice in a document (e.g. an annex) must not overwrite
         n += 1
@@ -304,7 +305,13 @@ def write_file(collection: ChunkCollection, registry: Registry, record: FileReco
 
 def drop_file(collection: ChunkCollection | None, registry: Registry, record: FileRecord) -> int:
     """Jedyne miejsce, w którym plik znika z indeksu: najpierw wpis rejestru (plik przestaje się liczyć),
-    potem jego fragmenty. Zwraca liczbę usuniętych fragmentów."""
+    potem jego fragmenty. Gdy ten sam dokument ma inne ścieżki, fragmenty przechodzą na jedną z nich
+    (``documents.rehome``) i nic nie jest usuwane. Zwraca liczbę usuniętych fragmentów."""
+    record = registry.get(record.model, record.path) or record  # an earlier step may have changed it
+    heirs = aliases(registry, record) if record.same_as is None else []
+    if heirs and collection is not None:
+        rehome(collection, registry, record, heirs[0])
+        return 0
     registry.delete([record])
     if collection is None:
         return 0
@@ -372,25 +379,48 @@ class _Sync:
         return {meta["tekst_hash"]: vector for meta, _, vector in found.values() if "tekst_hash" in meta}
 
     def write(self, source: SourceFile, prepared: PreparedFile, vectors: np.ndarray,
-              moved_from: list[FileRecord]) -> bool:
-        """Zapisuje plik w całości; ``False``, gdy inny proces zdążył zaindeksować tę samą wersję."""
+              moved_from: list[FileRecord]) -> FileRecord | None:
+        """Zapisuje plik w całości i zwraca jego wpis; ``None``, gdy inny proces zdążył zaindeksować tę samą
+        wersję."""
         with write_session(self.store, self.options.wait, self.on_wait):
             registry = Registry(self.store.client, create=True)
             if is_up_to_date(registry.get(self.model, source.key), source, self.options.doc_type):
-                return False
+                return None
             collection = self._collection(create=True)
             assert collection is not None
+            previous = registry.get(self.model, source.key)
+            if previous is not None and previous.same_as is None and aliases(registry, previous):
+                drop_file(collection, registry, previous)  # the old content stays with its other paths
             first = prepared.metadatas[0]
             record = FileRecord(
                 path=source.key, name=source.path.name, size=source.size, mtime=source.mtime, hash=source.hash,
                 chunker=CHUNKER_VERSION, model=self.model, indexed_at=datetime.now(UTC).isoformat(timespec="seconds"),
                 doc_type=str(first["typ"]), year=int(first["rok"]), forced_type=self.options.doc_type,
-                chunk_ids=prepared.ids,
+                chunk_ids=prepared.ids, host=this_host(),
             )
             write_file(collection, registry, record, prepared, vectors)
             for old in moved_from:
-                if not Path(old.path).exists():
+                if not standing(old):
                     drop_file(collection, registry, old)
+        return record
+
+    def write_alias(self, source: SourceFile, owner: FileRecord) -> bool:
+        """Zapisuje ścieżkę jako kolejną ścieżkę dokumentu ``owner`` (bez fragmentów); ``False``, gdy stan
+        zmienił się w międzyczasie (wtedy plik indeksuje się zwykłym trybem)."""
+        with write_session(self.store, self.options.wait, self.on_wait):
+            registry = Registry(self.store.client, create=True)
+            current = registry.get(self.model, owner.path)
+            if current is None or current.same_as is not None or current.hash != source.hash:
+                return False
+            previous = registry.get(self.model, source.key)
+            if previous is not None:
+                drop_file(self._collection(), registry, previous)
+            registry.put(FileRecord(
+                path=source.key, name=source.path.name, size=source.size, mtime=source.mtime, hash=source.hash,
+                chunker=current.chunker, model=self.model, indexed_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                doc_type=current.doc_type, year=current.year, forced_type=self.options.doc_type, same_as=current.path,
+                host=this_host(),
+            ))
         return True
 
     def finish(self, found: FoundFiles, report: IndexReport) -> None:
@@ -457,22 +487,39 @@ def sync(
         if is_up_to_date(mine.get(source.key), source, options.doc_type):
             report.unchanged.append(str(source.path))
             continue
-        _index_one(run, source, [r for r in by_hash[source.hash] if r.path != source.key], report, progress)
+        owner = _standing_owner(records, by_hash[source.hash], source.key)
+        if owner is not None and run.write_alias(source, owner):
+            report.same_document[str(source.path)] = owner.path
+            continue
+        written = _index_one(run, source, [r for r in by_hash[source.hash] if r.path != source.key], report, progress)
+        if written is not None:  # a second path with this content later in the same run becomes its alias
+            by_hash[source.hash].append(written)
+            records.append(written)
     run.finish(found, report)
     report.notes.extend(_stale_notes(records, run.model, {s.key for s in sources}))
     return report
 
 
+def _standing_owner(records: list[FileRecord], same_content: list[FileRecord], key: str) -> FileRecord | None:
+    """Dokument o tej samej treści, który nadal stoi pod inną ścieżką (wtedy nowa ścieżka to jego alias)."""
+    for record in same_content:
+        if record.path != key and standing(record):
+            owner = owner_of(records, record)
+            if owner is not None and owner.path != key:
+                return owner
+    return None
+
+
 def _index_one(run: _Sync, source: SourceFile, same_content: list[FileRecord], report: IndexReport,
-               progress: Progress) -> None:
+               progress: Progress) -> FileRecord | None:
     try:
         prepared, load_s, chunk_s = prepare_file(source, run.options.doc_type)
     except UnreadableFile as exc:
         report.skipped[str(source.path)] = str(exc)
-        return
+        return None
     except Exception as exc:  # one odd file (a reader bug, a missing codec) must not stop the whole run
         report.skipped[str(source.path)] = f"{source.path.name}: nie da się odczytać ({type(exc).__name__}: {exc})."
-        return
+        return None
     report.seconds["wczytywanie"] += load_s
     report.seconds["ciecie"] += chunk_s
     progress.start_file(source.path, len(prepared.ids))
@@ -484,14 +531,15 @@ def _index_one(run: _Sync, source: SourceFile, same_content: list[FileRecord], r
     report.seconds["zapis"] += time.perf_counter() - embedded
     if not written:
         report.unchanged.append(str(source.path))
-        return
+        return None
     report.indexed[str(source.path)] = len(prepared.ids)
     report.reused += reused
     report.embedded += len(prepared.ids) - reused
     report.pages += prepared.pages
     for old in same_content:
-        if not Path(old.path).exists():
+        if not standing(old):
             report.moved[old.path] = str(source.path)
+    return written
 
 
 def _stale_notes(records: list[FileRecord], model: str, this_run: set[str]) -> list[str]:

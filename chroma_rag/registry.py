@@ -32,6 +32,8 @@ class FileRecord:
     year: int
     forced_type: str | None = None
     chunk_ids: list[str] = field(default_factory=list)
+    same_as: str | None = None  # the same content is indexed under this path (documents.py): no own chunks
+    host: str = ""  # computer that indexed this path: only there does a missing file mean it is gone
 
     @property
     def record_id(self) -> str:

@@ -204,7 +204,7 @@ def test_unchanged_shared_pdfs_rerun_is_fast(two_acts_copy, ustawy):
 
 def test_unknown_doc_type_is_an_error_before_db(tmp_path):
     write_docs(tmp_path / "docs", ["a.txt"], paragraphs=1)
-    with pytest.raises(UserError, match="Nieznany typ"):
+    with pytest.raises(UserError, match="Nieznana wartość --typ „wiersz”; dozwolone: ustawa"):
         Index(tmp_path / "db").add([tmp_path / "docs"], doc_type="wiersz")
     assert not (tmp_path / "db").exists()
 
