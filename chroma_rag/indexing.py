@@ -29,10 +29,12 @@ from .locking import DEFAULT_WAIT, read_session, write_session
 from .metadata import detect_publication, detect_title, detect_type, detect_year
 from .models import Chunk, Document
 from .registry import FileRecord, Registry
-from .store import ChunkCollection, Store
+from .store import ChunkCollection, Store, collection_name
 from .validation import normalize_type
+from .vector_cache import VectorCache
 
 TEXT_SUFFIXES = (".txt", ".md")
+CACHE_BATCH = 16  # vectors per model call; an interruption loses at most one such batch
 # A text file this big is a log or a dump, not a document: embedding it would take hours on a laptop.
 MAX_TEXT_BYTES = 20 * 1024 * 1024
 
@@ -271,11 +273,18 @@ def chunk_id(key: str, file_name: str, chunk: Chunk, taken: set[str]) -> str:
 
 
 def embed_with_reuse(
-    prepared: PreparedFile, reusable: dict[str, np.ndarray], embedder: Embedder, progress: Progress
+    prepared: PreparedFile,
+    reusable: dict[str, np.ndarray],
+    embedder: Embedder,
+    progress: Progress,
+    cache: VectorCache | None = None,
 ) -> tuple[np.ndarray, int]:
-    """Wektory fragmentów: dla tekstu identycznego jak już zaindeksowany – ten z bazy, reszta z modelu.
+    """Wektory fragmentów: dla tekstu identycznego jak już zaindeksowany – ten z bazy albo z pamięci wektorów
+    przerwanego przebiegu (``cache``), reszta z modelu porcjami, każda porcja od razu do ``cache``.
     Zwraca też liczbę użytych ponownie."""
     hashes = [m["tekst_hash"] for m in prepared.metadatas]
+    if cache is not None:
+        reusable = {**cache.load(set(hashes) - set(reusable)), **reusable}
     vectors = np.empty((len(hashes), embedder.dim), dtype=np.float32)
     missing = []
     for i, digest in enumerate(hashes):
@@ -284,9 +293,11 @@ def embed_with_reuse(
         else:
             missing.append(i)
     progress.advance(len(hashes) - len(missing))
-    if missing:
-        texts = [prepared.embed_texts[i] for i in missing]
-        vectors[missing] = embedder.embed_passages(texts, progress=progress.advance)
+    for start in range(0, len(missing), CACHE_BATCH):
+        batch = missing[start : start + CACHE_BATCH]
+        vectors[batch] = embedder.embed_passages([prepared.embed_texts[i] for i in batch], progress=progress.advance)
+        if cache is not None:
+            cache.append([hashes[i] for i in batch], vectors[batch])
     return vectors, len(hashes) - len(missing)
 
 
@@ -345,6 +356,7 @@ class _Sync:
         self.model = embedder.model_id
         self.options = options
         self.on_wait = on_wait
+        self.cache = VectorCache(store.work_dir / f"wektory-{collection_name(self.model)}", embedder.dim)
 
     def _collection(self, create: bool = False) -> ChunkCollection | None:
         if not create and self.model not in self.store.indexed_models():
@@ -496,6 +508,7 @@ def sync(
             by_hash[source.hash].append(written)
             records.append(written)
     run.finish(found, report)
+    run.cache.clean()
     report.notes.extend(_stale_notes(records, run.model, {s.key for s in sources}))
     return report
 
@@ -524,7 +537,8 @@ def _index_one(run: _Sync, source: SourceFile, same_content: list[FileRecord], r
     report.seconds["ciecie"] += chunk_s
     progress.start_file(source.path, len(prepared.ids))
     started = time.perf_counter()
-    vectors, reused = embed_with_reuse(prepared, run.reusable_vectors(source, same_content), run.embedder, progress)
+    reusable = run.reusable_vectors(source, same_content)
+    vectors, reused = embed_with_reuse(prepared, reusable, run.embedder, progress, run.cache)
     embedded = time.perf_counter()
     written = run.write(source, prepared, vectors, same_content)
     report.seconds["embedding"] += embedded - started

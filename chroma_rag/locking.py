@@ -102,7 +102,7 @@ class DbLock:
             info = json.loads((self.db_path / HOLDER_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if info.get("host") == socket.gethostname() and not _alive(int(info.get("pid", 0))):
+        if info.get("host") == socket.gethostname() and not process_alive(int(info.get("pid", 0))):
             return None
         return info
 
@@ -125,7 +125,7 @@ def _me(command: str) -> dict[str, object]:
     }
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     if pid <= 0:
         return False
     try:
