@@ -21,7 +21,7 @@ from .consistency import ConsistencyReport, check
 from .documents import owner_of
 from .embedding import DEFAULT_MODEL, Embedder, get_embedder, known_dim
 from .errors import UserError
-from .evaluation import Question, evaluate, load_questions
+from .evaluation import Question, evaluate, load_questions, split_by_index
 from .filters import SearchFilters
 from .indexing import IndexReport, Progress, SyncOptions, drop_file, sync
 from .keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions, collection_texts, index_folder
@@ -189,11 +189,14 @@ class Index:
         _ = self.embedder
         with read_session(self.store):
             searcher = self.searcher(mode)
+            kept, missing = split_by_index(loaded, set(searcher.titles))
 
             def ranker(question: Question) -> list[Hit]:
                 return searcher.rank(SearchRequest(question.text, k, question.filters, mode))
 
-            return evaluate(loaded, ranker, lambda question, hits: searcher.refuses(question.text, hits, threshold))
+            result = evaluate(kept, ranker, lambda question, hits: searcher.refuses(question.text, hits, threshold))
+        result["pominiete"] = {"pytania": len(loaded) - len(kept), "pliki": missing}
+        return result
 
     def searcher(self, mode: str = DEFAULT_MODE) -> Searcher:
         """Wyszukiwarka kolekcji tego modelu; indeks słów synchronizowany, gdy tryb go używa. Zapamiętana

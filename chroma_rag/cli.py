@@ -224,12 +224,13 @@ def check_command(
         for action in report.repaired:
             out.print(f"Naprawa: {action}")
         for path in report.missing_on_disk:
-            err.print(f"[yellow]Uwaga:[/] pliku {path} nie ma już na dysku (usuń: indeksuj FOLDER --usun-brakujace).")
+            out.print(f"Brak na dysku: {path} (usuń z indeksu: chroma-rag indeksuj FOLDER --usun-brakujace)")
         if report.old_chunker:
             err.print(f"[yellow]Uwaga:[/] {len(report.old_chunker)} plików pocięto starą wersją – zaindeksuj ponownie.")
         out.print(
             f"Plików: {report.files}, fragmentów: {report.chunks}, sierot: {len(report.orphans)}, "
-            f"niepełnych plików: {len(report.incomplete)}, nieodnajdywalnych fragmentów: {len(report.unfindable)}."
+            f"niepełnych plików: {len(report.incomplete)}, nieodnajdywalnych fragmentów: {len(report.unfindable)}, "
+            f"brak na dysku: {len(report.missing_on_disk)}."
         )
     if not report.ok:
         raise UserError("Baza jest niespójna – uruchom: chroma-rag sprawdz --napraw, potem indeksuj ponownie.")
@@ -436,6 +437,12 @@ def evaluate_command(
     """Mierzy jakość wyszukiwania: hit@1/3/5/10, MRR, odmowy progu, pudła."""
     index = _index(db, model, dimensions, server)
     result = index.evaluate(questions, k=count, mode=mode, threshold=_threshold(threshold))
+    skipped = result["pominiete"]
+    if skipped["pytania"]:
+        err.print(
+            f"[yellow]Uwaga:[/] pominięto {skipped['pytania']} pytań o pliki, których nie ma w indeksie: "
+            f"{', '.join(skipped['pliki'])}."
+        )
     if as_json:
         _print_json(result)
         return

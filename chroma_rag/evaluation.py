@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
+from .errors import UserError, os_reason
 from .filters import SearchFilters, article_key
 from .models import Hit
 
@@ -41,15 +41,26 @@ def load_questions(path: Path) -> list[Question]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise UserError(f"Nie można odczytać pliku pytań „{path}”: {exc.strerror}.") from exc
+        raise UserError(f"Nie można odczytać pliku pytań „{path}”: {os_reason(exc)}.") from exc
+    except UnicodeDecodeError as exc:
+        raise UserError(f"Plik pytań „{path}” nie jest tekstem UTF-8 (JSONL) – zapisz go w UTF-8.") from exc
     questions = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             questions.append(_question(json.loads(line)))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UserError(f"Wiersz {number} pliku „{path}” nie jest poprawnym pytaniem ({exc}).") from exc
+        except json.JSONDecodeError as exc:
+            raise UserError(
+                f"Wiersz {number} pliku „{path}” nie jest poprawnym JSON-em (znak {exc.colno}) – każdy wiersz to "
+                'jeden obiekt, np. {"pytanie": "…", "plik": "…", "art": ["5"]}.'
+            ) from exc
+        except KeyError as exc:
+            raise UserError(f"Wiersz {number} pliku „{path}” nie ma pola {exc} – wymagane jest „pytanie”.") from exc
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise UserError(
+                f"Wiersz {number} pliku „{path}” nie jest poprawnym pytaniem (zły typ pola: {type(exc).__name__})."
+            ) from exc
     if not questions:
         raise UserError(f"Plik „{path}” nie zawiera żadnych pytań.")
     return questions
@@ -71,6 +82,22 @@ def _question(row: dict[str, Any]) -> Question:
         filters=filters,
         kind=str(row.get("rodzaj") or ""),
     )
+
+
+def split_by_index(questions: Sequence[Question], indexed: set[str]) -> tuple[list[Question], list[str]]:
+    """Pytania o pliki z indeksu i lista plików, których w nim nie ma (ich pytania się pomija: indeks
+    częściowy to nie błąd oceny). Wszystkie pominięte – błąd z listą brakujących plików."""
+    def files(question: Question) -> set[str]:
+        return ({question.file} if question.file else set()) | set(question.filters.files)
+
+    kept = [q for q in questions if files(q) <= indexed]
+    missing = sorted(set().union(*(files(q) for q in questions)) - indexed)
+    if not kept:
+        raise UserError(
+            f"Żadne pytanie nie dotyczy plików z indeksu – brakuje: {', '.join(missing[:5])}"
+            f"{' …' if len(missing) > 5 else ''}; zaindeksuj je (chroma-rag indeksuj) albo wskaż inną bazę."
+        )
+    return kept, missing
 
 
 def is_hit(hit: Hit, question: Question) -> bool:

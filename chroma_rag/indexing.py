@@ -23,8 +23,8 @@ import numpy as np
 from .chunking import CHUNKER_VERSION, chunk_document, embedding_text
 from .documents import aliases, owner_of, path_tag, rehome, standing, this_host
 from .embedding import Embedder
-from .errors import UnreadableFile, UserError
-from .loading import is_supported, load_document
+from .errors import UnreadableFile, UserError, os_reason
+from .loading import is_supported, is_temporary, load_document
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .metadata import detect_publication, detect_title, detect_type, detect_year
 from .models import Chunk, Document
@@ -129,6 +129,8 @@ def collect_files(paths: Iterable[Path], allow_empty: bool = False) -> FoundFile
                 found.setdefault(key, Path(key) if file.is_symlink() else file)  # a link is named as its target
             if (len(found), len(skipped)) == before and not allow_empty:
                 raise UserError(f"W folderze „{path}” nie ma plików PDF, DOCX, TXT ani MD do zaindeksowania.")
+        elif is_temporary(path):  # an Office lock file given by a glob (~$umowa.docx): not a document
+            continue
         elif is_supported(path):
             found.setdefault(_key(path), path)
         else:
@@ -149,7 +151,7 @@ def _walk(root: Path, skipped: dict[str, str]) -> Iterator[Path]:
             visited.add((stat.st_dev, stat.st_ino))
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
-            skipped[str(folder)] = f"nie da się odczytać folderu ({exc.strerror or exc})"
+            skipped[str(folder)] = f"nie da się odczytać folderu ({os_reason(exc)})"
             continue
         for entry in entries:
             if entry.name.startswith("."):  # .git, .DS_Store, editors' lock and temp files
@@ -164,7 +166,7 @@ def _walk(root: Path, skipped: dict[str, str]) -> Iterator[Path]:
                     elif entry.is_symlink():
                         skipped[str(path)] = "link wskazuje na nieistniejący plik albo na samego siebie"
             except OSError as exc:
-                skipped[str(path)] = f"nie da się odczytać ({exc.strerror or exc})"
+                skipped[str(path)] = f"nie da się odczytać ({os_reason(exc)})"
 
 
 def _key(path: Path) -> str:
@@ -185,7 +187,7 @@ def fingerprint(files: list[Path], skipped: dict[str, str]) -> list[SourceFile]:
                 continue
             sources.append(SourceFile(path, _key(path), stat.st_size, stat.st_mtime, file_hash(path)))
         except OSError as exc:
-            skipped[str(path)] = f"nie da się odczytać pliku ({exc.strerror or exc})"
+            skipped[str(path)] = f"nie da się odczytać pliku ({os_reason(exc)})"
     return sources
 
 
@@ -509,6 +511,8 @@ def sync(
             records.append(written)
     run.finish(found, report)
     run.cache.clean()
+    if not options.prune:
+        report.notes.extend(_vanished_note(records, run.model, found.folders, report))
     report.notes.extend(_stale_notes(records, run.model, {s.key for s in sources}))
     return report
 
@@ -576,6 +580,18 @@ def _stale_notes(records: list[FileRecord], model: str, this_run: set[str]) -> l
             f"{' …' if len(other_only) > 5 else ''}"
         )
     return notes
+
+
+def _vanished_note(records: list[FileRecord], model: str, folders: list[Path], report: IndexReport) -> list[str]:
+    """Pliki z indeksu, których nie ma już w podanych folderach – bez ``--usun-brakujace`` zostają w wynikach."""
+    gone = sorted({r.path for r in records if r.model == model and _vanished(r, folders)} - set(report.moved))
+    if not gone:
+        return []
+    return [
+        f"{len(gone)} zaindeksowanych plików nie ma już w podanych folderach: {', '.join(_quoted(gone[:5]))}"
+        f"{' …' if len(gone) > 5 else ''} – nadal są w wynikach; usuń je z indeksu: chroma-rag indeksuj "
+        f"{' '.join(_quoted([str(f) for f in folders]))} --usun-brakujace"
+    ]
 
 
 def _quoted(paths: list[str]) -> list[str]:

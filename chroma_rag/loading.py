@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 from .cleaning import has_mojibake, repair_mojibake
-from .errors import UnreadableFile
+from .errors import UnreadableFile, os_reason
 from .models import Document
 
 SUPPORTED_SUFFIXES = (".pdf", ".docx", ".txt", ".md")
 _CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32))
 _MAX_CONTROL_SHARE = 0.01
+_POLISH_LETTERS = "ąćęłńóśźżĄĆĘŁŃÓŚŹŻ"
+# Office's owner files ("~$umowa.docx") and editors' temp copies sit next to documents; they are not documents.
+_TEMPORARY_PREFIXES = ("~$", ".~lock.", "~lock.")
 
 
 def is_supported(path: Path) -> bool:
-    return path.suffix.lower() in SUPPORTED_SUFFIXES
+    return path.suffix.lower() in SUPPORTED_SUFFIXES and not is_temporary(path)
+
+
+def is_temporary(path: Path) -> bool:
+    """Plik blokady Office/LibreOffice albo kopia robocza edytora (``~$umowa.docx``, ``umowa.txt~``)."""
+    name = path.name
+    return name.startswith(_TEMPORARY_PREFIXES) or name.endswith(("~", "#")) or name.startswith("#")
 
 
 def load_document(path: Path) -> Document:
@@ -26,7 +36,7 @@ def load_document(path: Path) -> Document:
         if path.stat().st_size == 0:
             raise UnreadableFile(f"{path.name}: plik jest pusty.")
     except OSError as exc:
-        raise UnreadableFile(f"{path.name}: nie da się otworzyć pliku ({exc.strerror}).") from exc
+        raise UnreadableFile(f"{path.name}: nie da się otworzyć pliku ({os_reason(exc)}).") from exc
     if suffix == ".pdf":
         return _load_pdf(path)
     if suffix == ".docx":
@@ -55,6 +65,11 @@ def _read_text(path: Path) -> str:
 
 
 def _decode(raw: bytes, name: str) -> str:
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # Notepad's "Unicode": NUL bytes, yet text
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise UnreadableFile(f"{name}: uszkodzony plik tekstowy UTF-16.") from exc
     sample = raw[:65536]
     if b"\x00" in sample or sum(sample.count(b) for b in _CONTROL_BYTES) > _MAX_CONTROL_SHARE * len(sample):
         raise UnreadableFile(f"{name}: to plik binarny, nie tekst.")
@@ -62,12 +77,32 @@ def _decode(raw: bytes, name: str) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         pass
+    polish = _polish_single_byte(raw)
+    if polish is not None:
+        return polish
     from charset_normalizer import from_bytes
 
     best = from_bytes(raw, cp_isolation=["cp1250", "iso8859_2", "utf_8", "cp1252"]).best()
     if best is None:
         raise UnreadableFile(f"{name}: nie da się rozpoznać kodowania znaków pliku tekstowego.")
     return str(best)
+
+
+def _polish_single_byte(raw: bytes) -> str | None:
+    """Tekst w cp1250 albo ISO-8859-2 rozpoznany po polskich literach: te kodowania różnią się właśnie na ą, ś,
+    ź (i wielkich), więc właściwe daje ich więcej, a błędne – „±”, „¶”, znaki sterujące. Krótkiego tekstu
+    statystyka ogólnego detektora nie rozstrzyga („Zał±cznik”). ``None``, gdy nie ma polskich liter."""
+    scores = {}
+    for encoding in ("cp1250", "iso8859_2"):
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        scores[encoding] = (sum(text.count(c) for c in _POLISH_LETTERS), text)
+    if not scores:
+        return None
+    best, text = max(scores.values(), key=lambda pair: pair[0])
+    return text if best else None
 
 
 def _read_docx(path: Path) -> str:
@@ -80,7 +115,7 @@ def _read_docx(path: Path) -> str:
     try:
         docx = DocxDocument(str(path))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise UnreadableFile(f"{path.name}: uszkodzony plik DOCX ({exc}).") from exc
+        raise UnreadableFile(f"{path.name}: uszkodzony plik DOCX (niepoprawne archiwum Office Open XML).") from exc
     lines = []
     for paragraph in docx.paragraphs:
         text = paragraph.text.strip()

@@ -28,8 +28,16 @@ _PUB_NEW_PRINT = re.compile(
 
 
 def detect_year(path: Path, text: str) -> int:
-    """Rok z nazwy ``-DU-RRRR-``, inaczej z tekstu (Dz.U./„z dnia”), inaczej rok modyfikacji pliku."""
-    for pattern, source in ((_DU_NAME, path.name), (_DU_TEXT, text[:3000]), (_YEAR_IN_DATE, text[:3000])):
+    """Rok z nazwy ``-DU-RRRR-``, inaczej z samego aktu: jego publikator (ten sam co ``dz_u``), data w tytule,
+    pierwsze „Dz. U. RRRR” (to bywa akt cytowany, więc na końcu); inaczej rok modyfikacji pliku."""
+    match = _DU_NAME.search(path.name)
+    if match:
+        return int(match.group(1))
+    publication = re.match(r"Dz\.U\. (\d{4})", detect_publication(text))
+    if publication:
+        return int(publication.group(1))
+    head = text[:3000]
+    for pattern, source in ((_YEAR_IN_DATE, detect_title(text)), (_YEAR_IN_DATE, head), (_DU_TEXT, head)):
         match = pattern.search(source)
         if match:
             return int(match.group(1))
