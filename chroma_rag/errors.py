@@ -32,7 +32,7 @@ _OS_REASONS = {
     errno.EISDIR: "to folder, a nie plik",
     errno.EEXIST: "już istnieje i nie jest folderem",
     errno.ENAMETOOLONG: "za długa nazwa",
-    errno.ELOOP: "pętla dowiązań symbolicznych",
+    errno.ELOOP: "link wskazuje na samego siebie albo tworzy pętlę linków",
     errno.EIO: "błąd wejścia-wyjścia dysku",
     errno.EBUSY: "zasób jest zajęty",
 }
