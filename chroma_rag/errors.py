@@ -9,3 +9,9 @@ class UserError(Exception):
 
 class UnreadableFile(UserError):
     """Pliku nie da się przeczytać; indeksowanie pomija go i idzie dalej."""
+
+
+class InvalidValue(UserError):
+    """Zła wartość opcji lub argumentu, wykryta przez nasz kod (a nie parser): błąd wywołania, kod 2."""
+
+    exit_code = 2

@@ -22,11 +22,12 @@ import numpy as np
 
 from .chunking import CHUNKER_VERSION, chunk_document, embedding_text
 from .embedding import Embedder
-from .errors import UnreadableFile, UserError
+from .errors import InvalidValue, UnreadableFile, UserError
 from .loading import is_supported, load_document
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .metadata import DOCUMENT_TYPES, detect_publication, detect_title, detect_type, detect_year
 from .models import Chunk, Document
+from .plural import FILE, count
 from .registry import FileRecord, Registry
 from .store import ChunkCollection, Store
 
@@ -225,13 +226,14 @@ def describe_chunks(document: Document, chunks: list[Chunk], doc_type: str | Non
     ids: list[str] = []
     taken: set[str] = set()
     metadatas = []
-    for chunk, embedded in zip(chunks, embed_texts, strict=True):
+    for chunk, embedded, parts in zip(chunks, embed_texts, part_counts(chunks), strict=True):
         metadata = {
             **file_meta,
             "strona": chunk.page_from,
             "strona_od": chunk.page_from,
             "strona_do": chunk.page_to,
             "fragment": chunk.part,
+            "czesci": parts,
             "rozdzial": chunk.heading,
             "tekst_hash": text_hash(embedded),
             **chunk.extra,
@@ -249,6 +251,15 @@ def describe_chunks(document: Document, chunks: list[Chunk], doc_type: str | Non
         metadatas=metadatas,
         pages=len(document.pages),
     )
+
+
+def part_counts(chunks: list[Chunk]) -> list[int]:
+    """Na ile części pocięto jednostkę każdego fragmentu (części jednej jednostki idą po kolei: 1, 2, 3)."""
+    counts = [chunk.part for chunk in chunks]
+    for i in range(len(chunks) - 2, -1, -1):
+        if chunks[i + 1].part == chunks[i].part + 1:
+            counts[i] = counts[i + 1]
+    return counts
 
 
 # Metadata that tells apart units printed with the same number in one file (versions, quoted articles, annex).
@@ -441,7 +452,7 @@ def sync(
     pomijany z powodem, reszta idzie dalej. Model liczy bez blokady; blokadę bierze tylko na zapis."""
     options = options or SyncOptions()
     if options.doc_type is not None and options.doc_type not in DOCUMENT_TYPES:
-        raise UserError(f"Nieznany typ „{options.doc_type}”; dozwolone: {', '.join(DOCUMENT_TYPES)}.")
+        raise InvalidValue(f"Nieznany typ „{options.doc_type}”; dozwolone: {', '.join(DOCUMENT_TYPES)}.")
     progress = progress or Progress()
     found = collect_files(paths, allow_empty=options.prune and options.force)
     report = IndexReport(skipped=dict(found.skipped))
@@ -500,7 +511,7 @@ def _stale_notes(records: list[FileRecord], model: str, this_run: set[str]) -> l
                      and r.path not in this_run)
     if old_cut:
         notes.append(
-            f"{len(old_cut)} plików pocięto starszą wersją cięcia (obecna: {CHUNKER_VERSION}) – zaindeksuj je "
+            f"{count(len(old_cut), FILE)} pocięto starszą wersją cięcia (obecna: {CHUNKER_VERSION}) – zaindeksuj je "
             f"ponownie: chroma-rag indeksuj {' '.join(_quoted(old_cut[:5]))}{' …' if len(old_cut) > 5 else ''}"
         )
     with_model = {r.path for r in records if r.model == model}
@@ -508,7 +519,7 @@ def _stale_notes(records: list[FileRecord], model: str, this_run: set[str]) -> l
     if other_only:
         others = ", ".join(sorted({r.model for r in records if r.model != model}))
         notes.append(
-            f"{len(other_only)} plików zaindeksowano tylko modelem {others}, nie modelem {model} – żeby "
+            f"{count(len(other_only), FILE)} zaindeksowano tylko modelem {others}, nie modelem {model} – żeby "
             f"wyszukiwać w nich tym modelem, zaindeksuj je nim: {' '.join(_quoted(other_only[:5]))}"
             f"{' …' if len(other_only) > 5 else ''}"
         )

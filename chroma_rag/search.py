@@ -11,8 +11,9 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from .config import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
 from .embedding import Embedder
-from .errors import UserError
+from .errors import InvalidValue, UserError
 from .filters import SearchFilters, build_where
 from .keyword import KeywordIndex
 from .models import Hit, SearchResult
@@ -39,9 +40,6 @@ class FusionSettings:
 
 
 DEFAULT_FUSION = FusionSettings()
-# Próg pewności (patrz ``confidence``) skalibrowany na zbiorze dev (docs/BENCHMARKS.md): najwyższy, przy którym
-# żadne pytanie z trafieniem nie jest odrzucane; poniżej – „nic trafnego”.
-DEFAULT_THRESHOLD = 0.83
 COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
 
 
@@ -140,11 +138,11 @@ def refuses(hits: list[Hit], threshold: float | None) -> bool:
 
 def validate(request: SearchRequest) -> None:
     if not request.question.strip():
-        raise UserError("Pytanie jest puste – wpisz, czego szukasz.")
+        raise InvalidValue("Pytanie jest puste – wpisz, czego szukasz.")
     if request.k < 1:
-        raise UserError("Liczba wyników (-k/--ile) musi być dodatnia.")
+        raise InvalidValue("Liczba wyników (-k/--ile) musi być dodatnia.")
     if request.mode not in MODES:
-        raise UserError(f"Nieznany tryb „{request.mode}”; dostępne: {', '.join(MODES)}.")
+        raise InvalidValue(f"Nieznany tryb „{request.mode}”; dostępne: {', '.join(MODES)}.")
 
 
 def rrf(lists: Iterable[tuple[float, list[str]]], k: int) -> dict[str, float]:
