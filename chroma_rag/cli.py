@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as RichProgress
 from rich.table import Table
 
+from .cli_completion import add_completion_command, complete_indexed_files
 from .cli_help import PolishTyper, add_help_command, show_version
 from .cli_output import TrimmedLines, shorten
 from .config import DEFAULT_COUNT, DEFAULT_THRESHOLD
@@ -60,7 +59,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Wynik jako JSON (domy�
 FilesOption = Annotated[
     list[str] | None,
     typer.Option("--plik", metavar="NAZWA", help="Tylko ten plik (można powtarzać; domyślnie wszystkie).",
-                 show_default=False),
+                 show_default=False, autocompletion=complete_indexed_files),
 ]
 TypesOption = Annotated[
     list[str] | None,
@@ -169,20 +168,6 @@ def _filters(
     )
 
 
-class _BarProgress:
-    """Pasek postępu rich w liczbie fragmentów bieżącego pliku."""
-
-    def __init__(self, progress: RichProgress) -> None:
-        self._progress = progress
-        self._task = progress.add_task("", total=None)
-
-    def start_file(self, path: Path, chunks: int) -> None:
-        self._progress.update(self._task, description=path.name, completed=0, total=chunks)
-
-    def advance(self, chunks: int) -> None:
-        self._progress.advance(self._task, chunks)
-
-
 WaitOption = Annotated[
     float,
     typer.Option("--czekaj", metavar="SEKUNDY", help="Ile sekund (co najmniej 0) czekać, gdy bazę blokuje inny proces.",
@@ -211,6 +196,7 @@ def index_command(
         bool, typer.Option("--wymus", help="Z --usun-brakujace: pozwól usunąć wszystko z pustego folderu.")
     ] = False,
     wait: WaitOption = 120.0,
+    quiet: Annotated[bool, typer.Option("--cicho", help="Bez postępu na stderr (domyślnie postęp widać).")] = False,
     db: DbOption = None,
     model: ModelOption = None,
     dimensions: DimensionsOption = None,
@@ -222,10 +208,11 @@ def index_command(
     """
     started = time.perf_counter()
     index = _index(db, model, dimensions, server)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with RichProgress(*columns, console=err, transient=True) as progress:
+    from .cli_progress import progress_for
+
+    with progress_for(err, quiet) as progress:
         report = index.add(
-            paths, doc_type=doc_type, progress=_BarProgress(progress), prune=prune, force=force, wait=wait,
+            paths, doc_type=doc_type, progress=progress, prune=prune, force=force, wait=wait,
             on_wait=lambda message: err.print(f"[yellow]{message}[/]"),
         )
     for path, reason in report.skipped.items():
@@ -580,7 +567,8 @@ def preview_command(
 @app.command("usun")
 def remove_command(
     name: Annotated[
-        str, typer.Argument(metavar="NAZWA", help="Nazwa pliku, jak w `chroma-rag lista`.", show_default=False)
+        str, typer.Argument(metavar="NAZWA", help="Nazwa pliku, jak w `chroma-rag lista`.", show_default=False,
+                            autocompletion=complete_indexed_files)
     ],
     db: DbOption = None,
     server: ServerOption = None,
@@ -611,6 +599,7 @@ def config_command(as_json: JsonOption = False) -> None:
     out.print(table)
 
 
+add_completion_command(app)
 add_help_command(app)
 
 

@@ -108,6 +108,12 @@ class PolishGroup(_PolishHelp, TyperGroup):
         super().__init__(*args, **kwargs)
         _polish_params(self)
 
+    def _main_shell_completion(self, ctx_args: Any, prog_name: str, complete_var: str | None = None) -> None:
+        from typer._completion_classes import completion_init
+
+        completion_init()  # typer registers its bash/zsh/fish classes only with add_completion=True
+        super()._main_shell_completion(ctx_args, prog_name, complete_var)
+
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         if not args and self.no_args_is_help and not ctx.resilient_parsing:
             print_help(self, ctx)  # bare `chroma-rag` asks for help: not a usage error

@@ -102,10 +102,15 @@ class IndexReport:
 
 
 class Progress:
-    """Powiadomienia o postępie (CLI rysuje z nich pasek; API może je pominąć)."""
+    """Powiadomienia o postępie (CLI rysuje z nich pasek; API może je pominąć). Kolejność: ``reading`` dla każdego
+    zmienionego pliku, ``start`` z sumą plików i fragmentów do zapisania, potem dla każdego pliku ``start_file``,
+    ``advance`` (fragmenty gotowe, także wzięte z bazy) i ``finish_file``."""
 
+    def reading(self, path: Path) -> None: ...
+    def start(self, files: int, chunks: int) -> None: ...
     def start_file(self, path: Path, chunks: int) -> None: ...
     def advance(self, chunks: int) -> None: ...
+    def finish_file(self, path: Path) -> None: ...
 
 
 def collect_files(paths: Iterable[Path], allow_empty: bool = False) -> FoundFiles:
@@ -129,7 +134,7 @@ def collect_files(paths: Iterable[Path], allow_empty: bool = False) -> FoundFile
             found.setdefault(_key(path), path)
         else:
             raise UserError(f"Plik „{path}” ma nieobsługiwany typ – obsługiwane są PDF, TXT i MD.")
-    return FoundFiles(files=sorted(found.values()), skipped=skipped, folders=folders)
+    return FoundFiles(files=list(found.values()), skipped=skipped, folders=folders)  # in the order given
 
 
 def _walk(root: Path, skipped: dict[str, str]) -> Iterator[Path]:
@@ -147,13 +152,14 @@ def _walk(root: Path, skipped: dict[str, str]) -> Iterator[Path]:
         except OSError as exc:
             skipped[str(folder)] = f"nie da się odczytać folderu ({exc.strerror or exc})"
             continue
+        subfolders = []
         for entry in entries:
             if entry.name.startswith("."):  # .git, .DS_Store, editors' lock and temp files
                 continue
             path = Path(entry.path)
             try:
                 if entry.is_dir():
-                    pending.append(path)
+                    subfolders.append(path)
                 elif is_supported(path):
                     if entry.is_file():
                         yield path
@@ -161,6 +167,7 @@ def _walk(root: Path, skipped: dict[str, str]) -> Iterator[Path]:
                         skipped[str(path)] = "link wskazuje na nieistniejący plik albo na samego siebie"
             except OSError as exc:
                 skipped[str(path)] = f"nie da się odczytać ({exc.strerror or exc})"
+        pending.extend(reversed(subfolders))  # popped from the end: subfolders in name order
 
 
 def _key(path: Path) -> str:
@@ -463,28 +470,41 @@ def sync(
     by_hash: dict[str, list[FileRecord]] = defaultdict(list)
     for record in mine.values():
         by_hash[record.hash].append(record)
+    ready = []
     for source in sources:
         if is_up_to_date(mine.get(source.key), source, options.doc_type):
             report.unchanged.append(str(source.path))
             continue
-        _index_one(run, source, [r for r in by_hash[source.hash] if r.path != source.key], report, progress)
+        progress.reading(source.path)
+        prepared = _prepare(source, options.doc_type, report)
+        if prepared is not None:
+            ready.append((source, prepared))
+    progress.start(len(ready), sum(len(prepared.ids) for _, prepared in ready))
+    for source, prepared in ready:
+        same_content = [r for r in by_hash[source.hash] if r.path != source.key]
+        _index_one(run, source, prepared, same_content, report, progress)
     run.finish(found, report)
     report.notes.extend(_stale_notes(records, run.model, {s.key for s in sources}))
     return report
 
 
-def _index_one(run: _Sync, source: SourceFile, same_content: list[FileRecord], report: IndexReport,
-               progress: Progress) -> None:
+def _prepare(source: SourceFile, doc_type: str | None, report: IndexReport) -> PreparedFile | None:
+    """Plik wczytany i pocięty; nieczytelny trafia do pominiętych z powodem."""
     try:
-        prepared, load_s, chunk_s = prepare_file(source, run.options.doc_type)
+        prepared, load_s, chunk_s = prepare_file(source, doc_type)
     except UnreadableFile as exc:
         report.skipped[str(source.path)] = str(exc)
-        return
+        return None
     except Exception as exc:  # one odd file (a reader bug, a missing codec) must not stop the whole run
         report.skipped[str(source.path)] = f"{source.path.name}: nie da się odczytać ({type(exc).__name__}: {exc})."
-        return
+        return None
     report.seconds["wczytywanie"] += load_s
     report.seconds["ciecie"] += chunk_s
+    return prepared
+
+
+def _index_one(run: _Sync, source: SourceFile, prepared: PreparedFile, same_content: list[FileRecord],
+               report: IndexReport, progress: Progress) -> None:
     progress.start_file(source.path, len(prepared.ids))
     started = time.perf_counter()
     vectors, reused = embed_with_reuse(prepared, run.reusable_vectors(source, same_content), run.embedder, progress)
@@ -492,6 +512,7 @@ def _index_one(run: _Sync, source: SourceFile, same_content: list[FileRecord], r
     written = run.write(source, prepared, vectors, same_content)
     report.seconds["embedding"] += embedded - started
     report.seconds["zapis"] += time.perf_counter() - embedded
+    progress.finish_file(source.path)
     if not written:
         report.unchanged.append(str(source.path))
         return
