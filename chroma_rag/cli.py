@@ -16,7 +16,7 @@ from rich.table import Table
 
 from .cli_completion import add_completion_command, complete_indexed_files
 from .cli_help import PolishTyper, add_help_command, show_version
-from .cli_output import TrimmedLines, shorten
+from .cli_output import OutputConsole, TrimmedLines, discard_stdout, shorten
 from .config import DEFAULT_COUNT, DEFAULT_THRESHOLD
 from .errors import InvalidValue, UserError
 from .plural import FILE, FRAGMENT, ORPHAN, TOKEN, count
@@ -32,7 +32,7 @@ app = PolishTyper(
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
 )
-out = Console(file=TrimmedLines())
+out = OutputConsole(file=TrimmedLines())
 err = Console(stderr=True, soft_wrap=True)
 
 
@@ -613,7 +613,7 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         with config.applied():
-            code = app(args=argv, standalone_mode=False)
+            code = app(args=argv, prog_name="chroma-rag", standalone_mode=False)
         if code == EXIT_INTERRUPTED:  # typer turns Ctrl-C inside a command into this return value
             raise KeyboardInterrupt
         if isinstance(code, int) and code:  # typer.Exit(n) inside a command comes back as a return value
@@ -633,7 +633,7 @@ def main(argv: list[str] | None = None) -> None:
         err.print("[yellow]Przerwano.[/]")
         sys.exit(EXIT_INTERRUPTED)
     except BrokenPipeError:  # `chroma-rag szukaj … | head -1`: the reader has what it wanted
-        _discard_stdout()
+        discard_stdout()
         sys.exit(0)
     except Exception as exc:
         from .usage import is_usage_error, usage_message
@@ -643,12 +643,3 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(2)
         err.print(f"[red]Nieoczekiwany błąd:[/] {type(exc).__name__}: {exc} – zgłoś go razem z poleceniem.")
         sys.exit(1)
-
-
-def _discard_stdout() -> None:
-    """Dalsze zapisy (także opróżnienie bufora przy wyjściu) idą do /dev/null, nie do zamkniętego potoku."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # stdout without a descriptor (tests capture it in memory)
-        pass

@@ -136,11 +136,8 @@ class PolishTyper(typer.Typer):
 
 
 def print_help(command: Any, ctx: Context) -> None:
-    """Pomoc komendy na stdout (rich rysuje ją sam; formatter zostaje pusty)."""
-    formatter = ctx.make_formatter()
-    command.format_help(ctx, formatter)
-    if text := formatter.getvalue():
-        typer.echo(text, nl=False)
+    """Pomoc komendy na stdout, dokładnie jak po ``--help`` (rich rysuje ją sam, ``get_help`` zwraca resztę)."""
+    typer.echo(command.get_help(ctx))
 
 
 def add_help_command(app: typer.Typer) -> None:

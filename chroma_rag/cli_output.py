@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import IO
+
+from rich.console import Console
 
 
 class TrimmedLines:
@@ -40,6 +43,25 @@ class TrimmedLines:
     @property
     def encoding(self) -> str:
         return getattr(self.stream, "encoding", None) or "utf-8"
+
+
+class OutputConsole(Console):
+    """Konsola stdout: zamknięty potok (``chroma-rag szukaj … | head -1``) kończy program po cichu z kodem 0 –
+    czytelnik dostał, czego chciał (rich domyślnie kończy wtedy z kodem 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        discard_stdout()
+        raise SystemExit(0)
+
+
+def discard_stdout() -> None:
+    """Dalsze zapisy (także opróżnienie bufora przy wyjściu) idą do /dev/null, nie do zamkniętego potoku."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a descriptor (tests capture it in memory)
+        pass
 
 
 def shorten(text: str, limit: int) -> str:
