@@ -3,80 +3,115 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as RichProgress
+from rich.markup import escape
 from rich.table import Table
 
-from .errors import UserError
+from .cli_completion import add_completion_command, complete_indexed_files
+from .cli_help import PolishTyper, add_help_command, show_version
+from .cli_output import OutputConsole, TrimmedLines, discard_stdout, shorten
+from .config import DEFAULT_COUNT, DEFAULT_THRESHOLD
+from .errors import UsageError, UserError
+from .plural import FILE, FRAGMENT, ORPHAN, TOKEN, count
 
 if TYPE_CHECKING:
     from .answering import Answer
     from .models import Hit
 
-app = typer.Typer(
+app = PolishTyper(
     help="Pytania do własnych dokumentów (ustawy, rozporządzenia, regulaminy) z cytowaniem pliku i artykułu.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
 )
-out = Console()
+out = OutputConsole(file=TrimmedLines())
 err = Console(stderr=True, soft_wrap=True)
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool, typer.Option("--version", help="Pokaż wersję i zakończ.", callback=show_version, is_eager=True)
+    ] = False,
+) -> None:
+    """Pytania do własnych dokumentów (ustawy, rozporządzenia, regulaminy) z cytowaniem pliku i artykułu."""
 
 DbOption = Annotated[
     Path | None,
-    typer.Option("--baza", help="Folder bazy Chromy (domyślnie $CHROMA_RAG_BAZA albo ./chroma_db).",
-                 show_default=False),
+    typer.Option("--baza", metavar="FOLDER", help="Folder bazy Chromy (domyślnie $CHROMA_RAG_BAZA albo "
+                 "./chroma_db).", show_default=False),
 ]
 ServerOption = Annotated[
     str | None,
-    typer.Option("--serwer", help="Adres serwera Chromy (chroma run), np. http://127.0.0.1:8000, zamiast folderu "
-                 "(domyślnie $CHROMA_RAG_SERWER; token: $CHROMA_RAG_SERWER_TOKEN).", show_default=False),
+    typer.Option("--serwer", metavar="URL", help="Adres serwera Chromy (chroma run), np. http://127.0.0.1:8000, "
+                 "zamiast folderu (domyślnie $CHROMA_RAG_SERWER, bez niego folder; token: $CHROMA_RAG_SERWER_TOKEN).",
+                 show_default=False),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Wynik jako JSON.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Wynik jako JSON (domyślnie tekst).")]
 FilesOption = Annotated[
-    list[str] | None, typer.Option("--plik", help="Tylko ten plik (można powtarzać).", show_default=False)
+    list[str] | None,
+    typer.Option("--plik", metavar="NAZWA", help="Tylko ten plik (można powtarzać; domyślnie wszystkie).",
+                 show_default=False, autocompletion=complete_indexed_files),
 ]
 TypesOption = Annotated[
     list[str] | None,
-    typer.Option("--typ", help="Rodzaj: ustawa, kodeks, rozporzadzenie, konstytucja, nowelizacja, dokument.",
-                 show_default=False),
+    typer.Option("--typ", metavar="RODZAJ", help="Rodzaj: ustawa, kodeks, rozporzadzenie, konstytucja, "
+                 "nowelizacja, dokument (można powtarzać; domyślnie wszystkie).", show_default=False),
 ]
-YearOption = Annotated[int | None, typer.Option("--rok", help="Rok Dziennika Ustaw.", show_default=False)]
-YearFromOption = Annotated[int | None, typer.Option("--od-roku", help="Rok od (włącznie).", show_default=False)]
-YearToOption = Annotated[int | None, typer.Option("--do-roku", help="Rok do (włącznie).", show_default=False)]
+YearOption = Annotated[
+    int | None, typer.Option("--rok", metavar="ROK", help="Rok Dziennika Ustaw (domyślnie każdy).", show_default=False)
+]
+YearFromOption = Annotated[
+    int | None, typer.Option("--od-roku", metavar="ROK", help="Rok od (włącznie; domyślnie bez dolnej granicy).",
+                             show_default=False)
+]
+YearToOption = Annotated[
+    int | None, typer.Option("--do-roku", metavar="ROK", help="Rok do (włącznie; domyślnie bez górnej granicy).",
+                             show_default=False)
+]
 ArticlesOption = Annotated[
     list[str] | None,
-    typer.Option("--art", help="Artykuł lub paragraf, np. 23, 178a, 385^1, '§ 6' (można powtarzać).",
-                 show_default=False),
+    typer.Option("--art", metavar="JEDNOSTKA", help="Artykuł lub paragraf, np. 23, 178a, 385^1, '§ 6' (można "
+                 "powtarzać; domyślnie wszystkie).", show_default=False),
 ]
-CountOption = Annotated[int, typer.Option("-k", "--ile", help="Ile fragmentów pokazać.")]
+CountOption = Annotated[
+    int | None,
+    typer.Option("-k", "--ile", metavar="LICZBA", help=f"Ile fragmentów pokazać (domyślnie {DEFAULT_COUNT} albo "
+                 "$CHROMA_RAG_K).", show_default=False),
+]
+AskCountOption = Annotated[
+    int | None,
+    typer.Option("-k", "--ile", metavar="LICZBA", help="Ile najlepszych fragmentów dać modelowi jako jedyne źródło "
+                 f"odpowiedzi (domyślnie {DEFAULT_COUNT} albo $CHROMA_RAG_K).", show_default=False),
+]
 ModelOption = Annotated[
     str | None,
-    typer.Option("--model", help="Model embeddingów: lokalny, ollama:NAZWA, openai:NAZWA (domyślnie "
+    typer.Option("--model", metavar="MODEL", help="Model embeddingów: lokalny, ollama:NAZWA, openai:NAZWA (domyślnie "
                  "$CHROMA_RAG_MODEL albo model, którym zbudowano bazę; patrz docs/MODELE.md).", show_default=False),
 ]
 DimensionsOption = Annotated[
     int | None,
-    typer.Option("--wymiary", help="Liczba wymiarów dla modeli, które ją przyjmują (np. text-embedding-3).",
-                 show_default=False),
+    typer.Option("--wymiary", metavar="LICZBA", help="Liczba wymiarów dla modeli, które ją przyjmują (np. "
+                 "text-embedding-3; domyślnie pełna liczba wymiarów modelu).", show_default=False),
 ]
 
 ModeOption = Annotated[
     str,
-    typer.Option("--tryb", help="Wyszukiwanie: hybryda (wektory + słowa), wektor albo slowa."),
+    typer.Option("--tryb", metavar="TRYB", help="Wyszukiwanie: hybryda (wektory + słowa), wektor albo slowa."),
 ]
 ThresholdOption = Annotated[
     float | None,
-    typer.Option("--prog", help="Próg pewności (podobieństwo najlepszego wyniku); poniżej – „nic trafnego”. "
-                 "Domyślnie skalibrowany poleceniem ocena; 0 wyłącza.", show_default=False),
+    typer.Option("--prog", metavar="LICZBA", help="Próg pewności od 0 do 1 (podobieństwo najlepszego wyniku); "
+                 f"poniżej – „nic trafnego”; 0 wyłącza (domyślnie {DEFAULT_THRESHOLD}, skalibrowany poleceniem "
+                 "ocena, albo $CHROMA_RAG_PROG).", show_default=False),
 ]
 
 
@@ -89,11 +124,28 @@ def _index(
 
 
 def _threshold(value: float | None) -> float | None:
-    from .search import DEFAULT_THRESHOLD
-
+    """Próg z --prog, albo z CHROMA_RAG_PROG (środowisko lub plik ustawień), albo skalibrowany; 0 wyłącza."""
     if value is None:
-        return DEFAULT_THRESHOLD
+        value = _setting_number("CHROMA_RAG_PROG", float, DEFAULT_THRESHOLD)
+    elif not 0 <= value <= 1:
+        raise UsageError(f"Próg --prog musi być liczbą od 0 do 1, a podano {value:g}.")
     return value or None
+
+
+def _count(value: int | None) -> int:
+    """-k z opcji, albo z CHROMA_RAG_K, albo domyślne."""
+    return _setting_number("CHROMA_RAG_K", int, DEFAULT_COUNT) if value is None else value
+
+
+def _setting_number(key: str, kind: type, default: float) -> Any:
+    raw = os.environ.get(key, "").strip()
+    if not raw:
+        return default
+    try:
+        return kind(raw)
+    except ValueError:
+        raise UserError(f"Ustawienie {key} musi być liczbą, a ma wartość „{raw}” – popraw je w środowisku albo "
+                        "w pliku ustawień (chroma-rag konfiguracja pokazuje, skąd pochodzi).") from None
 
 
 def _filters(
@@ -116,22 +168,10 @@ def _filters(
     )
 
 
-class _BarProgress:
-    """Pasek postępu rich w liczbie fragmentów bieżącego pliku."""
-
-    def __init__(self, progress: RichProgress) -> None:
-        self._progress = progress
-        self._task = progress.add_task("", total=None)
-
-    def start_file(self, path: Path, chunks: int) -> None:
-        self._progress.update(self._task, description=path.name, completed=0, total=chunks)
-
-    def advance(self, chunks: int) -> None:
-        self._progress.advance(self._task, chunks)
-
-
 WaitOption = Annotated[
-    float, typer.Option("--czekaj", help="Ile sekund czekać, gdy bazę blokuje inny proces.", min=0)
+    float,
+    typer.Option("--czekaj", metavar="SEKUNDY", help="Ile sekund (co najmniej 0) czekać, gdy bazę blokuje inny proces.",
+                 min=0),
 ]
 
 # Exit codes of `indeksuj`: all fine / some files skipped / nothing could be indexed.
@@ -146,7 +186,9 @@ def index_command(
         typer.Argument(metavar="SCIEZKI", help="Pliki lub foldery (PDF, DOCX, TXT, MD).", show_default=False),
     ],
     doc_type: Annotated[
-        str | None, typer.Option("--typ", help="Wymuś rodzaj dokumentu dla wszystkich plików.", show_default=False)
+        str | None,
+        typer.Option("--typ", metavar="RODZAJ", help="Wymuś rodzaj dokumentu dla wszystkich plików (domyślnie "
+                     "rozpoznawany z nazwy i treści każdego pliku).", show_default=False),
     ] = None,
     prune: Annotated[
         bool, typer.Option("--usun-brakujace", help="Usuń z indeksu pliki, których nie ma już w podanych folderach.")
@@ -155,6 +197,7 @@ def index_command(
         bool, typer.Option("--wymus", help="Z --usun-brakujace: pozwól usunąć wszystko z pustego folderu.")
     ] = False,
     wait: WaitOption = 120.0,
+    quiet: Annotated[bool, typer.Option("--cicho", help="Bez postępu na stderr (domyślnie postęp widać).")] = False,
     db: DbOption = None,
     model: ModelOption = None,
     dimensions: DimensionsOption = None,
@@ -166,20 +209,22 @@ def index_command(
     """
     started = time.perf_counter()
     index = _index(db, model, dimensions, server)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with RichProgress(*columns, console=err, transient=True) as progress:
+    from .cli_progress import progress_for
+
+    with progress_for(err, quiet) as progress:
         report = index.add(
-            paths, doc_type=doc_type, progress=_BarProgress(progress), prune=prune, force=force, wait=wait,
+            paths, doc_type=doc_type, progress=progress, prune=prune, force=force, wait=wait,
             on_wait=lambda message: err.print(f"[yellow]{message}[/]"),
         )
     for path, reason in report.skipped.items():
-        err.print(f"[yellow]Pominięto[/] {path}: {reason}")
+        reason = reason.removeprefix(f"{Path(path).name}: ")  # readers' messages start with the file name
+        err.print(f"[yellow]Pominięto[/] {escape(path)}: {escape(reason)}")
     for note in report.notes:
         err.print(f"[yellow]Uwaga:[/] {note}")
     if report.indexed:
         table = Table(title="Zaindeksowano")
         for column in ("Plik", "Fragmenty"):
-            table.add_column(column)
+            table.add_column(column, overflow="fold")
         for path, count in report.indexed.items():
             table.add_row(Path(path).name, str(count))
         out.print(table)
@@ -190,7 +235,7 @@ def index_command(
     for path in report.removed:
         out.print(f"Usunięto z indeksu (brak pliku): {path}")
     if report.orphans_removed:
-        out.print(f"Usunięto {report.orphans_removed} fragmentów-sierot po przerwanym wcześniej zapisie.")
+        out.print(f"Usunięto {count(report.orphans_removed, ORPHAN)} po przerwanym wcześniej zapisie.")
     out.print(
         f"Zaindeksowano: {len(report.indexed)} (fragmentów: {report.chunks}, nowych wektorów: {report.embedded}, "
         f"użytych ponownie: {report.reused}), bez zmian: {len(report.unchanged)}, "
@@ -226,7 +271,8 @@ def check_command(
         for path in report.missing_on_disk:
             out.print(f"Brak na dysku: {path} (usuń z indeksu: chroma-rag indeksuj FOLDER --usun-brakujace)")
         if report.old_chunker:
-            err.print(f"[yellow]Uwaga:[/] {len(report.old_chunker)} plików pocięto starą wersją – zaindeksuj ponownie.")
+            old = count(len(report.old_chunker), FILE)
+            err.print(f"[yellow]Uwaga:[/] {old} pocięto starą wersją – zaindeksuj ponownie.")
         out.print(
             f"Plików: {report.files}, fragmentów: {report.chunks}, sierot: {len(report.orphans)}, "
             f"niepełnych plików: {len(report.incomplete)}, nieodnajdywalnych fragmentów: {len(report.unfindable)}, "
@@ -241,7 +287,7 @@ def check_command(
 @app.command("szukaj")
 def search_command(
     question: Annotated[str, typer.Argument(metavar="PYTANIE", help="Pytanie lub szukana fraza.", show_default=False)],
-    count: CountOption = 5,
+    count: CountOption = None,
     files: FilesOption = None,
     types: TypesOption = None,
     year: YearOption = None,
@@ -259,7 +305,7 @@ def search_command(
     """Pokazuje fragmenty najbardziej pasujące do pytania (filtry działają przed wyszukiwaniem)."""
     filters = _filters(files, types, year, year_from, year_to, articles)
     hits = _index(db, model, dimensions, server).search(
-        question, k=count, filters=filters, mode=mode, threshold=_threshold(threshold)
+        question, k=_count(count), filters=filters, mode=mode, threshold=_threshold(threshold)
     )
     if as_json:
         _print_json(hits.to_json())
@@ -298,22 +344,29 @@ def _print_hit(rank: int, hit: Hit, show_path: bool = False) -> None:
     meta = hit.metadata
     header = Text(f"{rank}. ", style="bold")
     header.append(str(meta.get("sciezka")) if show_path else hit.file, style="bold cyan")
-    for part in (hit.unit, f"str. {_pages(meta)}", f"podobieństwo {hit.similarity:.3f}"):
+    for part in (_unit_part(hit), f"str. {_pages(meta)}", f"podobieństwo {hit.similarity:.3f}"):
         if part:
             header.append(f" · {part}")
     out.print(header)
     context = str(meta.get("rozdzial") or "")
     if context:
         out.print(Padding(Text(context, style="dim"), (0, 0, 0, 3)))
-    snippet = " ".join(hit.text.split())
-    snippet = snippet[:SNIPPET_CHARS] + ("…" if len(snippet) > SNIPPET_CHARS else "")
-    out.print(Padding(Text(snippet), (0, 0, 1, 3)))
+    out.print(Padding(Text(shorten(hit.text, SNIPPET_CHARS)), (0, 0, 1, 3)))
+
+
+def _unit_part(hit: Hit) -> str:
+    """„art. 23”, a dla części długiej jednostki „art. 23, część 2/3” (bez liczby części w starszych bazach)."""
+    part, parts = int(hit.metadata.get("fragment") or 1), hit.metadata.get("czesci")
+    if part == 1 and not (parts and parts > 1):
+        return hit.unit
+    label = f"część {part}/{parts}" if parts else f"część {part}"
+    return f"{hit.unit}, {label}" if hit.unit else label
 
 
 @app.command("pytaj")
 def ask_command(
     question: Annotated[str, typer.Argument(metavar="PYTANIE", help="Pytanie do dokumentów.", show_default=False)],
-    count: CountOption = 5,
+    count: AskCountOption = None,
     files: FilesOption = None,
     types: TypesOption = None,
     year: YearOption = None,
@@ -341,13 +394,13 @@ def ask_command(
     filters = _filters(files, types, year, year_from, year_to, articles)
     index = _index(db, model, dimensions, server)
     if show_prompt:
-        hits = index.search(question, k=count, filters=filters, mode=mode, threshold=_threshold(threshold))
+        hits = index.search(question, k=_count(count), filters=filters, mode=mode, threshold=_threshold(threshold))
         _print_prompt(question, hits, rewrite, as_json)
         return
     streaming = not (no_stream or as_json)
     answer = index.ask(
         question,
-        k=count,
+        k=_count(count),
         filters=filters,
         threshold=_threshold(threshold),
         mode=mode,
@@ -412,8 +465,9 @@ def _print_sources(answer: Answer) -> None:
     if answer.model:
         usage = answer.usage
         cost = f", koszt {usage.cost:.6f} USD" if usage.cost is not None else ""
+        tokens = f"{count(usage.prompt_tokens, TOKEN)} wejścia, {usage.completion_tokens} wyjścia"
         err.print(
-            f"Model {answer.model}: {usage.prompt_tokens} tokenów wejścia, {usage.completion_tokens} wyjścia{cost}.",
+            f"Model {answer.model}: {tokens}{cost}.",
             style="dim",
             markup=False,
         )
@@ -425,7 +479,7 @@ def evaluate_command(
         Path,
         typer.Argument(metavar="PYTANIA", help="Pytania JSONL (format pytania-dev.jsonl).", show_default=False),
     ],
-    count: Annotated[int, typer.Option("-k", "--ile", help="Ile wyników brać pod uwagę.")] = 10,
+    count: Annotated[int, typer.Option("-k", "--ile", metavar="LICZBA", help="Ile wyników brać pod uwagę.")] = 10,
     mode: ModeOption = "hybryda",
     threshold: ThresholdOption = None,
     model: ModelOption = None,
@@ -450,10 +504,12 @@ def evaluate_command(
 
 
 def _print_evaluation(result: dict) -> None:
+    from .models import unit_label
+
     columns = ("n", "hit@1", "hit@3", "hit@5", "hit@10", "mrr")
     table = Table(title=f"Ocena wyszukiwania ({result['czas_s']} s)")
     for column in ("Grupa", *columns):
-        table.add_column(column, justify="left" if column == "Grupa" else "right")
+        table.add_column(column, justify="left" if column == "Grupa" else "right", overflow="fold")
     table.add_row("wszystkie", *(_cell(result[c]) for c in columns), end_section=True)
     for group in ("per_rodzaj", "per_plik"):
         for name, values in result[group].items():
@@ -468,10 +524,11 @@ def _print_evaluation(result: dict) -> None:
     for miss in result["pudla"]:
         first = miss["pierwszy"]
         got = "odmowa (poniżej progu)" if miss["odmowa"] else (
-            f"{first['plik']} art. {first['art'] or '–'}" if first else "brak wyników"
+            f"{first['plik']} {unit_label(first['art']) or '–'}" if first else "brak wyników"
         )
         expected = miss["oczekiwane"]
-        wanted = f"{expected['plik']} art. {', '.join(expected['art'])}" if expected["plik"] else "odmowa"
+        units = ", ".join(unit_label(art) for art in expected["art"])
+        wanted = f"{expected['plik']} {units}".strip() if expected["plik"] else "odmowa"
         out.print(f"[red]Pudło:[/] {miss['pytanie']}\n  oczekiwano: {wanted}; pierwsze: {got}")
 
 
@@ -488,7 +545,7 @@ def list_command(as_json: JsonOption = False, db: DbOption = None, server: Serve
         return
     table = Table(title="Zaindeksowane pliki")
     for column in ("Plik", "Typ", "Rok", "Fragmenty", "Modele"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # a long name wraps instead of losing its end to "…"
     for info in infos:
         name = "\n".join([info.name, *(f"= {path}" for path in info.other_paths)])
         table.add_row(name, info.type, str(info.year), str(info.chunks), ", ".join(info.models))
@@ -507,7 +564,7 @@ def preview_command(
     if as_json:
         _print_json(rows)
         return
-    table = Table(title=f"{path.name}: {len(rows)} fragmentów")
+    table = Table(title=f"{path.name}: {count(len(rows), FRAGMENT)}")
     for column in ("Art.", "Strony", "Część", "Rozdział", "Uwagi", "Tekst"):
         table.add_column(column, overflow="fold")
     for row in rows:
@@ -521,16 +578,16 @@ def preview_command(
             )
             if note
         )
-        text = " ".join(row["tekst"].split())
         table.add_row(row["art"] or "–", _pages(row), str(row["fragment"]), row["rozdzial"][-60:], notes,
-                      text[:120] + ("…" if len(text) > 120 else ""))
+                      shorten(row["tekst"], 120))
     out.print(table)
 
 
 @app.command("usun")
 def remove_command(
     name: Annotated[
-        str, typer.Argument(metavar="NAZWA", help="Nazwa pliku, jak w `chroma-rag lista`.", show_default=False)
+        str, typer.Argument(metavar="NAZWA", help="Nazwa pliku, jak w `chroma-rag lista`.", show_default=False,
+                            autocompletion=complete_indexed_files)
     ],
     db: DbOption = None,
     server: ServerOption = None,
@@ -538,9 +595,34 @@ def remove_command(
     """Usuwa z indeksu wszystkie fragmenty jednego pliku."""
     removed = _index(db, server=server).remove(name)
     if removed:
-        out.print(f"Usunięto {removed} fragmentów pliku {name}.")
+        out.print(f"Usunięto {count(removed, FRAGMENT)} pliku {name}.")
     else:
         out.print(f"Usunięto z indeksu ścieżkę {name}; ten sam dokument zostaje pod inną ścieżką (chroma-rag lista).")
+
+
+@app.command("konfiguracja")
+def config_command(as_json: JsonOption = False) -> None:
+    """Pokazuje skuteczne ustawienia i skąd pochodzą (zmienna środowiska, plik, domyślne); klucze zamaskowane."""
+    from . import config
+
+    settings = config.resolve().values()
+    if as_json:
+        _print_json([{"klucz": s.key, "wartosc": s.shown, "zrodlo": s.source} for s in settings])
+        return
+    files = config.config_files()
+    out.print("Pliki ustawień: " + (", ".join(str(path) for path in files) if files else
+              f"brak (szukane: .env i {config.CONFIG_NAME} tu i wyżej, {config.user_config_file()})"),
+              markup=False, highlight=False)
+    table = Table(title="Ustawienia (opcje w wierszu poleceń mają pierwszeństwo przed nimi)")
+    for column in ("Klucz", "Wartość", "Źródło"):
+        table.add_column(column, overflow="fold")
+    for setting in settings:
+        table.add_row(setting.key, setting.shown, setting.source)
+    out.print(table)
+
+
+add_completion_command(app)
+add_help_command(app)
 
 
 def _print_json(data: object) -> None:
@@ -549,8 +631,11 @@ def _print_json(data: object) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Punkt wejścia: błędy użytkownika jako jedno zdanie po polsku, bez tracebacku."""
+    from . import config
+
     try:
-        code = app(args=argv, standalone_mode=False)
+        with config.applied():
+            code = app(args=argv, prog_name="chroma-rag", standalone_mode=False)
         if code == EXIT_INTERRUPTED:  # typer turns Ctrl-C inside a command into this return value
             raise KeyboardInterrupt
         if isinstance(code, int) and code:  # typer.Exit(n) inside a command comes back as a return value
@@ -569,16 +654,15 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Abort:
         err.print("[yellow]Przerwano.[/]")
         sys.exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:  # `chroma-rag szukaj … | head -1`: the reader has what it wanted
+        discard_stdout()
+        sys.exit(0)
     except OSError as exc:  # at the edge: a folder or file the OS refused, as one Polish sentence with the path
-        from rich.markup import escape
-
         from .errors import os_error_message
 
         err.print(f"[red]Błąd:[/] {escape(os_error_message(exc))}", highlight=False)
         sys.exit(1)
     except Exception as exc:
-        from rich.markup import escape
-
         from .usage import is_usage_error, usage_message
 
         if is_usage_error(exc):

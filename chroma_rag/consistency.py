@@ -11,6 +11,7 @@ from .chunking import CHUNKER_VERSION
 from .documents import owner_of
 from .indexing import drop_file, orphan_ids
 from .locking import DEFAULT_WAIT, read_session, write_session
+from .plural import ORPHAN, UNFINDABLE, count
 from .registry import FileRecord, Registry
 from .store import ChunkCollection, Store
 
@@ -113,7 +114,7 @@ def _repair(store: Store, report: ConsistencyReport) -> list[str]:
         orphans = orphan_ids(collection, [r for r in records if r.model == model])
         if orphans:
             collection.delete(sorted(orphans))
-            done.append(f"usunięto {len(orphans)} fragmentów-sierot ({model})")
+            done.append(f"usunięto {count(len(orphans), ORPHAN)} ({model})")
         present = set(collection.stored_ids())
         lost = [i for i in report.unfindable if i in present]
         if lost:
@@ -121,7 +122,7 @@ def _repair(store: Store, report: ConsistencyReport) -> list[str]:
             collection.delete(lost)
             vectors = np.stack([chunks[i][2] for i in lost])
             collection.upsert(lost, vectors, [chunks[i][1] for i in lost], [chunks[i][0] for i in lost])
-            done.append(f"wstawiono ponownie {len(lost)} nieodnajdywalnych fragmentów ({model})")
+            done.append(f"wstawiono ponownie {count(len(lost), UNFINDABLE)} ({model})")
     incomplete: list[FileRecord] = [r for r in records if r.path in report.incomplete]
     collections = _collections(store)
     for record in incomplete:

@@ -15,7 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
-from .errors import UserError
+from .errors import UsageError, UserError
+from .plural import DIMENSION, count
 
 DEFAULT_MODEL = "lokalny"
 MODEL_ENV = "CHROMA_RAG_MODEL"
@@ -99,16 +100,16 @@ def parse_spec(spec: str | None, dimensions: int | None = None) -> ModelSpec:
     if match:
         name, spec_dim = match["name"], int(match["dim"])
         if dimensions and dimensions != spec_dim:
-            raise UserError(f"Model „{raw}” ma {spec_dim} wymiarów, a --wymiary podaje {dimensions}.")
+            raise UsageError(f"Model „{raw}” ma {count(spec_dim, DIMENSION)}, a --wymiary podaje {dimensions}.")
         dimensions = spec_dim
     if dimensions is not None and dimensions <= 0:
-        raise UserError(f"Liczba wymiarów musi być dodatnia, a podano {dimensions}.")
+        raise UsageError(f"Liczba wymiarów musi być dodatnia, a podano {dimensions}.")
     if provider == "lokalny":
         if name not in ("", _LOCAL_NAME):
             raise UserError(f"Model lokalny to tylko {_LOCAL_NAME}, a podano „{raw}”.")
         if dimensions not in (None, LocalE5Embedder.dim):
-            raise UserError(
-                f"Model lokalny ma stałe {LocalE5Embedder.dim} wymiarów – --wymiary {dimensions} "
+            raise UsageError(
+                f"Model lokalny ma stałe {count(LocalE5Embedder.dim, DIMENSION)} – --wymiary {dimensions} "
                 "działa tylko z modelami ollama: i openai:."
             )
         return ModelSpec("lokalny", _LOCAL_NAME)

@@ -28,6 +28,7 @@ from .loading import is_supported, is_temporary, load_document
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .metadata import detect_publication, detect_title, detect_type, detect_year
 from .models import Chunk, Document
+from .plural import FILE, count
 from .registry import FileRecord, Registry
 from .store import ChunkCollection, Store, collection_name
 from .validation import normalize_type
@@ -106,10 +107,15 @@ class IndexReport:
 
 
 class Progress:
-    """Powiadomienia o postępie (CLI rysuje z nich pasek; API może je pominąć)."""
+    """Powiadomienia o postępie (CLI rysuje z nich pasek; API może je pominąć). Kolejność: ``reading`` dla każdego
+    zmienionego pliku, ``start`` z sumą plików i fragmentów do zapisania, potem dla każdego pliku ``start_file``,
+    ``advance`` (fragmenty gotowe, także wzięte z bazy) i ``finish_file``."""
 
+    def reading(self, path: Path) -> None: ...
+    def start(self, files: int, chunks: int) -> None: ...
     def start_file(self, path: Path, chunks: int) -> None: ...
     def advance(self, chunks: int) -> None: ...
+    def finish_file(self, path: Path) -> None: ...
 
 
 def collect_files(paths: Iterable[Path], allow_empty: bool = False) -> FoundFiles:
@@ -135,7 +141,7 @@ def collect_files(paths: Iterable[Path], allow_empty: bool = False) -> FoundFile
             found.setdefault(_key(path), path)
         else:
             raise UserError(f"Plik „{path}” ma nieobsługiwany typ – obsługiwane są PDF, DOCX, TXT i MD.")
-    return FoundFiles(files=sorted(found.values()), skipped=skipped, folders=folders)
+    return FoundFiles(files=list(found.values()), skipped=skipped, folders=folders)  # in the order given
 
 
 def _walk(root: Path, skipped: dict[str, str]) -> Iterator[Path]:
@@ -153,13 +159,14 @@ def _walk(root: Path, skipped: dict[str, str]) -> Iterator[Path]:
         except OSError as exc:
             skipped[str(folder)] = f"nie da się odczytać folderu ({os_reason(exc)})"
             continue
+        subfolders = []
         for entry in entries:
             if entry.name.startswith("."):  # .git, .DS_Store, editors' lock and temp files
                 continue
             path = Path(entry.path)
             try:
                 if entry.is_dir():
-                    pending.append(path)
+                    subfolders.append(path)
                 elif is_supported(path):
                     if entry.is_file():
                         yield path
@@ -167,6 +174,7 @@ def _walk(root: Path, skipped: dict[str, str]) -> Iterator[Path]:
                         skipped[str(path)] = "link wskazuje na nieistniejący plik albo na samego siebie"
             except OSError as exc:
                 skipped[str(path)] = f"nie da się odczytać ({os_reason(exc)})"
+        pending.extend(reversed(subfolders))  # popped from the end: subfolders in name order
 
 
 def _key(path: Path) -> str:
@@ -232,13 +240,14 @@ def describe_chunks(document: Document, chunks: list[Chunk], doc_type: str | Non
     ids: list[str] = []
     taken: set[str] = set()
     metadatas = []
-    for chunk, embedded in zip(chunks, embed_texts, strict=True):
+    for chunk, embedded, parts in zip(chunks, embed_texts, part_counts(chunks), strict=True):
         metadata = {
             **file_meta,
             "strona": chunk.page_from,
             "strona_od": chunk.page_from,
             "strona_do": chunk.page_to,
             "fragment": chunk.part,
+            "czesci": parts,
             "rozdzial": chunk.heading,
             "tekst_hash": text_hash(embedded),
             **chunk.extra,
@@ -256,6 +265,15 @@ def describe_chunks(document: Document, chunks: list[Chunk], doc_type: str | Non
         metadatas=metadatas,
         pages=len(document.pages),
     )
+
+
+def part_counts(chunks: list[Chunk]) -> list[int]:
+    """Na ile części pocięto jednostkę każdego fragmentu (części jednej jednostki idą po kolei: 1, 2, 3)."""
+    counts = [chunk.part for chunk in chunks]
+    for i in range(len(chunks) - 2, -1, -1):
+        if chunks[i + 1].part == chunks[i].part + 1:
+            counts[i] = counts[i + 1]
+    return counts
 
 
 # Metadata that tells apart units printed with the same number in one file (versions, quoted articles, annex).
@@ -497,15 +515,24 @@ def sync(
     by_hash: dict[str, list[FileRecord]] = defaultdict(list)
     for record in mine.values():
         by_hash[record.hash].append(record)
+    ready = []
     for source in sources:
         if is_up_to_date(mine.get(source.key), source, options.doc_type):
             report.unchanged.append(str(source.path))
             continue
-        owner = _standing_owner(records, by_hash[source.hash], source.key)
-        if owner is not None and run.write_alias(source, owner):
-            report.same_document[str(source.path)] = owner.path
+        if _write_alias(run, records, by_hash[source.hash], source, report):
             continue
-        written = _index_one(run, source, [r for r in by_hash[source.hash] if r.path != source.key], report, progress)
+        progress.reading(source.path)
+        prepared = _prepare(source, options.doc_type, report)
+        if prepared is not None:
+            ready.append((source, prepared))
+    progress.start(len(ready), sum(len(prepared.ids) for _, prepared in ready))
+    for source, prepared in ready:
+        if _write_alias(run, records, by_hash[source.hash], source, report):  # same content earlier in this run
+            progress.advance(len(prepared.ids))
+            continue
+        same_content = [r for r in by_hash[source.hash] if r.path != source.key]
+        written = _index_one(run, source, prepared, same_content, report, progress)
         if written is not None:  # a second path with this content later in the same run becomes its alias
             by_hash[source.hash].append(written)
             records.append(written)
@@ -515,6 +542,17 @@ def sync(
         report.notes.extend(_vanished_note(records, run.model, found.folders, report))
     report.notes.extend(_stale_notes(records, run.model, {s.key for s in sources}))
     return report
+
+
+def _write_alias(
+    run: _Sync, records: list[FileRecord], same_content: list[FileRecord], source: SourceFile, report: IndexReport
+) -> bool:
+    """Treść, która już stoi pod inną ścieżką: ta ścieżka zostaje zapisana jako druga ścieżka dokumentu."""
+    owner = _standing_owner(records, same_content, source.key)
+    if owner is None or not run.write_alias(source, owner):
+        return False
+    report.same_document[str(source.path)] = owner.path
+    return True
 
 
 def _standing_owner(records: list[FileRecord], same_content: list[FileRecord], key: str) -> FileRecord | None:
@@ -527,10 +565,10 @@ def _standing_owner(records: list[FileRecord], same_content: list[FileRecord], k
     return None
 
 
-def _index_one(run: _Sync, source: SourceFile, same_content: list[FileRecord], report: IndexReport,
-               progress: Progress) -> FileRecord | None:
+def _prepare(source: SourceFile, doc_type: str | None, report: IndexReport) -> PreparedFile | None:
+    """Plik wczytany i pocięty; nieczytelny trafia do pominiętych z powodem."""
     try:
-        prepared, load_s, chunk_s = prepare_file(source, run.options.doc_type)
+        prepared, load_s, chunk_s = prepare_file(source, doc_type)
     except UnreadableFile as exc:
         report.skipped[str(source.path)] = str(exc)
         return None
@@ -539,6 +577,11 @@ def _index_one(run: _Sync, source: SourceFile, same_content: list[FileRecord], r
         return None
     report.seconds["wczytywanie"] += load_s
     report.seconds["ciecie"] += chunk_s
+    return prepared
+
+
+def _index_one(run: _Sync, source: SourceFile, prepared: PreparedFile, same_content: list[FileRecord],
+               report: IndexReport, progress: Progress) -> FileRecord | None:
     progress.start_file(source.path, len(prepared.ids))
     started = time.perf_counter()
     reusable = run.reusable_vectors(source, same_content)
@@ -547,6 +590,7 @@ def _index_one(run: _Sync, source: SourceFile, same_content: list[FileRecord], r
     written = run.write(source, prepared, vectors, same_content)
     report.seconds["embedding"] += embedded - started
     report.seconds["zapis"] += time.perf_counter() - embedded
+    progress.finish_file(source.path)
     if not written:
         report.unchanged.append(str(source.path))
         return None
@@ -567,7 +611,7 @@ def _stale_notes(records: list[FileRecord], model: str, this_run: set[str]) -> l
                      and r.path not in this_run)
     if old_cut:
         notes.append(
-            f"{len(old_cut)} plików pocięto starszą wersją cięcia (obecna: {CHUNKER_VERSION}) – zaindeksuj je "
+            f"{count(len(old_cut), FILE)} pocięto starszą wersją cięcia (obecna: {CHUNKER_VERSION}) – zaindeksuj je "
             f"ponownie: chroma-rag indeksuj {' '.join(_quoted(old_cut[:5]))}{' …' if len(old_cut) > 5 else ''}"
         )
     with_model = {r.path for r in records if r.model == model}
@@ -575,7 +619,7 @@ def _stale_notes(records: list[FileRecord], model: str, this_run: set[str]) -> l
     if other_only:
         others = ", ".join(sorted({r.model for r in records if r.model != model}))
         notes.append(
-            f"{len(other_only)} plików zaindeksowano tylko modelem {others}, nie modelem {model} – żeby "
+            f"{count(len(other_only), FILE)} zaindeksowano tylko modelem {others}, nie modelem {model} – żeby "
             f"wyszukiwać w nich tym modelem, zaindeksuj je nim: {' '.join(_quoted(other_only[:5]))}"
             f"{' …' if len(other_only) > 5 else ''}"
         )

@@ -71,6 +71,21 @@ class LlmSettings:
         )
 
 
+def missing_key_message(settings: LlmSettings) -> str:
+    """Jak skonfigurować model czatu, gdy brak klucza: dla domyślnego OpenRouter – wszystkie trzy drogi."""
+    host = settings.host
+    variable = _KEY_VARS_BY_HOST[host][1]
+    where = "w środowisku, w pliku .env albo w chroma-rag.toml (chroma-rag konfiguracja pokazuje ustawienia)"
+    if host != "openrouter.ai":
+        return f"Brak klucza API do {host}: ustaw CHROMA_RAG_LLM_KEY (albo {variable}) {where}."
+    return (
+        f"Brak klucza API do {host}, a bez niego pytaj nie ma modelu czatu. Ustaw {where}: {variable} (albo "
+        "CHROMA_RAG_LLM_KEY) z https://openrouter.ai/keys, albo CHROMA_RAG_LLM_URL=https://api.openai.com/v1 "
+        "z OPENAI_API_KEY, albo adres lokalnego serwera, który klucza nie potrzebuje: "
+        "CHROMA_RAG_LLM_URL=http://localhost:11434/v1 (Ollama) lub http://localhost:8080/v1 (llama.cpp)."
+    )
+
+
 def _read_env_file(env_file: str | Path | None) -> dict[str, str]:
     if env_file is None or not Path(env_file).is_file():
         return {}
@@ -148,12 +163,7 @@ class ChatClient:
     def _connect(self) -> Any:
         if self._client is None:
             if self.settings.needs_key and not self.settings.key:
-                host = self.settings.host
-                variable = _KEY_VARS_BY_HOST[host][1]
-                raise UserError(
-                    f"Brak klucza API do {host}: ustaw CHROMA_RAG_LLM_KEY (albo {variable}) "
-                    "w środowisku lub w pliku .env w bieżącym katalogu."
-                )
+                raise UserError(missing_key_message(self.settings))
             import openai
 
             self._client = openai.OpenAI(

@@ -38,6 +38,23 @@ class Chunk:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+# Fields of a hit in JSON, always present (null when a chunk lacks one), in this order; then optional unit notes
+# (uchylony, wersja, akt_zmieniany, zalacznik) when a chunk has them.
+_HIT_JSON_FIELDS = (
+    "plik", "art", "fragment", "czesci", "strona", "strona_do", "typ", "rok", "tytul", "dz_u", "rozdzial", "sciezka",
+)
+# Bookkeeping of the index (change detection), and a duplicate of "strona".
+_INTERNAL_METADATA = {"hash", "tekst_hash", "strona_od"}
+
+
+def unit_label(art: str | None) -> str:
+    """„art. 5”, „art. 385^1”, „§ 3” (paragraf bez przedrostka „art.”); pusty napis, gdy jednostki nie ma."""
+    art = (art or "").strip()
+    if not art or art == "None":
+        return ""
+    return art if art.startswith("§") else f"art. {art}"
+
+
 @dataclass
 class Hit:
     """Fragment zwrócony przez wyszukiwanie; ``similarity`` to podobieństwo kosinusowe (więcej = lepiej)."""
@@ -63,15 +80,16 @@ class Hit:
     @property
     def unit(self) -> str:
         """Jednostka do wyświetlenia i cytatu: „art. 5”, „art. 385^1”, „§ 3”; pusta, gdy fragment jej nie ma."""
-        art = self.art.strip()
-        if not art or art == "None":
-            return ""
-        return art if art.startswith("§") else f"art. {art}"
+        return unit_label(self.art)
 
     def to_json(self) -> dict[str, Any]:
+        """Stała kolejność pól (README, „Pola JSON”); bez pól wewnętrznych indeksu."""
+        meta = self.metadata
+        extra = sorted(key for key in meta if key not in _HIT_JSON_FIELDS and key not in _INTERNAL_METADATA)
         return {
             "id": self.id,
-            **self.metadata,
+            **{key: meta.get(key) for key in _HIT_JSON_FIELDS},
+            **{key: meta[key] for key in extra},
             "podobienstwo": round(self.similarity, 4),
             "wynik": round(self.score, 6),
             "tekst": self.text,

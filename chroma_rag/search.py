@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from .config import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
 from .embedding import Embedder
 from .errors import UsageError, UserError
 from .filters import SearchFilters, build_where
@@ -39,9 +40,6 @@ class FusionSettings:
 
 
 DEFAULT_FUSION = FusionSettings()
-# Próg pewności (patrz ``confidence``) skalibrowany na zbiorze dev (docs/BENCHMARKS.md): najwyższy, przy którym
-# żadne pytanie z trafieniem nie jest odrzucane; poniżej – „nic trafnego”.
-DEFAULT_THRESHOLD = 0.83
 COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
 
 
@@ -145,7 +143,7 @@ def refuses(hits: list[Hit], threshold: float | None) -> bool:
 
 def validate(request: SearchRequest) -> None:
     if not request.question.strip():
-        raise UserError("Pytanie jest puste – wpisz, czego szukasz.")
+        raise UsageError("Pytanie jest puste – wpisz, czego szukasz.")
     if request.k < 1:
         raise UsageError("Liczba wyników (-k/--ile) musi być dodatnia.")
     if request.mode not in MODES:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from . import snapshot as snapshots
-from .errors import UserError
+from .errors import UsageError, UserError
 from .models import Hit
 from .readonly import is_read_only, readable_copy
 from .where import matches_where, narrowing_part, supported
@@ -117,9 +117,10 @@ class Store:
     """
 
     def __init__(self, path: Path | None = None, server: str | None = None, token: str | None = None) -> None:
-        server = server or os.environ.get("CHROMA_RAG_SERWER") or None
         if server and path is not None:
-            raise UserError("Podaj albo --baza (folder), albo --serwer (adres serwera Chromy), nie oba naraz.")
+            raise UsageError("Podaj albo --baza (folder), albo --serwer (adres serwera Chromy), nie oba naraz.")
+        if path is None:  # an explicit --baza outranks a server from the environment or the config file
+            server = server or os.environ.get("CHROMA_RAG_SERWER") or None
         self.server = parse_server(server) if server else None
         self.token = token or os.environ.get("CHROMA_RAG_SERWER_TOKEN") or None
         self.path = Path(path) if path else default_db_path()

@@ -14,6 +14,9 @@ from typer._click import exceptions as click_errors  # pinned typer; public API 
 HELP_HINT = "Składnię pokazuje: chroma-rag{command} --help."
 _NO_COMMAND = re.compile(r"No such command '([^']*)'")
 _EXTRA_ARGS = re.compile(r"unexpected extra arguments?(?:\(s\))? \((.*)\)")
+_BOUND = re.compile(r"Input should be (greater|less) than( or equal to)? (\S+)")
+_BOUND_WORDS = {("greater", True): "co najmniej", ("greater", False): "większa niż",
+                ("less", True): "co najwyżej", ("less", False): "mniejsza niż"}
 _EXPECTED = {"integer": "liczby całkowitej", "number": "liczby", "boolean": "tak/nie (true/false)"}
 
 
@@ -29,7 +32,11 @@ def usage_message(exc: Any) -> str:
         return f"Brakuje argumentu {_param_label(exc.param)}. {hint}"
     if isinstance(exc, click_errors.BadParameter) and exc.param is not None:
         expected = next((pl for en, pl in _EXPECTED.items() if en in exc.message), None)
-        what = f": oczekiwano {expected}" if expected else f" ({exc.message})"
+        bound = _BOUND.search(exc.message)
+        if bound:
+            what = f": musi być {_BOUND_WORDS[bound.group(1), bool(bound.group(2))]} {bound.group(3)}"
+        else:
+            what = f": oczekiwano {expected}" if expected else f" ({exc.message})"
         return f"Zła wartość {_param_label(exc.param)}{what}. {hint}"
     if isinstance(exc, click_errors.NoSuchOption):
         close = f" Może chodziło o: {', '.join(exc.possibilities)}?" if exc.possibilities else ""

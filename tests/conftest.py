@@ -22,6 +22,8 @@ def local_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cache = tmp_path_factory.mktemp("cache")
     patch = pytest.MonkeyPatch()
     patch.setenv("CHROMA_RAG_CACHE", str(cache))
+    # The user's own ~/.config/chroma-rag/chroma-rag.toml must not change what the tests see.
+    patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
     yield cache
     patch.undo()
 
