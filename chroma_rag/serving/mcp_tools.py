@@ -23,7 +23,7 @@ INSTRUCTIONS = (
     "na podstawie zwróconych fragmentów i cytuj je polem „cytat”, np. [plik.pdf, art. 5]; całą jednostkę "
     "pokazuje pokaz_jednostke."
 )
-_READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
 def build_mcp(index: Index) -> MCPServer:

@@ -55,7 +55,8 @@ def _query(one: Callable[[str], Any], many: Callable[[str], list[Any]], question
     mode = one("tryb") or DEFAULT_MODE
     if not isinstance(mode, str):
         raise BadRequest("Pole „tryb” musi być napisem: hybryda, wektor albo slowa.")
-    k = _number(one("k"), "k") or 5
+    k = _number(one("k"), "k")
+    k = 5 if k is None else k
     if not 1 <= k <= MAX_RESULTS:
         raise BadRequest(f"Liczba wyników „k” musi być od 1 do {MAX_RESULTS}.")
     filters = SearchFilters(
