@@ -124,5 +124,10 @@ def test_page_fits_a_phone(browser, base: str) -> None:
     page.set_viewport_size({"width": 375, "height": 740})
     page.goto(base)
     page.wait_for_function("document.querySelectorAll('#plik option').length > 2")
-    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    fits = "document.documentElement.scrollWidth <= window.innerWidth"
+    assert page.evaluate(fits)
+    page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+    page.click("#szukaj")
+    page.wait_for_selector("#wyniki li")
+    assert page.evaluate(fits)
     page.close()
