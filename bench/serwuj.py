@@ -17,13 +17,10 @@ from pathlib import Path
 
 import httpx
 from common import machine, median_ms, percentile_ms, write_section
+from run import QUESTIONS as BASIC_QUESTIONS
 
 QUESTIONS = [
-    "Czy mogę dostać kopię mojej dokumentacji medycznej?",
-    "Kto odpowiada za bezpieczeństwo danych osobowych w firmie?",
-    "Czy lekarz musi mi powiedzieć, co mi dolega?",
-    "Jak złożyć skargę do Rzecznika Praw Pacjenta?",
-    "Czy mogę nie zgodzić się na operację?",
+    *BASIC_QUESTIONS,
     "Ile lat więzienia grozi za kradzież?",
     "Kiedy małżonkowie mogą otrzymać rozwód?",
     "Jaka jest kara za jazdę rowerem po alkoholu?",

@@ -8,10 +8,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 import uvicorn
+from llm_server import FakeLlm, Reply, running_fake_llm
 
 from chroma_rag.serving.app import build_app
 from chroma_rag.serving.shared_index import SharedIndex
+
+
+@contextmanager
+def chat_model(answer: str, **env: str) -> Iterator[FakeLlm]:
+    """Zastępczy model czatu (``FakeLlm``) odpowiadający ``answer`` i ustawiony w ``CHROMA_RAG_LLM_*``."""
+    with running_fake_llm() as fake, pytest.MonkeyPatch.context() as patch:
+        fake.default = Reply(text=answer)
+        for name, value in {"URL": fake.url, "MODEL": fake.model, "RETRIES": "0", **env}.items():
+            patch.setenv(f"CHROMA_RAG_LLM_{name}", value)
+        yield fake
 
 
 @contextmanager

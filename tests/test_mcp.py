@@ -5,23 +5,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 from conftest import PATIENTS
 from mcp import Client, StdioServerParameters
 from serving_support import running_server
 
 TOOLS = {"szukaj", "pokaz_jednostke", "lista_plikow"}
-
-
-@pytest.fixture(scope="module")
-def base(two_acts_db: Path) -> Iterator[str]:
-    with running_server(two_acts_db) as url:
-        yield url
 
 
 def structured(result: Any) -> dict[str, Any]:

@@ -10,32 +10,14 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from conftest import CHAT_KEY as KEY
 from conftest import DATA_PROTECTION, PATIENTS, run_cli
-from llm_server import FakeLlm, Reply, running_fake_llm
+from conftest import SERVED_ANSWER as ANSWER
+from llm_server import FakeLlm, Reply
 from serving_support import running_server
 
 from chroma_rag import Index
 from chroma_rag.serving.security import MAX_BODY_BYTES
-
-KEY = "sekretny-klucz-czatu"
-ANSWER = f"Pacjent ma prawo do informacji o swoim stanie zdrowia [{PATIENTS}, art. 9]."
-
-
-@pytest.fixture(scope="module")
-def fake_llm() -> Iterator[FakeLlm]:
-    with running_fake_llm() as fake, pytest.MonkeyPatch.context() as patch:
-        fake.default = Reply(text=ANSWER)
-        patch.setenv("CHROMA_RAG_LLM_URL", fake.url)
-        patch.setenv("CHROMA_RAG_LLM_MODEL", fake.model)
-        patch.setenv("CHROMA_RAG_LLM_KEY", KEY)
-        patch.setenv("CHROMA_RAG_LLM_RETRIES", "0")
-        yield fake
-
-
-@pytest.fixture(scope="module")
-def base(two_acts_db: Path, fake_llm: FakeLlm) -> Iterator[str]:
-    with running_server(two_acts_db) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -292,3 +274,39 @@ def test_serwuj_refuses_network_host_without_token(
     code, _, err = run_cli(capsys, "serwuj", "--host", "0.0.0.0", "--baza", two_acts_db)
     assert code == 1
     assert "--token" in err and "CHROMA_RAG_TOKEN" in err and "Traceback" not in err
+
+
+def test_serwuj_uses_token_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chroma_rag.serving.security import resolve_token
+
+    monkeypatch.setenv("CHROMA_RAG_TOKEN", "z-otoczenia")
+    assert resolve_token("0.0.0.0", None) == "z-otoczenia"
+    assert resolve_token("0.0.0.0", "z-opcji") == "z-opcji"
+    monkeypatch.delenv("CHROMA_RAG_TOKEN")
+    assert resolve_token("127.0.0.1", None) is None
+
+
+def test_serwuj_refuses_missing_db_and_busy_port(
+    two_acts_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(capsys, "serwuj", "--baza", tmp_path / "nie-ma", "--port", "8091")
+    assert code == 1 and "jeszcze nie istnieje" in err
+    code, _, err = run_cli(capsys, "mcp", "--baza", tmp_path / "nie-ma")
+    assert code == 1 and "jeszcze nie istnieje" in err
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, _, err = run_cli(capsys, "serwuj", "--baza", two_acts_db, "--port", str(port))
+    assert code == 1 and "port jest zajęty" in err and "Address" not in err
+
+
+def test_slow_request_gets_503_not_a_hang(base: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from chroma_rag.serving import security
+
+    monkeypatch.setattr(security, "REQUEST_SECONDS", 0.0)
+    response = get(base, "/api/szukaj", q="dane osobowe")
+    assert response.status_code == 503
+    assert "dłużej niż" in response.json()["blad"]

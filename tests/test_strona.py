@@ -4,16 +4,14 @@ Playwrightem; pytanie, filtr, wyniki, cały artykuł, odpowiedź strumieniem z d
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import PATIENTS, REPO
-from llm_server import FakeLlm, Reply, running_fake_llm
-from serving_support import running_server
+from conftest import SERVED_ANSWER as ANSWER
+from llm_server import FakeLlm, Reply
 
 CHROMIUM = Path("/usr/bin/chromium")
-ANSWER = f"Pacjent ma prawo do informacji o swoim stanie zdrowia [{PATIENTS}, art. 9]."
 # Root in CI: no sandbox; nothing may reach the network or start background services of the browser.
 FLAGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -22,22 +20,6 @@ FLAGS = [
 TIMEOUT_MS = 60_000
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="brak /usr/bin/chromium – uruchom: make przegladarka")
-
-
-@pytest.fixture(scope="module")
-def fake_llm() -> Iterator[FakeLlm]:
-    with running_fake_llm() as fake, pytest.MonkeyPatch.context() as patch:
-        fake.default = Reply(text=ANSWER)
-        patch.setenv("CHROMA_RAG_LLM_URL", fake.url)
-        patch.setenv("CHROMA_RAG_LLM_MODEL", fake.model)
-        patch.setenv("CHROMA_RAG_LLM_RETRIES", "0")
-        yield fake
-
-
-@pytest.fixture(scope="module")
-def base(two_acts_db: Path, fake_llm: FakeLlm) -> Iterator[str]:
-    with running_server(two_acts_db) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -54,14 +36,26 @@ def browser(tmp_path_factory: pytest.TempPathFactory):
         context.close()
 
 
-def test_search_unit_and_streamed_answer(browser, base: str, tmp_path: Path) -> None:
+def opened(browser, base: str, width: int | None = None):
+    """Nowa karta ze stroną, po wczytaniu filtrów z indeksu."""
     page = browser.new_page()
+    if width:
+        page.set_viewport_size({"width": width, "height": 740})
     page.goto(base)
     page.wait_for_function("document.querySelectorAll('#plik option').length > 2")
-    page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
-    page.select_option("#plik", PATIENTS)
+    return page
+
+
+def search(page, question: str) -> None:
+    page.fill("#pytanie", question)
     page.click("#szukaj")
     page.wait_for_selector("#wyniki li")
+
+
+def test_search_unit_and_streamed_answer(browser, base: str, tmp_path: Path) -> None:
+    page = opened(browser, base)
+    page.select_option("#plik", PATIENTS)
+    search(page, "prawo do informacji o stanie zdrowia")
     headers = page.locator("#wyniki li .naglowek").all_inner_texts()
     assert headers and all(PATIENTS in header for header in headers)
     assert "art. 9" in headers[0]
@@ -98,9 +92,7 @@ def test_search_unit_and_streamed_answer(browser, base: str, tmp_path: Path) -> 
 
 
 def test_messages_for_no_results_and_no_chat_model(browser, base: str, fake_llm: FakeLlm) -> None:
-    page = browser.new_page()
-    page.goto(base)
-    page.wait_for_function("document.querySelectorAll('#plik option').length > 2")
+    page = opened(browser, base)
     page.fill("#pytanie", "zxqv wkrj")
     page.click("#szukaj")
     page.wait_for_selector("#komunikat.blad")
@@ -120,14 +112,9 @@ def test_messages_for_no_results_and_no_chat_model(browser, base: str, fake_llm:
 
 
 def test_page_fits_a_phone(browser, base: str) -> None:
-    page = browser.new_page()
-    page.set_viewport_size({"width": 375, "height": 740})
-    page.goto(base)
-    page.wait_for_function("document.querySelectorAll('#plik option').length > 2")
+    page = opened(browser, base, width=375)
     fits = "document.documentElement.scrollWidth <= window.innerWidth"
     assert page.evaluate(fits)
-    page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
-    page.click("#szukaj")
-    page.wait_for_selector("#wyniki li")
+    search(page, "prawo do informacji o stanie zdrowia")
     assert page.evaluate(fits)
     page.close()
