@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zainstalowano
 
-.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc ocena serwer
+.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj ocena serwer serwuj przegladarka
 
 install: $(STAMP)
 
@@ -18,8 +18,12 @@ run: $(STAMP)
 	$(VENV)/bin/chroma-rag indeksuj dane/
 	$(VENV)/bin/chroma-rag szukaj "Ile dni urlopu przysługuje pracownikowi?"
 
-test: $(STAMP)
+test: $(STAMP) przegladarka
 	$(PY) -m pytest
+
+# Test strony (tests/test_strona.py) steruje Debianowym chromium przez Playwright – bez pobierania przeglądarki.
+przegladarka:
+	@test -x /usr/bin/chromium || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 
 test-wolne: $(STAMP)
 	$(PY) -m pytest -m wolne
@@ -56,3 +60,11 @@ bench-czystosc: $(STAMP)
 # Serwer Chromy dla trybu zespołowego (--serwer http://127.0.0.1:8000), zob. docs/SERWER.md.
 serwer: $(STAMP)
 	$(VENV)/bin/chroma run --path chroma_db_serwer --host 127.0.0.1 --port 8000
+
+# Strona, JSON API i MCP dla zespołu na http://127.0.0.1:8080/ nad domyślną bazą (zob. README, „Dla zespołu”).
+serwuj: $(STAMP)
+	$(VENV)/bin/chroma-rag serwuj
+
+# Czasy /api/szukaj (p50/p95, 1 i 8 klientów) na bazie $(OCENA_BAZA) – do docs/BENCHMARKS.md.
+bench-serwuj: $(STAMP)
+	$(PY) bench/serwuj.py --baza $(OCENA_BAZA)

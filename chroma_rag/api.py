@@ -30,8 +30,9 @@ from .locking import DEFAULT_WAIT, read_session, write_session
 from .models import Hit, SearchResult
 from .preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
 from .registry import Registry
-from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest
+from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, check_known_files
 from .store import ChunkCollection, Store, collection_name
+from .units import Unit, assemble_unit, unit_where
 from .validation import checked_search, resolve_files
 
 
@@ -174,6 +175,16 @@ class Index:
             rewrite=rewrite,
             on_token=on_token,
         )
+
+    def unit(self, file: str, art: str) -> Unit:
+        """Cała jednostka ``art`` pliku ``file`` (nazwa jak w ``files()``): wszystkie jej części sklejone,
+        ścieżka nagłówków, strony i brzmienia (obecne i przyszłe osobno)."""
+        self.store.require_existing()
+        _ = self.embedder
+        with read_session(self.store):
+            collection = self._collection()
+            check_known_files(collection.file_titles(), [file])
+            return assemble_unit(file, art, collection.hits(collection.ids(unit_where(file, art))))
 
     def evaluate(
         self,

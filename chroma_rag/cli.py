@@ -324,6 +324,7 @@ def search_command(
         paths_by_name.setdefault(hit.file, set()).add(str(hit.metadata.get("sciezka", "")))
     for rank, hit in enumerate(hits, start=1):  # same-named files from two folders are shown by their paths
         _print_hit(rank, hit, show_path=len(paths_by_name[hit.file]) > 1)
+    _print_unit_hint(hits)
 
 
 SNIPPET_CHARS = 400
@@ -361,6 +362,51 @@ def _unit_part(hit: Hit) -> str:
         return hit.unit
     label = f"część {part}/{parts}" if parts else f"część {part}"
     return f"{hit.unit}, {label}" if hit.unit else label
+
+
+def _print_unit_hint(hits: list[Hit]) -> None:
+    import shlex
+
+    first = next((hit for hit in hits if hit.unit), None)
+    if first is not None:
+        command = f"chroma-rag pokaz {shlex.quote(first.file)} {shlex.quote(first.art)}"
+        out.print(f"Całą jednostkę pokaże: {command}", style="dim", markup=False, highlight=False)
+
+
+@app.command("pokaz")
+def show_unit_command(
+    file: Annotated[str, typer.Argument(metavar="PLIK", help="Nazwa pliku, jak w `chroma-rag lista`.",
+                                        show_default=False)],
+    art: Annotated[str, typer.Argument(metavar="ART", help="Artykuł lub paragraf, np. 23, 385^1, '§ 6'.",
+                                       show_default=False)],
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    model: ModelOption = None,
+    server: ServerOption = None,
+) -> None:
+    """Pokazuje całą jednostkę (artykuł, paragraf): wszystkie części, rozdział, strony, oba brzmienia."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    from .units import VERSION_LABELS
+
+    unit = _index(db, model, server=server).unit(file, art)
+    if as_json:
+        _print_json(unit.to_json())
+        return
+    header = Text(unit.file, style="bold cyan")
+    header.append(f" · {unit.label} · str. {_pages({'strona_od': unit.page_from, 'strona_do': unit.page_to})}")
+    if unit.repealed:
+        header.append(" · uchylony")
+    out.print(header)
+    for version in unit.versions:
+        if version.heading:
+            out.print(Padding(Text(version.heading, style="dim"), (0, 0, 0, 3)))
+        if len(unit.versions) > 1:
+            label = VERSION_LABELS.get(version.version or "", "")
+            pages = _pages({"strona_od": version.page_from, "strona_do": version.page_to})
+            out.print(Padding(Text(f"{label} str. {pages}", style="bold"), (0, 0, 0, 3)))
+        out.print(Padding(Text(version.text), (0, 0, 1, 3)))
 
 
 @app.command("pytaj")
@@ -623,6 +669,37 @@ def config_command(as_json: JsonOption = False) -> None:
 
 add_completion_command(app)
 add_help_command(app)
+
+
+@app.command("serwuj")
+def serve_command(
+    host: Annotated[str, typer.Option("--host", help="Adres nasłuchu; inny niż 127.0.0.1 wymaga --token.")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option("--port", help="Port HTTP.", min=1, max=65535)] = 8080,
+    token: Annotated[
+        str | None,
+        typer.Option("--token", help="Token dostępu do strony, API i MCP (domyślnie $CHROMA_RAG_TOKEN).",
+                     show_default=False),
+    ] = None,
+    db: DbOption = None,
+    model: ModelOption = None,
+    server: ServerOption = None,
+) -> None:
+    """Strona dla zespołu, JSON API i narzędzia MCP (/mcp) z jednego lokalnego serwera, tylko do odczytu."""
+    from .serving.run import serve
+    from .serving.shared_index import SharedIndex
+
+    serve(SharedIndex(db, model=model, server=server), host, port, token)
+
+
+@app.command("mcp")
+def mcp_command(db: DbOption = None, model: ModelOption = None, server: ServerOption = None) -> None:
+    """Narzędzia MCP (szukaj, pokaz_jednostke, lista_plikow) przez stdio – dla Claude Desktop i innych klientów."""
+    from .serving.run import serve_stdio
+    from .serving.shared_index import SharedIndex
+
+    serve_stdio(SharedIndex(db, model=model, server=server))
 
 
 def _print_json(data: object) -> None:

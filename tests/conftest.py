@@ -178,3 +178,27 @@ def two_acts_private(tryb: str, two_acts_copy: Path, chroma_servers: ChromaServe
 @pytest.fixture()
 def empty_target(tryb: str, tmp_path: Path, chroma_servers: ChromaServers) -> Target:
     return Target(path=tmp_path / "db") if tryb == "folder" else Target(url=chroma_servers.start(tmp_path / "dane"))
+
+
+# --- chroma-rag serwuj (issue 15): prawdziwy uvicorn nad dwiema ustawami, zastępczy model czatu -------------------
+
+SERVED_ANSWER = f"Pacjent ma prawo do informacji o swoim stanie zdrowia [{PATIENTS}, art. 9]."
+CHAT_KEY = "sekretny-klucz-czatu"
+
+
+@pytest.fixture(scope="module")
+def fake_llm():
+    """Model czatu odpowiadający ``SERVED_ANSWER``, z kluczem ``CHAT_KEY``, który nie może trafić do klienta."""
+    from serving_support import chat_model
+
+    with chat_model(SERVED_ANSWER, KEY=CHAT_KEY) as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def base(two_acts_db: Path, fake_llm) -> str:
+    """Adres serwera `chroma-rag serwuj` (bez tokenu) nad ``two_acts_db``."""
+    from serving_support import running_server
+
+    with running_server(two_acts_db) as url:
+        yield url

@@ -1,0 +1,67 @@
+"""Odpowiedź modelu czatu jako zdarzenia: kawałki tekstu na bieżąco, na końcu obiekt ``pytaj --json`` albo błąd.
+
+``Index.ask`` jest synchroniczne i oddaje tekst przez ``on_token``; działa w osobnym wątku, a kawałki przechodzą
+do pętli zdarzeń przez kolejkę. Gdy klient się rozłączy, następny kawałek przerywa generowanie."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..api import Index
+from ..errors import UserError
+from .params import Query
+
+log = logging.getLogger("chroma_rag.serwuj")
+UNEXPECTED = "Nieoczekiwany błąd przy odpowiedzi – szczegóły są w dzienniku serwera; zgłoś go razem z pytaniem."
+
+
+class _ClientGone(Exception):
+    """Klient zamknął połączenie: nie ma komu wysyłać dalszej odpowiedzi."""
+
+
+async def answer_events(index: Index, query: Query) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """Zdarzenia ``("tekst", {"tekst": …})``…, potem ``("wynik", answer.to_json())`` albo ``("blad", {"blad": …})``."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+    gone = threading.Event()
+
+    def put(kind: str, data: dict[str, Any]) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, (kind, data))
+
+    def on_token(text: str) -> None:
+        if gone.is_set():
+            raise _ClientGone
+        put("tekst", {"tekst": text})
+
+    def work() -> None:
+        try:
+            answer = index.ask(query.question, k=query.k, filters=query.filters, mode=query.mode, on_token=on_token)
+            put("wynik", answer.to_json())
+        except _ClientGone:
+            pass
+        except UserError as exc:
+            put("blad", {"blad": str(exc)})
+        except Exception:
+            log.exception("Nieoczekiwany błąd przy odpowiedzi na pytanie")
+            put("blad", {"blad": UNEXPECTED})
+
+    worker = loop.run_in_executor(None, work)
+    try:
+        while True:
+            kind, data = await queue.get()
+            yield kind, data
+            if kind != "tekst":
+                break
+        await worker
+    finally:
+        gone.set()
+
+
+def sse(kind: str, data: dict[str, Any]) -> str:
+    """Jedno zdarzenie Server-Sent Events."""
+    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"

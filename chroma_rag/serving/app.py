@@ -1,0 +1,146 @@
+"""Aplikacja ASGI (Starlette): JSON API o kształtach ``--json`` CLI, pliki źródłowe dokumentów, MCP i strona."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import mimetypes
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ..api import Index
+from ..errors import UserError
+from .answers import answer_events, sse
+from .mcp_tools import build_mcp, mcp_transport_security
+from .params import query_from_body, query_from_params
+from .security import BodyTooLarge, LoopbackHost, RequestLimits, TokenGuard, error, is_loopback
+
+STATIC = Path(__file__).with_name("static")
+log = logging.getLogger("chroma_rag.serwuj")
+_HTTP_MESSAGES = {
+    404: "Nie ma takiej strony ani ścieżki API – dostępne: /, /api/pliki, /api/szukaj, /api/jednostka, "
+         "/api/pytaj, /dokumenty/PLIK, /mcp.",
+    405: "Ta ścieżka nie przyjmuje tej metody HTTP (pytania: POST /api/pytaj, reszta API: GET).",
+}
+
+
+def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None) -> Starlette:
+    """Cała aplikacja nad ``index``; ``token`` – wymagany na każdej ścieżce, gdy podany."""
+    mcp = build_mcp(index)
+    mcp_app = mcp.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        transport_security=mcp_transport_security(host),
+        host=host,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():
+            yield
+
+    routes: list[BaseRoute] = [
+        Route("/", lambda _: FileResponse(STATIC / "index.html")),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Route("/api/pliki", lambda _: JSONResponse([info.to_json() for info in index.files()])),
+        Route("/api/szukaj", _search(index)),
+        Route("/api/jednostka", _unit(index)),
+        Route("/api/pytaj", _ask(index), methods=["POST"]),
+        Route("/dokumenty/{plik}", _document(index)),
+        *mcp_app.routes,
+    ]
+    middleware = [Middleware(RequestLimits, untimed_prefixes=("/mcp", "/api/pytaj"))]
+    if token:
+        middleware.insert(0, Middleware(TokenGuard, token=token))
+    if is_loopback(host):
+        middleware.insert(0, Middleware(LoopbackHost))
+    return Starlette(
+        routes=routes,
+        middleware=middleware,
+        lifespan=lifespan,
+        exception_handlers={
+            BodyTooLarge: lambda _, exc: error(413, str(exc)),
+            UserError: lambda _, exc: error(400, str(exc)),
+            HTTPException: _http_error,
+            Exception: _unexpected,
+        },
+    )
+
+
+def _search(index: Index):
+    def search(request: Request) -> Response:
+        query = query_from_params(request.query_params)
+        result = index.search(query.question, k=query.k, filters=query.filters, mode=query.mode)
+        return JSONResponse(result.to_json())
+
+    return search
+
+
+def _unit(index: Index):
+    def unit(request: Request) -> Response:
+        file, art = request.query_params.get("plik", ""), request.query_params.get("art", "")
+        if not file.strip() or not art.strip():
+            return error(400, "Podaj plik i jednostkę, np. /api/jednostka?plik=ustawa.pdf&art=5.")
+        try:
+            found = index.unit(file, art)
+        except UserError as exc:
+            return error(404, str(exc))
+        return JSONResponse(found.to_json())
+
+    return unit
+
+
+def _ask(index: Index):
+    async def ask(request: Request) -> Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            return error(400, "Treść zapytania nie jest poprawnym JSON-em, np. {\"pytanie\": \"Ile dni urlopu?\"}.")
+        query = query_from_body(body)
+        accept = request.headers.get("accept", "")
+        events = answer_events(index, query)
+        if "application/json" in accept and "text/event-stream" not in accept:
+            async for kind, data in events:
+                if kind == "blad":
+                    return JSONResponse(data, status_code=400)
+                if kind == "wynik":
+                    return JSONResponse(data)
+        stream = (sse(kind, data) async for kind, data in events)
+        return StreamingResponse(stream, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+    return ask
+
+
+def _document(index: Index):
+    def document(request: Request) -> Response:
+        name = request.path_params["plik"]
+        # Only names from the index are looked up; the request never becomes a path on disk.
+        recorded = {info.name: info.path for info in index.files()}
+        if name not in recorded:
+            return error(404, f"W indeksie nie ma pliku „{name}”; listę plików zwraca /api/pliki.")
+        path = Path(recorded[name])
+        if not path.is_file():
+            return error(404, f"Pliku „{name}” nie ma już na dysku ({path.parent}) – zaindeksuj go ponownie.")
+        media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return FileResponse(path, media_type=media_type, filename=path.name, content_disposition_type="inline")
+
+    return document
+
+
+async def _http_error(_: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    return error(status, _HTTP_MESSAGES.get(status, f"Błąd HTTP {status}."))
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("Nieoczekiwany błąd przy %s %s", request.method, request.url.path)
+    return error(500, "Nieoczekiwany błąd serwera – szczegóły są w dzienniku serwera; zgłoś go razem z pytaniem.")

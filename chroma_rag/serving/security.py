@@ -1,0 +1,172 @@
+"""Zabezpieczenia serwera: token (nagłówek ``Authorization: Bearer`` albo ciasteczko z formularza logowania),
+nazwa hosta przy pracy tylko na pętli zwrotnej (ochrona przed DNS rebinding), limity wielkości i czasu zapytań."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import ipaddress
+import os
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..errors import UserError
+
+TOKEN_ENV = "CHROMA_RAG_TOKEN"
+COOKIE = "chroma_rag_sesja"
+LOGIN_PATH = "/logowanie"
+PUBLIC_PREFIX = "/static/"  # the page's own scripts and styles, no data: the login form needs the styles
+MAX_BODY_BYTES = 64 * 1024
+REQUEST_SECONDS = 60.0
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+TOO_LARGE = f"Treść zapytania jest za duża (najwyżej {MAX_BODY_BYTES // 1024} KiB)."
+
+
+class BodyTooLarge(UserError):
+    """Treść zapytania przekroczyła limit w trakcie odbierania (bez nagłówka Content-Length); odpowiedź 413."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_token(host: str, token: str | None) -> str | None:
+    """Token z opcji albo ``CHROMA_RAG_TOKEN``; poza pętlą zwrotną bez tokenu serwer nie wystartuje."""
+    token = (token or os.environ.get(TOKEN_ENV) or "").strip() or None
+    if token is None and not is_loopback(host):
+        raise UserError(
+            f"Serwer na adresie {host} byłby dostępny z sieci – podaj token: --token TAJNE (albo zmienna "
+            f"{TOKEN_ENV}); bez tokenu serwer działa tylko na 127.0.0.1."
+        )
+    return token
+
+
+def error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"blad": message}, status_code=status)
+
+
+class TokenGuard:
+    """Każda ścieżka (strona, API, MCP, dokumenty) wymaga tokenu; strona dostaje go z formularza logowania,
+    który zapisuje w ciasteczku skrót tokenu (sam token nie trafia do przeglądarki po zalogowaniu)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._token = token
+        self._cookie = hmac.new(token.encode(), b"chroma-rag-strona", hashlib.sha256).hexdigest()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        if request.url.path == LOGIN_PATH:
+            response = await self._login(request)
+        elif self._authorized(request) or request.url.path.startswith(PUBLIC_PREFIX):
+            await self.app(scope, receive, send)
+            return
+        elif request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+            response = RedirectResponse(LOGIN_PATH, status_code=303)
+        else:
+            response = error(401, "Brak ważnego tokenu – wyślij nagłówek „Authorization: Bearer TOKEN” "
+                                  "albo zaloguj się na stronie.")
+        await response(scope, receive, send)
+
+    def _authorized(self, request: Request) -> bool:
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self._token.encode()):
+            return True
+        return hmac.compare_digest(request.cookies.get(COOKIE, "").encode(), self._cookie.encode())
+
+    async def _login(self, request: Request) -> Response:
+        if request.method != "POST":
+            return HTMLResponse(_login_page(""))
+        form = await request.form()
+        given = str(form.get("token", ""))
+        if not hmac.compare_digest(given.encode(), self._token.encode()):
+            return HTMLResponse(_login_page("Zły token – spróbuj jeszcze raz."), status_code=401)
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(COOKIE, self._cookie, httponly=True, samesite="strict", path="/")
+        return response
+
+
+def _login_page(message: str) -> str:
+    note = f'<p class="blad">{html.escape(message)}</p>' if message else ""
+    return f"""<!doctype html>
+<html lang="pl"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>chroma-rag – logowanie</title><link rel="stylesheet" href="/static/style.css"></head>
+<body><main class="logowanie"><h1>chroma-rag</h1>{note}
+<form method="post" action="{LOGIN_PATH}"><label>Token dostępu <input type="password" name="token" required
+autofocus></label> <button type="submit">Zaloguj</button></form></main></body></html>"""
+
+
+class LoopbackHost:
+    """Na pętli zwrotnej bez tokenu tylko nagłówek ``Host`` 127.0.0.1/localhost: strona z innej domeny nie
+    przeczyta API przez nazwę DNS przestawioną na 127.0.0.1 (DNS rebinding)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if name not in LOOPBACK_NAMES:
+                await error(400, f"Nieoczekiwana nazwa hosta „{host}” – otwórz stronę pod http://127.0.0.1:PORT/.")(
+                    scope, receive, send
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+class RequestLimits:
+    """Treść zapytania najwyżej ``MAX_BODY_BYTES`` (413), odpowiedź – poza strumieniami i MCP – w ciągu
+    ``REQUEST_SECONDS`` (503); odpowiedzi strumieniowe ogranicza limit czasu klienta modelu czatu."""
+
+    def __init__(self, app: ASGIApp, untimed_prefixes: tuple[str, ...]) -> None:
+        self.app = app
+        self._untimed = untimed_prefixes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope["headers"]).get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            await error(413, TOO_LARGE)(scope, receive, send)
+            return
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > MAX_BODY_BYTES:
+                raise BodyTooLarge(TOO_LARGE)
+            return message
+
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        if scope["path"].startswith(self._untimed):
+            await self.app(scope, limited_receive, send)
+            return
+        with anyio.move_on_after(REQUEST_SECONDS) as deadline:
+            await self.app(scope, limited_receive, tracking_send)
+        if deadline.cancelled_caught and not started:
+            await error(503, f"Odpowiedź trwała dłużej niż {REQUEST_SECONDS:.0f} s – spróbuj węższego pytania.")(
+                scope, receive, send
+            )
+

@@ -1,0 +1,252 @@
+// Strona chroma-rag: szukaj (/api/szukaj), cała jednostka (/api/jednostka), odpowiedź strumieniem (/api/pytaj).
+// Bez kroku budowania; treść z serwera trafia do DOM wyłącznie przez textContent.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const SNIPPET = 400;
+const CITATION = /\[([^\[\]\n]+)\]/g;
+const REASONS = {
+  prog: "Nie znaleziono nic trafnego – żaden fragment nie pasuje do pytania wystarczająco dobrze. "
+    + "Spróbuj innych słów albo zdejmij filtry.",
+  filtry: "Żaden fragment nie spełnia wybranych filtrów – zmień plik, rodzaj, rok albo artykuł.",
+};
+
+function element(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+function say(text, isError) {
+  const box = $("komunikat");
+  box.textContent = text || "";
+  box.className = isError ? "blad" : "";
+}
+
+function pages(from, to) {
+  return from === to || to === undefined ? `${from}` : `${from}–${to}`;
+}
+
+function unitLabel(art) {
+  if (!art) return "";
+  return art.startsWith("§") ? art : `art. ${art}`;
+}
+
+function documentLink(file, page) {
+  const link = element("a", `PDF, str. ${page}`);
+  link.href = `/dokumenty/${encodeURIComponent(file)}#page=${page}`;
+  link.target = "_blank";
+  link.rel = "noopener";
+  return link;
+}
+
+function filterParams() {
+  const params = new URLSearchParams();
+  for (const key of ["plik", "typ", "rok", "art"]) {
+    const value = $(key).value.trim();
+    if (value) params.append(key, value);
+  }
+  return params;
+}
+
+async function fetchJson(url, options) {
+  const response = await fetch(url, options);
+  let data = null;
+  try { data = await response.json(); } catch (_) { /* non-JSON error page */ }
+  if (!response.ok) throw new Error((data && data.blad) || `Serwer odpowiedział błędem ${response.status}.`);
+  return data;
+}
+
+async function loadFilters() {
+  try {
+    const files = await fetchJson("/api/pliki");
+    const fill = (id, values) => {
+      for (const value of [...new Set(values)].sort()) $(id).append(new Option(String(value), String(value)));
+    };
+    fill("plik", files.map((f) => f.plik));
+    fill("typ", files.map((f) => f.typ));
+    fill("rok", files.map((f) => f.rok));
+    if (!files.length) say("Indeks jest pusty – zaindeksuj dokumenty: chroma-rag indeksuj FOLDER.", true);
+  } catch (error) {
+    say(error.message, true);
+  }
+}
+
+function renderHit(hit) {
+  const item = element("li");
+  const header = element("div", "", "naglowek");
+  header.append(element("span", hit.plik, "plik"));
+  const unit = unitLabel(hit.art);
+  for (const part of [unit, `str. ${pages(hit.strona_od, hit.strona_do)}`]) {
+    if (part) header.append(` · ${part}`);
+  }
+  item.append(header);
+  if (hit.rozdzial) item.append(element("div", hit.rozdzial, "rozdzial"));
+  const text = hit.tekst.replace(/\s+/g, " ");
+  item.append(element("p", text.length > SNIPPET ? `${text.slice(0, SNIPPET)}…` : text));
+  const actions = element("div", "", "akcje");
+  if (hit.art) {
+    const whole = element("button", unit.startsWith("§") ? "cały paragraf" : "cały artykuł", "drugi cala-jednostka");
+    whole.type = "button";
+    whole.addEventListener("click", () => showUnit(hit.plik, hit.art));
+    actions.append(whole);
+  }
+  actions.append(documentLink(hit.plik, hit.strona_od ?? hit.strona));
+  item.append(actions);
+  return item;
+}
+
+async function search(event) {
+  event.preventDefault();
+  const question = $("pytanie").value.trim();
+  if (!question) { say("Wpisz pytanie.", true); return; }
+  const params = filterParams();
+  params.set("q", question);
+  say("Szukam…");
+  $("wyniki").replaceChildren();
+  try {
+    const result = await fetchJson(`/api/szukaj?${params}`);
+    showHits(result.wyniki, result.powod);
+  } catch (error) {
+    $("wyniki-sekcja").hidden = true;
+    say(error.message, true);
+  }
+}
+
+function showHits(hits, reason) {
+  $("wyniki").replaceChildren(...hits.map(renderHit));
+  $("wyniki-sekcja").hidden = !hits.length;
+  if (!hits.length) say(REASONS[reason] || REASONS.prog, true);
+  else say(`Znaleziono fragmentów: ${hits.length}.`);
+}
+
+async function showUnit(file, art) {
+  const dialog = $("jednostka");
+  $("jednostka-naglowek").textContent = `${file} · ${unitLabel(art)}`;
+  $("jednostka-tresc").replaceChildren(element("p", "Wczytuję…"));
+  if (!dialog.open) dialog.showModal();
+  try {
+    const unit = await fetchJson(`/api/jednostka?${new URLSearchParams({ plik: file, art })}`);
+    const parts = [];
+    if (unit.tytul) parts.push(element("p", unit.tytul, "rozdzial"));
+    for (const version of unit.wersje) {
+      const box = element("div", "", "wersja");
+      const label = { obecna: "[obecne brzmienie]", przyszla: "<przyszłe brzmienie>" }[version.wersja];
+      if (label) box.append(element("h3", label));
+      if (version.rozdzial) box.append(element("div", version.rozdzial, "rozdzial"));
+      box.append(element("p", version.tekst));
+      box.append(documentLink(unit.plik, version.strona_od));
+      parts.push(box);
+    }
+    if (unit.uchylony) parts.unshift(element("p", "Jednostka uchylona.", "blad"));
+    $("jednostka-tresc").replaceChildren(...parts);
+  } catch (error) {
+    $("jednostka-tresc").replaceChildren(element("p", error.message, "blad"));
+  }
+}
+
+// "[plik.pdf, art. 5]" → a link to the page of the fragment it cites (the model may drop the extension).
+function citationTarget(inner, hits) {
+  const [file, unit] = inner.split(",").map((s) => s.trim().toLowerCase());
+  const stem = (name) => name.replace(/\.[a-z0-9]+$/, "");
+  return hits.find((hit) => stem(hit.plik.toLowerCase()) === stem(file || "")
+    && (!unit || unit === unitLabel(hit.art).toLowerCase() || unit === `s. ${hit.strona}`));
+}
+
+function renderAnswer(text, hits) {
+  const box = $("odpowiedz-tekst");
+  box.replaceChildren();
+  let last = 0;
+  for (const match of text.matchAll(CITATION)) {
+    box.append(text.slice(last, match.index));
+    const hit = citationTarget(match[1], hits);
+    if (hit) {
+      const link = documentLink(hit.plik, hit.strona_od ?? hit.strona);
+      link.textContent = match[0];
+      link.className = "cytat";
+      box.append(link);
+    } else {
+      box.append(match[0]);
+    }
+    last = match.index + match[0].length;
+  }
+  box.append(text.slice(last));
+}
+
+function renderSources(hits) {
+  $("zrodla").replaceChildren(...hits.map((hit) => {
+    const item = element("li", `${hit.plik}${hit.art ? `, ${unitLabel(hit.art)}` : ""}, str. `
+      + `${pages(hit.strona_od, hit.strona_do)} `);
+    item.append(documentLink(hit.plik, hit.strona_od ?? hit.strona));
+    return item;
+  }));
+}
+
+// Server-Sent Events from a POST: fetch + ReadableStream (EventSource only does GET).
+async function* events(response) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const kind = (block.match(/^event: (.*)$/m) || [])[1];
+      const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+      if (kind) yield [kind, JSON.parse(data)];
+    }
+  }
+}
+
+async function ask() {
+  const question = $("pytanie").value.trim();
+  if (!question) { say("Wpisz pytanie.", true); return; }
+  const body = { pytanie: question };
+  for (const [key, value] of filterParams()) body[key] = key === "rok" ? Number(value) : [value];
+  $("zapytaj").disabled = true;
+  $("odpowiedz").hidden = false;
+  $("odpowiedz-tekst").textContent = "";
+  $("zrodla").replaceChildren();
+  say("Model czatu odpowiada…");
+  let text = "";
+  try {
+    const response = await fetch("/api/pytaj", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) {
+      const data = await response.json().catch(() => ({}));
+      throw new Error(data.blad || `Serwer odpowiedział błędem ${response.status}.`);
+    }
+    for await (const [kind, data] of events(response)) {
+      if (kind === "tekst") {
+        text += data.tekst;
+        $("odpowiedz-tekst").textContent = text;
+      } else if (kind === "wynik") {
+        renderAnswer(data.odpowiedz, data.fragmenty);
+        renderSources(data.fragmenty);
+        showHits(data.fragmenty, "prog");
+        say(data.model ? `Odpowiedź modelu ${data.model}.` : "Brak pasujących fragmentów – model nie był pytany.");
+        $("odpowiedz").dataset.gotowa = "tak";
+      } else if (kind === "blad") {
+        throw new Error(data.blad);
+      }
+    }
+  } catch (error) {
+    if (!text) $("odpowiedz").hidden = true;
+    say(error.message, true);
+  } finally {
+    $("zapytaj").disabled = false;
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("formularz").addEventListener("submit", search);
+  $("zapytaj").addEventListener("click", ask);
+  loadFilters();
+});

@@ -1,0 +1,46 @@
+"""Prawdziwy uvicorn z aplikacją ``chroma-rag serwuj`` na wolnym porcie pętli zwrotnej, w wątku testu."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import uvicorn
+from llm_server import FakeLlm, Reply, running_fake_llm
+
+from chroma_rag.serving.app import build_app
+from chroma_rag.serving.shared_index import SharedIndex
+
+
+@contextmanager
+def chat_model(answer: str, **env: str) -> Iterator[FakeLlm]:
+    """Zastępczy model czatu (``FakeLlm``) odpowiadający ``answer`` i ustawiony w ``CHROMA_RAG_LLM_*``."""
+    with running_fake_llm() as fake, pytest.MonkeyPatch.context() as patch:
+        fake.default = Reply(text=answer)
+        for name, value in {"URL": fake.url, "MODEL": fake.model, "RETRIES": "0", **env}.items():
+            patch.setenv(f"CHROMA_RAG_LLM_{name}", value)
+        yield fake
+
+
+@contextmanager
+def running_server(db: Path, token: str | None = None) -> Iterator[str]:
+    """Adres bazowy (``http://127.0.0.1:PORT``) serwera nad bazą ``db``; zatrzymany po wyjściu."""
+    app = build_app(SharedIndex(db), host="127.0.0.1", token=token)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn nie wystartował")
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

@@ -1,0 +1,91 @@
+"""Narzędzia MCP przez oficjalnego klienta SDK: stdio (`chroma-rag mcp` jako podproces) i streamable HTTP (/mcp)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from conftest import PATIENTS
+from mcp import Client, StdioServerParameters
+from serving_support import running_server
+
+TOOLS = {"szukaj", "pokaz_jednostke", "lista_plikow"}
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    text = json.loads(result.content[0].text)
+    assert result.structured_content in (None, text) or result.structured_content == {"result": text}
+    return text
+
+
+async def exercise(client: Client) -> None:
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    search = tools["szukaj"]
+    assert "fragmentów" in (search.description or "")
+    assert set(search.input_schema["properties"]) == {"pytanie", "plik", "typ", "rok", "od_roku", "do_roku", "art", "k"}
+    assert all(tool.annotations and tool.annotations.read_only_hint for tool in tools.values())
+
+    files = structured(await client.call_tool("lista_plikow", {}))
+    assert PATIENTS in {f["plik"] for f in files["pliki"]}
+    assert all("sciezka" not in f for f in files["pliki"])
+
+    found = structured(
+        await client.call_tool("szukaj", {"pytanie": "prawo do informacji o stanie zdrowia", "plik": [PATIENTS]})
+    )
+    first = found["wyniki"][0]
+    assert first["plik"] == PATIENTS and first["jednostka"].startswith("art. ")
+    assert first["cytat"] == f"[{PATIENTS}, {first['jednostka']}]"
+    assert first["strona_od"] >= 1 and first["tekst"]
+
+    unit = structured(await client.call_tool("pokaz_jednostke", {"plik": PATIENTS, "art": "24"}))
+    assert unit["cytat"] == f"[{PATIENTS}, art. 24]"
+    assert [v["wersja"] for v in unit["wersje"]] == ["obecna", "przyszla"]
+
+    missing = await client.call_tool("pokaz_jednostke", {"plik": "nie.pdf", "art": "1"})
+    assert missing.is_error and "nie ma pliku „nie.pdf”" in missing.content[0].text
+
+
+def test_mcp_stdio(two_acts_db: Path, local_cache: Path) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "chroma_rag", "mcp", "--baza", str(two_acts_db)],
+        env={"CHROMA_RAG_CACHE": str(local_cache), "OMP_WAIT_POLICY": "PASSIVE", "PATH": os.environ["PATH"]},
+    )
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=120) as client:
+            await exercise(client)
+
+    anyio.run(main)
+
+
+def test_mcp_streamable_http(base: str) -> None:
+    async def main() -> None:
+        async with Client(f"{base}/mcp", read_timeout_seconds=120) as client:
+            await exercise(client)
+
+    anyio.run(main)
+
+
+def test_mcp_http_with_token(two_acts_db: Path) -> None:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    with running_server(two_acts_db, token="tajny-token") as url:
+
+        async def main() -> None:
+            headers = {"Authorization": "Bearer tajny-token"}
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=120) as http,
+                Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
+            ):
+                files = structured(await client.call_tool("lista_plikow", {}))
+                assert PATIENTS in {f["plik"] for f in files["pliki"]}
+
+        anyio.run(main)

@@ -1,0 +1,312 @@
+"""`chroma-rag serwuj`: JSON API, dokumenty, strumień odpowiedzi, token i limity na prawdziwym uvicorn."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from conftest import CHAT_KEY as KEY
+from conftest import DATA_PROTECTION, PATIENTS, run_cli
+from conftest import SERVED_ANSWER as ANSWER
+from llm_server import FakeLlm, Reply
+from serving_support import running_server
+
+from chroma_rag import Index
+from chroma_rag.serving.security import MAX_BODY_BYTES
+
+
+@pytest.fixture(scope="module")
+def guarded(two_acts_db: Path) -> Iterator[str]:
+    with running_server(two_acts_db, token="tajny-token") as url:
+        yield url
+
+
+def get(base: str, path: str, **params: object) -> httpx.Response:
+    return httpx.get(base + path, params=params, timeout=60)
+
+
+def events(text: str) -> list[tuple[str, dict]]:
+    found = []
+    for block in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines())
+        found.append((lines["event"], json.loads(lines["data"])))
+    return found
+
+
+def test_pliki_to_lista_json(base: str, two_acts_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    response = get(base, "/api/pliki")
+    assert response.status_code == 200
+    _, out, _ = run_cli(capsys, "lista", "--json", "--baza", two_acts_db)
+    assert response.json() == json.loads(out)
+
+
+def test_szukaj_same_as_api(base: str, two_acts_db: Path) -> None:
+    response = get(base, "/api/szukaj", q="prawo do informacji o stanie zdrowia", k=3)
+    assert response.status_code == 200
+    body = response.json()
+    assert set(body) >= {"wyniki", "powod", "plan"}
+    expected = Index(two_acts_db).search("prawo do informacji o stanie zdrowia", k=3)
+    assert [hit["id"] for hit in body["wyniki"]] == [hit.id for hit in expected]
+    assert body["wyniki"][0]["plik"] == PATIENTS and body["wyniki"][0]["tekst"]
+
+
+def test_szukaj_filters(base: str) -> None:
+    both = get(base, "/api/szukaj", q="dane osobowe pacjenta", k=10, plik=[PATIENTS, DATA_PROTECTION]).json()
+    assert {hit["plik"] for hit in both["wyniki"]} == {PATIENTS, DATA_PROTECTION}
+    one = get(base, "/api/szukaj", q="dane osobowe pacjenta", k=10, plik=PATIENTS).json()
+    assert {hit["plik"] for hit in one["wyniki"]} == {PATIENTS}
+    years = get(base, "/api/szukaj", q="dane osobowe", k=10, od_roku=2000, do_roku=2010).json()
+    assert years["wyniki"] and {hit["rok"] for hit in years["wyniki"]} == {2009}
+    year = get(base, "/api/szukaj", q="dane osobowe", k=10, rok=1997, typ="ustawa").json()
+    assert {hit["plik"] for hit in year["wyniki"]} == {DATA_PROTECTION}
+    articles = get(base, "/api/szukaj", q="informacja", k=10, plik=PATIENTS, art=["9", "10"]).json()
+    assert {hit["art"] for hit in articles["wyniki"]} <= {"9", "10"} and articles["wyniki"]
+    nothing = get(base, "/api/szukaj", q="dane osobowe", rok=1900).json()
+    assert nothing["wyniki"] == []
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({}, "Brakuje pytania"),
+        ({"q": "  "}, "Brakuje pytania"),
+        ({"q": "urlop", "k": "abc"}, "„k” musi być liczbą całkowitą"),
+        ({"q": "urlop", "k": "0"}, "od 1 do 50"),
+        ({"q": "urlop", "rok": "dwa tysiące"}, "„rok” musi być liczbą całkowitą"),
+        ({"q": "urlop", "tryb": "magia"}, "Nieznany tryb „magia”"),
+        ({"q": "x" * 2001}, "za długie"),
+    ],
+)
+def test_szukaj_bad_input(base: str, params: dict, message: str) -> None:
+    response = get(base, "/api/szukaj", **params)
+    assert response.status_code == 400
+    assert message in response.json()["blad"]
+
+
+def test_szukaj_unknown_file_same_sentence_as_cli(
+    base: str, two_acts_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    response = get(base, "/api/szukaj", q="urlop", plik="prawa-pacjenta.pdf")
+    assert response.status_code == 400
+    code, _, err = run_cli(capsys, "szukaj", "urlop", "--plik", "prawa-pacjenta.pdf", "--baza", two_acts_db)
+    assert code == 1
+    assert " ".join(response.json()["blad"].split()) in " ".join(err.split())
+
+
+def test_jednostka(base: str, two_acts_db: Path) -> None:
+    response = get(base, "/api/jednostka", plik=PATIENTS, art="24")
+    assert response.status_code == 200
+    unit = response.json()
+    assert unit == Index(two_acts_db).unit(PATIENTS, "24").to_json()
+    assert [v["wersja"] for v in unit["wersje"]] == ["obecna", "przyszla"]
+    missing = get(base, "/api/jednostka", plik=PATIENTS, art="999")
+    assert missing.status_code == 404 and "nie ma jednostki 999" in missing.json()["blad"]
+    unknown = get(base, "/api/jednostka", plik="nie.pdf", art="1")
+    assert unknown.status_code == 404 and "nie ma pliku „nie.pdf”" in unknown.json()["blad"]
+    incomplete = get(base, "/api/jednostka", plik=PATIENTS)
+    assert incomplete.status_code == 400 and "Podaj plik i jednostkę" in incomplete.json()["blad"]
+
+
+def test_pytaj_streams_answer_then_pytaj_json(base: str, fake_llm: FakeLlm) -> None:
+    body = {"pytanie": "Czy pacjent ma prawo do informacji o stanie zdrowia?", "plik": [PATIENTS], "k": 3}
+    with httpx.stream("POST", f"{base}/api/pytaj", json=body, timeout=60) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        text = "".join(response.iter_text())
+    found = events(text)
+    pieces = [data["tekst"] for kind, data in found if kind == "tekst"]
+    assert len(pieces) > 1, "odpowiedź ma przychodzić kawałkami"
+    kind, final = found[-1]
+    assert kind == "wynik"
+    assert "".join(pieces) == final["odpowiedz"] == ANSWER
+    assert final["model"] == fake_llm.model and final["niepasujace_cytaty"] == []
+    assert {hit["plik"] for hit in final["fragmenty"]} == {PATIENTS}
+    assert KEY not in text
+
+
+def test_pytaj_plain_json(base: str) -> None:
+    response = httpx.post(
+        f"{base}/api/pytaj", json={"pytanie": "prawo do informacji"}, headers={"Accept": "application/json"},
+        timeout=60,
+    )
+    assert response.status_code == 200
+    assert response.json()["odpowiedz"] == ANSWER
+    assert KEY not in response.text
+
+
+def test_pytaj_chat_model_error_is_one_polish_sentence(base: str, fake_llm: FakeLlm) -> None:
+    fake_llm.default = Reply(status=401)
+    try:
+        response = httpx.post(f"{base}/api/pytaj", json={"pytanie": "prawo do informacji"}, timeout=60)
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    kind, data = events(response.text)[-1]
+    assert kind == "blad"
+    assert data["blad"] and "Traceback" not in data["blad"] and KEY not in response.text
+
+
+@pytest.mark.parametrize(
+    ("content", "status", "message"),
+    [
+        (b"{nie json", 400, "nie jest poprawnym JSON-em"),
+        (b"[1, 2]", 400, "musi być obiektem JSON"),
+        (b'{"pytanie": ""}', 400, "Brakuje pytania"),
+        (b'{"pytanie": "urlop", "rok": true}', 400, "„rok” musi być liczbą"),
+        (b'{"pytanie": "urlop", "plik": [{"a": 1}]}', 400, "Filtr „plik” przyjmuje napisy"),
+        (b'{"pytanie": "' + b"x" * (MAX_BODY_BYTES + 10) + b'"}', 413, "za duża"),
+    ],
+)
+def test_pytaj_bad_body(base: str, content: bytes, status: int, message: str) -> None:
+    response = httpx.post(
+        f"{base}/api/pytaj", content=content, headers={"Content-Type": "application/json"}, timeout=60
+    )
+    assert response.status_code == status
+    assert message in response.json()["blad"]
+
+
+def test_pytaj_chunked_body_over_limit_is_refused(base: str) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b'{"pytanie": "'
+        for _ in range(MAX_BODY_BYTES // 1024 + 2):
+            yield b"x" * 1024
+        yield b'"}'
+
+    response = httpx.post(f"{base}/api/pytaj", content=chunks(), headers={"Content-Type": "application/json"})
+    assert response.status_code == 413
+    assert "za duża" in response.json()["blad"]
+
+
+def test_dokumenty_serves_indexed_file(base: str, ustawy: Path) -> None:
+    response = get(base, f"/dokumenty/{PATIENTS}")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/pdf"
+    assert response.content == (ustawy / PATIENTS).read_bytes()
+
+
+def raw_get(base: str, raw_path: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    """Ścieżka wysłana dokładnie tak, jak podana (httpx usunąłby z niej „../”)."""
+    address = urlsplit(base)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+    connection.request("GET", raw_path, headers=headers or {})
+    response = connection.getresponse()
+    body = response.read().decode()
+    connection.close()
+    return response.status, body
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/dokumenty/../../../../etc/passwd",
+        "/dokumenty/..%2F..%2F..%2F..%2Fetc%2Fpasswd",
+        "/dokumenty/%2Fetc%2Fpasswd",
+        "/dokumenty/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+        "/dokumenty/..",
+        "/dokumenty/kodeks-karny-DU-1997-553.pdf",  # lies next to the indexed PDFs, but is not indexed
+        f"/dokumenty/..%2F{PATIENTS}",
+        "/dokumenty/%00",
+    ],
+)
+def test_dokumenty_never_serves_a_path_from_the_request(base: str, path: str) -> None:
+    status, body = raw_get(base, path)
+    assert status == 404
+    assert "root:" not in body and "%PDF" not in body
+    assert json.loads(body)["blad"]
+
+
+def test_unknown_route_and_method_are_polish_json(base: str) -> None:
+    missing = get(base, "/api/nic")
+    assert missing.status_code == 404 and "Nie ma takiej strony" in missing.json()["blad"]
+    wrong = httpx.get(f"{base}/api/pytaj")
+    assert wrong.status_code == 405 and "metody HTTP" in wrong.json()["blad"]
+
+
+def test_foreign_host_header_is_refused_on_loopback(base: str) -> None:
+    status, body = raw_get(base, "/api/pliki", headers={"Host": "zly.example:80"})
+    assert status == 400 and "nazwa hosta" in json.loads(body)["blad"]
+
+
+def test_page_is_served_without_the_chat_key(base: str) -> None:
+    page = get(base, "/")
+    assert page.status_code == 200 and "chroma-rag" in page.text and 'lang="pl"' in page.text
+    script = get(base, "/static/app.js")
+    assert script.status_code == 200
+    assert KEY not in page.text + script.text
+
+
+def test_token_required_on_every_route(guarded: str) -> None:
+    for path in ("/api/pliki", "/api/szukaj?q=urlop", f"/dokumenty/{PATIENTS}", "/mcp", "/"):
+        response = httpx.get(guarded + path, follow_redirects=False)
+        assert response.status_code == 401, path
+        assert "tokenu" in response.json()["blad"]
+    assert httpx.post(f"{guarded}/api/pytaj", json={"pytanie": "x"}).status_code == 401
+    wrong = httpx.get(f"{guarded}/api/pliki", headers={"Authorization": "Bearer zly"})
+    assert wrong.status_code == 401
+    right = httpx.get(f"{guarded}/api/pliki", headers={"Authorization": "Bearer tajny-token"})
+    assert right.status_code == 200 and right.json()
+
+
+def test_token_login_form_for_the_page(guarded: str) -> None:
+    page = httpx.get(f"{guarded}/", headers={"Accept": "text/html"}, follow_redirects=False)
+    assert page.status_code == 303 and page.headers["location"] == "/logowanie"
+    form = httpx.get(f"{guarded}/logowanie")
+    assert form.status_code == 200 and 'name="token"' in form.text
+    bad = httpx.post(f"{guarded}/logowanie", data={"token": "zly"}, follow_redirects=False)
+    assert bad.status_code == 401 and "Zły token" in bad.text
+    with httpx.Client(base_url=guarded) as browser:
+        good = browser.post("/logowanie", data={"token": "tajny-token"}, follow_redirects=False)
+        assert good.status_code == 303
+        cookie = good.headers["set-cookie"]
+        assert "tajny-token" not in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
+        assert browser.get("/").status_code == 200
+        assert browser.get("/api/pliki").status_code == 200
+
+
+def test_serwuj_refuses_network_host_without_token(
+    two_acts_db: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CHROMA_RAG_TOKEN", raising=False)
+    code, _, err = run_cli(capsys, "serwuj", "--host", "0.0.0.0", "--baza", two_acts_db)
+    assert code == 1
+    assert "--token" in err and "CHROMA_RAG_TOKEN" in err and "Traceback" not in err
+
+
+def test_serwuj_uses_token_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chroma_rag.serving.security import resolve_token
+
+    monkeypatch.setenv("CHROMA_RAG_TOKEN", "z-otoczenia")
+    assert resolve_token("0.0.0.0", None) == "z-otoczenia"
+    assert resolve_token("0.0.0.0", "z-opcji") == "z-opcji"
+    monkeypatch.delenv("CHROMA_RAG_TOKEN")
+    assert resolve_token("127.0.0.1", None) is None
+
+
+def test_serwuj_refuses_missing_db_and_busy_port(
+    two_acts_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(capsys, "serwuj", "--baza", tmp_path / "nie-ma", "--port", "8091")
+    assert code == 1 and "jeszcze nie istnieje" in err
+    code, _, err = run_cli(capsys, "mcp", "--baza", tmp_path / "nie-ma")
+    assert code == 1 and "jeszcze nie istnieje" in err
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, _, err = run_cli(capsys, "serwuj", "--baza", two_acts_db, "--port", str(port))
+    assert code == 1 and "port jest zajęty" in err and "Address" not in err
+
+
+def test_slow_request_gets_503_not_a_hang(base: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from chroma_rag.serving import security
+
+    monkeypatch.setattr(security, "REQUEST_SECONDS", 0.0)
+    response = get(base, "/api/szukaj", q="dane osobowe")
+    assert response.status_code == 503
+    assert "dłużej niż" in response.json()["blad"]

@@ -1,0 +1,120 @@
+"""Strona `chroma-rag serwuj` w prawdziwej przeglądarce: Debianowy chromium (make przegladarka) sterowany
+Playwrightem; pytanie, filtr, wyniki, cały artykuł, odpowiedź strumieniem z działającym linkiem cytatu."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import PATIENTS, REPO
+from conftest import SERVED_ANSWER as ANSWER
+from llm_server import FakeLlm, Reply
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Root in CI: no sandbox; nothing may reach the network or start background services of the browser.
+FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+]
+TIMEOUT_MS = 60_000
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="brak /usr/bin/chromium – uruchom: make przegladarka")
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("profil-chromium")),  # a fresh profile for every run
+            executable_path=str(CHROMIUM), headless=True, args=FLAGS, viewport={"width": 1100, "height": 900},
+        )
+        context.set_default_timeout(TIMEOUT_MS)
+        yield context
+        context.close()
+
+
+def opened(browser, base: str, width: int | None = None):
+    """Nowa karta ze stroną, po wczytaniu filtrów z indeksu."""
+    page = browser.new_page()
+    if width:
+        page.set_viewport_size({"width": width, "height": 740})
+    page.goto(base)
+    page.wait_for_function("document.querySelectorAll('#plik option').length > 2")
+    return page
+
+
+def search(page, question: str) -> None:
+    page.fill("#pytanie", question)
+    page.click("#szukaj")
+    page.wait_for_selector("#wyniki li")
+
+
+def test_search_unit_and_streamed_answer(browser, base: str, tmp_path: Path) -> None:
+    page = opened(browser, base)
+    page.select_option("#plik", PATIENTS)
+    search(page, "prawo do informacji o stanie zdrowia")
+    headers = page.locator("#wyniki li .naglowek").all_inner_texts()
+    assert headers and all(PATIENTS in header for header in headers)
+    assert "art. 9" in headers[0]
+
+    page.locator("#wyniki li .cala-jednostka").first.click()
+    page.wait_for_selector("#jednostka[open] .wersja")
+    assert page.inner_text("#jednostka-naglowek") == f"{PATIENTS} · art. 9"
+    unit_text = page.inner_text("#jednostka-tresc")
+    assert "Pacjent ma prawo do informacji o swoim stanie zdrowia" in unit_text
+    assert "rokowaniu" in unit_text  # a later part of the article, joined to the first
+    page.click("#jednostka .zamknij")
+    page.wait_for_selector("#jednostka", state="hidden")
+
+    page.evaluate(
+        """() => { window.zmiany = 0;
+        new MutationObserver(() => window.zmiany++).observe(document.getElementById('odpowiedz-tekst'),
+          {childList: true, characterData: true, subtree: true}); }"""
+    )
+    page.click("#zapytaj")
+    page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    assert page.inner_text("#odpowiedz-tekst") == ANSWER
+    assert page.evaluate("window.zmiany") > 3, "odpowiedź ma pojawiać się kawałkami"
+    citation = page.locator("#odpowiedz-tekst a.cytat")
+    assert citation.inner_text() == f"[{PATIENTS}, art. 9]"
+    href = citation.get_attribute("href")
+    assert href.startswith(f"/dokumenty/{PATIENTS}#page=")
+    pdf = page.request.get(base + href.split("#")[0])
+    assert pdf.status == 200 and pdf.headers["content-type"] == "application/pdf"
+    assert page.locator("#zrodla li").count() >= 1
+
+    shot = REPO / "docs" / "strona.png" if os.environ.get("ZAPISZ_ZRZUT") else tmp_path / "strona.png"
+    page.screenshot(path=str(shot), full_page=True)
+    page.close()
+
+
+def test_messages_for_no_results_and_no_chat_model(browser, base: str, fake_llm: FakeLlm) -> None:
+    page = opened(browser, base)
+    page.fill("#pytanie", "zxqv wkrj")
+    page.click("#szukaj")
+    page.wait_for_selector("#komunikat.blad")
+    assert "Nie znaleziono nic trafnego" in page.inner_text("#komunikat")
+
+    fake_llm.default = Reply(status=401)
+    try:
+        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+        page.click("#zapytaj")
+        page.wait_for_function("document.getElementById('komunikat').className === 'blad' "
+                               "&& !document.getElementById('zapytaj').disabled")
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    message = page.inner_text("#komunikat")
+    assert message and "Traceback" not in message and "Error" not in message
+    page.close()
+
+
+def test_page_fits_a_phone(browser, base: str) -> None:
+    page = opened(browser, base, width=375)
+    fits = "document.documentElement.scrollWidth <= window.innerWidth"
+    assert page.evaluate(fits)
+    search(page, "prawo do informacji o stanie zdrowia")
+    assert page.evaluate(fits)
+    page.close()
