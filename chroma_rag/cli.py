@@ -18,7 +18,7 @@ from .cli_completion import add_completion_command, complete_indexed_files
 from .cli_help import PolishTyper, add_help_command, show_version
 from .cli_output import OutputConsole, TrimmedLines, discard_stdout, shorten
 from .config import DEFAULT_COUNT, DEFAULT_THRESHOLD
-from .errors import UsageError, UserError
+from .errors import UserError
 from .plural import FILE, FRAGMENT, ORPHAN, TOKEN, count
 
 if TYPE_CHECKING:
@@ -127,9 +127,7 @@ def _threshold(value: float | None) -> float | None:
     """Próg z --prog, albo z CHROMA_RAG_PROG (środowisko lub plik ustawień), albo skalibrowany; 0 wyłącza."""
     if value is None:
         value = _setting_number("CHROMA_RAG_PROG", float, DEFAULT_THRESHOLD)
-    elif not 0 <= value <= 1:
-        raise UsageError(f"Próg --prog musi być liczbą od 0 do 1, a podano {value:g}.")
-    return value or None
+    return value or None  # a value outside 0–1 is rejected by the API (validation.check_threshold)
 
 
 def _count(value: int | None) -> int:
@@ -370,7 +368,8 @@ def _print_unit_hint(hits: list[Hit]) -> None:
     first = next((hit for hit in hits if hit.unit), None)
     if first is not None:
         command = f"chroma-rag pokaz {shlex.quote(first.file)} {shlex.quote(first.art)}"
-        out.print(f"Całą jednostkę pokaże: {command}", style="dim", markup=False, highlight=False)
+        # one line even at 80 columns: a command wrapped inside a file name cannot be copied
+        out.print(f"Całą jednostkę pokaże: {command}", style="dim", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("pokaz")

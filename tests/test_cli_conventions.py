@@ -80,7 +80,7 @@ def test_bare_command_and_help_command_show_the_same_help(capsys):
 
 def test_help_of_unknown_command_is_a_usage_error(capsys):
     code, out, err = run_cli(capsys, "help", "szukj")
-    assert code == 2 and out == "" and "Nie ma polecenia „szukj”. Może chodziło o: szukaj?" in err
+    assert code == 2 and out == "" and "Nie ma polecenia „szukj”. Może chodziło o: szukaj" in err
 
 
 def test_every_option_states_its_default():
@@ -121,7 +121,7 @@ def test_console_script_help_has_no_english(tmp_path):
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["szukaj", "urlop", "--tryb", "losowy"], "Nieznany tryb „losowy”"),
+        (["szukaj", "urlop", "--tryb", "losowy"], "Nieznana wartość --tryb „losowy”"),
         (["szukaj", "urlop", "-k", "0"], "musi być dodatnia"),
         (["szukaj", "urlop", "--prog", "1.5"], "od 0 do 1"),
         (["szukaj", "   "], "Pytanie jest puste"),
@@ -136,7 +136,7 @@ def test_bad_values_found_by_our_code_are_usage_errors(capsys, two_acts_db, args
 def test_bad_document_type_for_indeksuj_is_a_usage_error(capsys, tmp_path):
     (tmp_path / "a.txt").write_text("Krótki tekst.", encoding="utf-8")
     code, _, err = run_cli(capsys, "indeksuj", tmp_path / "a.txt", "--typ", "wiersz", "--baza", tmp_path / "db")
-    assert code == 2 and "Nieznany typ „wiersz”" in err
+    assert code == 2 and "Nieznana wartość --typ „wiersz”" in err
 
 
 def test_closed_pipe_ends_quietly(two_acts_db):
@@ -232,9 +232,11 @@ def test_long_file_names_are_never_cut_at_80_columns(capsys, small_db):
                            "--prog", "0", "--baza", small_db)
     assert code == 0
     assert LONG_NAME in "".join(out.split("\n   ")[0].splitlines())  # header wrapped, the name complete
-    assert all(len(line) <= 80 and line == line.rstrip() for line in out.splitlines())
+    *hits, hint = out.strip().split("\n\n")
+    assert hint.startswith("Całą jednostkę pokaże: chroma-rag pokaz") and "\n" not in hint  # kept whole to copy
+    assert all(len(line) <= 80 and line == line.rstrip() for line in "\n\n".join(hits).splitlines())
     assert re.search(r"§ 2, część \d/\d", out)
-    for block in out.strip().split("\n\n"):  # each hit: header, chapter, snippet; the snippet ends the block
+    for block in hits:  # each hit: header, chapter, snippet; the snippet ends the block
         assert block.endswith(("…", ".")), block
 
 
@@ -275,14 +277,15 @@ def test_pytaj_lista_ocena_json_key_order(capsys, small_db, tmp_path):
                            "--baza", small_db)
     assert code == 0
     assert list(json.loads(out)) == ["odpowiedz", "fragmenty", "uzycie", "model", "niepasujace_cytaty",
-                                     "pytanie_przepisane"]
+                                     "pytanie_przepisane", "powod"]
     listed = json.loads(run_cli(capsys, "lista", "--json", "--baza", small_db)[1])
-    assert [list(item) for item in listed] == [["plik", "sciezka", "typ", "rok", "fragmenty", "modele"]] * 2
+    listed_keys = ["plik", "sciezka", "typ", "rok", "fragmenty", "modele", "inne_sciezki"]
+    assert [list(item) for item in listed] == [listed_keys] * 2
     questions = tmp_path / "pytania.jsonl"
     questions.write_text(json.dumps({"pytanie": "Kiedy zebranie?", "plik": "notatka.txt", "art": []}) + "\n")
     result = json.loads(run_cli(capsys, "ocena", questions, "--json", "--baza", small_db)[1])
     assert list(result) == ["n", "hit@1", "hit@3", "hit@5", "hit@10", "mrr", "per_rodzaj", "per_plik", "odmowy",
-                            "pudla", "czas_s"]
+                            "pudla", "czas_s", "pominiete"]
 
 
 # --- konfiguracja -----------------------------------------------------------------------------------------------

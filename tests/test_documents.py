@@ -11,6 +11,7 @@ from conftest import Target, run_cli
 from sync_corpus import regulation
 
 from chroma_rag import Index
+from chroma_rag.plural import FRAGMENT, count
 
 
 def cli_json(capsys, target: Target, *args: str):
@@ -41,7 +42,7 @@ def test_same_name_in_two_folders_are_two_documents(capsys, tmp_path, empty_targ
     assert code == 1 and "kilka" in err and "dzial-a" in err and "dzial-b" in err
     assert len(cli_json(capsys, empty_target, "lista")) == 2  # nothing was deleted
     code, out, err = run_cli(capsys, "usun", tmp_path / "dzial-b" / "regulamin.txt", *empty_target.args)
-    assert code == 0 and "Usunięto 2 fragmentów" in out, err
+    assert code == 0 and "Usunięto 2 fragmenty" in out, err
     assert [f["sciezka"] for f in cli_json(capsys, empty_target, "lista")] == [
         str(tmp_path / "dzial-a" / "regulamin.txt")
     ]
@@ -73,7 +74,7 @@ def test_same_document_from_two_paths_is_stored_once(capsys, tmp_path, empty_tar
     assert hits and {h["sciezka"] for h in hits} == {str(downloads / "umowa.txt")}
     assert check(capsys, empty_target)["fragmenty"] == chunks
     code, out, _ = run_cli(capsys, "usun", downloads / "umowa.txt", *empty_target.args)
-    assert code == 0 and f"Usunięto {chunks} fragmentów" in out
+    assert code == 0 and f"Usunięto {count(chunks, FRAGMENT)}" in out
     assert check(capsys, empty_target)["fragmenty"] == 0
 
 

@@ -78,7 +78,7 @@ def test_szukaj_filters(base: str) -> None:
         ({"q": "urlop", "k": "abc"}, "„k” musi być liczbą całkowitą"),
         ({"q": "urlop", "k": "0"}, "od 1 do 50"),
         ({"q": "urlop", "rok": "dwa tysiące"}, "„rok” musi być liczbą całkowitą"),
-        ({"q": "urlop", "tryb": "magia"}, "Nieznany tryb „magia”"),
+        ({"q": "urlop", "tryb": "magia"}, "Nieznana wartość --tryb „magia”"),
         ({"q": "x" * 2001}, "za długie"),
     ],
 )
