@@ -148,7 +148,9 @@ class Index:
         _ = self.embedder  # resolved before the read session: it may need its own short read of the DB
         with read_session(self.store):
             if filters is not None and filters.files:
-                filters = resolve_files(filters, ((r.name, r.path) for r in Registry(self.store.client).records()))
+                records = Registry(self.store.client).records()
+                holders = {r.path: r.same_as for r in records if r.same_as}
+                filters = resolve_files(filters, [(r.name, r.path) for r in records], holders)
             return self.searcher(mode).search(SearchRequest(question, k, filters, mode, threshold))
 
     def ask(

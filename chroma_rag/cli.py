@@ -238,6 +238,7 @@ def index_command(
         f"Zaindeksowano: {len(report.indexed)} (fragmentów: {report.chunks}, nowych wektorów: {report.embedded}, "
         f"użytych ponownie: {report.reused}), bez zmian: {len(report.unchanged)}, "
         f"pominięto: {len(report.skipped)}, usunięto: {len(report.removed)}, "
+        f"{f'drugich ścieżek tych samych dokumentów: {len(report.same_document)}, ' if report.same_document else ''}"
         f"czas: {time.perf_counter() - started:.1f} s"
     )
     if report.skipped and not (report.indexed or report.unchanged):
@@ -592,7 +593,7 @@ def list_command(as_json: JsonOption = False, db: DbOption = None, server: Serve
     for column in ("Plik", "Typ", "Rok", "Fragmenty", "Modele"):
         table.add_column(column, overflow="fold")  # a long name wraps instead of losing its end to "…"
     for info in infos:
-        name = "\n".join([info.name, *(f"= {path}" for path in info.other_paths)])
+        name = "\n".join([info.name, *(f"= {Path(p).parent.name}/{Path(p).name}" for p in info.other_paths)])
         table.add_row(name, info.type, str(info.year), str(info.chunks), ", ".join(info.models))
     out.print(table)
 

@@ -81,10 +81,14 @@ def normalize_filters(filters: SearchFilters | None) -> SearchFilters | None:
     return replace(filters, types=types)
 
 
-def resolve_files(filters: SearchFilters, indexed: Iterable[tuple[str, str]]) -> SearchFilters:
+def resolve_files(
+    filters: SearchFilters, indexed: Iterable[tuple[str, str]], holders: dict[str, str] | None = None
+) -> SearchFilters:
     """``--plik`` jako nazwy (i ścieżki) z indeksu: dokładna nazwa, ścieżka podana przy indeksowaniu, nazwa
     w innej wielkości liter albo bez rozszerzenia, jednoznaczny początek nazwy. Wieloznaczny – błąd z listą
-    kandydatów; nieznany – błąd z najbliższymi nazwami. ``indexed``: pary (nazwa, ścieżka) z rejestru."""
+    kandydatów; nieznany – błąd z najbliższymi nazwami. ``indexed``: pary (nazwa, ścieżka) z rejestru;
+    ``holders``: druga ścieżka dokumentu → ścieżka, pod którą są jego fragmenty (``documents.py``)."""
+    holders = holders or {}
     pairs = list(indexed)
     names = sorted({name for name, _ in pairs})
     paths = {path for _, path in pairs}
@@ -92,12 +96,13 @@ def resolve_files(filters: SearchFilters, indexed: Iterable[tuple[str, str]]) ->
     found_paths: list[str] = []
     for requested in filters.files:
         key = _as_key(requested)
-        if requested in names:
-            found_names.append(requested)
-        elif key in paths:
-            found_paths.append(key)
-        else:
-            found_names.append(_by_name(requested, names))
+        if requested not in names and key in paths:
+            found_paths.append(holders.get(key, key))
+            continue
+        name = requested if requested in names else _by_name(requested, names)
+        if any(n == name and p not in holders for n, p in pairs):
+            found_names.append(name)
+        found_paths.extend(holders[p] for n, p in pairs if n == name and p in holders)
     return replace(filters, files=list(dict.fromkeys(found_names)), paths=list(dict.fromkeys(found_paths)))
 
 

@@ -103,3 +103,9 @@ def test_ambiguous_or_unknown_plik_lists_candidates():
         resolve_files(SearchFilters(files=["regulamn.txt"]), indexed)
     resolved = resolve_files(SearchFilters(files=["REG", "/a/umowa.pdf"]), indexed)
     assert resolved.files == ["regulamin.txt"] and resolved.paths == ["/a/umowa.pdf"]
+    # a second path of a document (documents.py) selects the path that holds its chunks
+    indexed.append(("kopia-umowy.pdf", "/pobrane/kopia-umowy.pdf"))
+    holders = {"/pobrane/kopia-umowy.pdf": "/a/umowa.pdf"}
+    for given in ("kopia-umowy.pdf", "/pobrane/kopia-umowy.pdf", "kopia"):
+        resolved = resolve_files(SearchFilters(files=[given]), indexed, holders)
+        assert resolved.files == [] and resolved.paths == ["/a/umowa.pdf"], given
