@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import config
 from .answering import Answer, ask
 from .consistency import ConsistencyReport, check
 from .documents import owner_of
@@ -73,6 +74,7 @@ class Index:
         server: str | None = None,
         token: str | None = None,
     ) -> None:
+        config.apply()  # chroma-rag.toml and .env, as in the CLI (only where the environment sets nothing)
         self.store = Store(Path(path) if path else None, server=server, token=token)
         self._model_spec = model
         self._dimensions = dimensions

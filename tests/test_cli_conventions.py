@@ -322,6 +322,12 @@ def test_config_file_precedence_flag_env_dotenv_file(capsys, project, monkeypatc
     assert "CHROMA_RAG_BAZA" not in os.environ  # values from files only for the duration of a command
 
 
+def test_python_api_reads_the_config_file_too(project, monkeypatch, two_acts_db):
+    monkeypatch.setattr(os, "environ", dict(os.environ))  # Index() copies file values into the environment
+    assert Index().store.path.resolve() == two_acts_db.resolve()
+    assert os.environ["CHROMA_RAG_K"] == "1"
+
+
 def test_user_config_folder_is_the_last_file(capsys, project, monkeypatch, tmp_path):
     home = tmp_path / "xdg"
     (home / "chroma-rag").mkdir(parents=True)

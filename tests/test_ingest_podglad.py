@@ -29,6 +29,6 @@ def test_preview_table_and_errors(capsys: pytest.CaptureFixture[str], ustawy: Pa
     note = tmp_path / "notatka.md"
     note.write_text("# Zebranie\n\nZebranie zarządu w piątek o 10:00.\n", encoding="utf-8")
     code, out, _ = run_cli(capsys, "podglad", note)
-    assert code == 0 and "notatka.md: 1 fragmentów" in out and "Zebranie zarządu" in out
+    assert code == 0 and "notatka.md: 1 fragment\n" in out and "Zebranie zarządu" in out
     code, _, err = run_cli(capsys, "podglad", tmp_path / "brak.pdf")
     assert code != 0 and "Nie ma pliku" in err and "Traceback" not in err
