@@ -30,7 +30,8 @@ def test_results_are_listed_with_file_unit_pages_and_similarity(capsys, two_acts
     lines = out.splitlines()
     assert lines[0].startswith(f"1. {PATIENTS} · art. ") and " · str. " in lines[0] and "podobieństwo 0." in lines[0]
     assert any(line.startswith(f"2. {PATIENTS} · art. ") for line in lines)
-    assert all(line.startswith("   ") or not line.strip() or line[0].isdigit() for line in lines)
+    assert all(line.startswith("   ") or not line.strip() or line[0].isdigit() for line in lines[:-1])
+    assert lines[-1].startswith(f"Całą jednostkę pokaże: chroma-rag pokaz {PATIENTS} ")
 
 
 def test_reindexing_keeps_chunk_count(capsys, tmp_path):
@@ -109,7 +110,7 @@ def test_console_script_help_and_error_without_traceback(tmp_path):
         (["szukaj", "urlop", "-k", "abc"], "Zła wartość opcji -k/--ile: oczekiwano liczby całkowitej."),
         (["szukaj", "urlop", "--prog", "wysoki"], "Zła wartość opcji --prog: oczekiwano liczby."),
         (["szukaj", "urlop", "--tryb"], "Opcja --tryb wymaga wartości"),
-        (["szukj", "urlop"], "Nie ma polecenia „szukj”. Może chodziło o: szukaj?"),
+        (["szukj", "urlop"], "Nie ma polecenia „szukj”. Może chodziło o: szukaj"),
         (["szukaj", "urlop", "wypoczynkowy"], "Za dużo argumentów: wypoczynkowy. Pytanie z kilkoma słowami ujmij"),
     ],
 )

@@ -234,6 +234,7 @@ def test_foreign_host_header_is_refused_on_loopback(base: str) -> None:
 def test_page_is_served_without_the_chat_key(base: str) -> None:
     page = get(base, "/")
     assert page.status_code == 200 and "chroma-rag" in page.text and 'lang="pl"' in page.text
+    assert "default-src 'self'" in page.headers["content-security-policy"]
     script = get(base, "/static/app.js")
     assert script.status_code == 200
     assert KEY not in page.text + script.text

@@ -25,6 +25,12 @@ from .security import BodyTooLarge, LoopbackHost, RequestLimits, TokenGuard, err
 
 STATIC = Path(__file__).with_name("static")
 log = logging.getLogger("chroma_rag.serwuj")
+# The page runs only its own script and styles and cannot be framed by another site.
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 _HTTP_MESSAGES = {
     404: "Nie ma takiej strony ani ścieżki API – dostępne: /, /api/pliki, /api/szukaj, /api/jednostka, "
          "/api/pytaj, /dokumenty/PLIK, /mcp.",
@@ -49,7 +55,7 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None) -
             yield
 
     routes: list[BaseRoute] = [
-        Route("/", lambda _: FileResponse(STATIC / "index.html")),
+        Route("/", lambda _: FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/api/pliki", lambda _: JSONResponse([info.to_json() for info in index.files()])),
         Route("/api/szukaj", _search(index)),
