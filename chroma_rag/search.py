@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from .embedding import Embedder
 from .errors import UserError
-from .filters import SearchFilters, build_where
+from .filters import SearchFilters, article_key, build_where
 from .keyword import KeywordIndex
-from .models import Hit, SearchResult
+from .models import Hit, Plan, SearchResult
 from .references import References, find_references
 from .store import ChunkCollection
 
@@ -36,12 +36,35 @@ class FusionSettings:
     reference_weight: float = 1.0
     depth: int = 50
     one_per_unit: bool = True
+    # Planned search (``Plan``): the question's own lists count ``question_weight`` times, so that a wrong
+    # plan cannot outvote them; each planned query, the hinted documents and the hinted units add lists.
+    question_weight: float = 3.0
+    query_weight: float = 1.0
+    document_weight: float = 1.0
+    unit_weight: float = 1.0
+
+    def weight(self, source: str) -> float:
+        """Waga listy fuzji według jej źródła (``FusionList.source``)."""
+        base = {
+            "slowa": self.keyword_weight,
+            "wektor": self.vector_weight,
+            "odwolanie": self.reference_weight,
+        }
+        kind, _, origin = source.partition("/")
+        if origin == "pytanie":  # scaling every list alike leaves an unplanned ranking unchanged
+            return self.question_weight * base[kind]
+        if origin == "plan":
+            return self.query_weight * base.get(kind, 1.0)
+        if origin == "dokumenty":
+            return self.document_weight * base.get(kind, 1.0)
+        return self.unit_weight
 
 
 DEFAULT_FUSION = FusionSettings()
 # Próg pewności (patrz ``confidence``) skalibrowany na zbiorze dev (docs/BENCHMARKS.md): najwyższy, przy którym
 # żadne pytanie z trafieniem nie jest odrzucane; poniżej – „nic trafnego”.
 DEFAULT_THRESHOLD = 0.83
+PLAN_REFUSAL_MARGIN = 0.05
 COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
 
 
@@ -54,6 +77,16 @@ class SearchRequest:
     filters: SearchFilters | None = None
     mode: str = DEFAULT_MODE
     threshold: float | None = None
+    plan: Plan | None = None
+
+
+@dataclass
+class FusionList:
+    """Jedna lista fuzji: źródło (``slowa/pytanie``, ``wektor/plan``, ``wektor/dokumenty``, ``jednostki``, …)
+    i id fragmentów, najlepszy pierwszy."""
+
+    source: str
+    ids: list[str]
 
 
 @dataclass
@@ -81,18 +114,43 @@ class Searcher:
             self._allowed_ids[key] = self.collection.ids(where)
         return self._allowed_ids[key]
 
+    @cached_property
+    def units(self) -> dict[str, set[str]]:
+        """Nazwa pliku → klucze jednostek (``article_key``), do sprawdzania jednostek wskazanych przez plan."""
+        files, arts = self.collection.column("plik", None), self.collection.column("art", None)
+        units: dict[str, set[str]] = {}
+        for chunk_id, name in files.items():
+            art = arts.get(chunk_id)
+            if name is not None and art not in (None, "", "None"):
+                units.setdefault(str(name), set()).add(article_key(str(art)))
+        return units
+
     def search(self, request: SearchRequest) -> SearchResult:
         """Najlepsze fragmenty (najlepszy pierwszy); gdy nic nie jest wystarczająco trafne – pusta lista
         z powodem ``"prog"``."""
         hits = self.rank(request)
-        if self.refuses(request.question, hits, request.threshold):
-            return SearchResult([], reason="prog")
-        return SearchResult(hits)
+        if self.refuses(request.question, hits, request.threshold, request.plan, request.filters):
+            return SearchResult([], reason="prog", plan=request.plan)
+        return SearchResult(hits, plan=request.plan)
 
-    def refuses(self, question: str, hits: list[Hit], threshold: float | None) -> bool:
+    def refuses(
+        self,
+        question: str,
+        hits: list[Hit],
+        threshold: float | None,
+        plan: Plan | None = None,
+        filters: SearchFilters | None = None,
+    ) -> bool:
         """„Nic trafnego”: najlepszy wynik jest semantycznie słaby (podobieństwo poniżej progu) i nie
         wszystkie słowa pytania występują w pierwszych wynikach. Pełne pokrycie ratuje krótkie zapytania
-        hasłowe („dane”, „urlop”), dla których e5 daje niskie podobieństwo, choć tekst je zawiera."""
+        hasłowe („dane”, „urlop”), dla których e5 daje niskie podobieństwo, choć tekst je zawiera.
+
+        Jednostka wskazana filtrem (``--art``) nigdy nie jest odmawiana. Plan bez dokumentów (model uznał,
+        że żaden plik nie zawiera odpowiedzi) podnosi próg o ``PLAN_REFUSAL_MARGIN``."""
+        if filters is not None and filters.articles:
+            return False
+        if threshold is not None and plan is not None and plan.ok and not plan.documents:
+            threshold += PLAN_REFUSAL_MARGIN
         if not refuses(hits, threshold):
             return False
         if self.keywords is None:
@@ -102,30 +160,63 @@ class Searcher:
     def rank(self, request: SearchRequest) -> list[Hit]:
         """Ranking bez progu; każdy wynik ma podobieństwo kosinusowe i wynik fuzji (``score``)."""
         validate(request)
-        collection, fusion = self.collection, self.fusion
-        filters = request.filters or SearchFilters()
-        check_known_files(self.titles, filters.files)
+        check_known_files(self.titles, (request.filters or SearchFilters()).files)
         query_vector = self.embedder.embed_query(request.question)
-        where = build_where(filters)
-        depth = max(fusion.depth, request.k)
-        if request.mode == "wektor":
-            return _dedupe(collection.query(query_vector, depth, where), fusion)[: request.k]
-        assert self.keywords is not None, "tryb słowny wymaga indeksu słów"
-        lists: list[tuple[float, list[str]]] = [
-            (fusion.keyword_weight, [h.id for h in self.keywords.search(request.question, depth, self._allowed(where))])
-        ]
-        if request.mode == "hybryda":
-            lists.append((fusion.vector_weight, self.vector_ids(request.question, query_vector, depth, where)))
-            refs = find_references(request.question, self.titles)
-            for ref_filters in reference_filters(refs, filters):
-                ref_ranked = collection.ranked(query_vector, depth, build_where(ref_filters))
-                lists.append((fusion.reference_weight, [i for i, _ in ref_ranked]))
-        scores = rrf(lists, fusion.rrf_k)
+        depth = max(self.fusion.depth, request.k)
+        if request.mode == "wektor" and not _planned(request):
+            hits = self.collection.query(query_vector, depth, build_where(request.filters or SearchFilters()))
+            for hit in hits:
+                hit.score = hit.similarity
+            return _dedupe(hits, self.fusion)[: request.k]
+        lists = self.fusion_lists(request, query_vector, depth)
+        scores = rrf(((self.fusion.weight(item.source), item.ids) for item in lists), self.fusion.rrf_k)
         ordered = sorted(scores, key=lambda i: -scores[i])[:depth]
-        hits = collection.hits(ordered, query_vector)
+        hits = self.collection.hits(ordered, query_vector)
         for hit in hits:
             hit.score = scores[hit.id]
-        return _dedupe(hits, fusion)[: request.k]
+        return _dedupe(hits, self.fusion)[: request.k]
+
+    def fusion_lists(self, request: SearchRequest, query_vector: np.ndarray, depth: int) -> list[FusionList]:
+        """Listy do fuzji: pytania (słowa, wektor, odwołania z pytania) i – z planem – każdego planowanego
+        zapytania, tych zapytań zawężonych do wskazanych plików oraz wskazanych jednostek. Filtry
+        użytkownika obowiązują każdą listę; wskazówki planu tylko dokładają listy, niczego nie wycinają."""
+        filters = request.filters or SearchFilters()
+        where = build_where(filters)
+        lists: list[FusionList] = []
+        if request.mode != "wektor":
+            lists.append(FusionList("slowa/pytanie", self.keyword_ids(request.question, depth, where)))
+        if request.mode != "slowa":
+            lists.append(FusionList("wektor/pytanie", self.vector_ids(request.question, query_vector, depth, where)))
+        if request.mode == "hybryda":
+            refs = find_references(request.question, self.titles)
+            for ref_filters in reference_filters(refs, filters):
+                ranked = self.collection.ranked(query_vector, depth, build_where(ref_filters))
+                lists.append(FusionList("odwolanie/pytanie", [i for i, _ in ranked]))
+        plan = request.plan
+        if plan is None or not plan.ok:
+            return lists
+        hinted = _hinted_filters(plan, filters)
+        hinted_where = build_where(hinted) if hinted is not None else None
+        for query in plan.queries:
+            if request.mode != "wektor":
+                lists.append(FusionList("slowa/plan", self.keyword_ids(query, depth, where)))
+                if hinted is not None:
+                    lists.append(FusionList("slowa/dokumenty", self.keyword_ids(query, depth, hinted_where)))
+            if request.mode != "slowa":
+                vector = self.embedder.embed_query(query)
+                lists.append(FusionList("wektor/plan", [i for i, _ in self.collection.ranked(vector, depth, where)]))
+                if hinted is not None:
+                    ranked = self.collection.ranked(vector, depth, hinted_where)
+                    lists.append(FusionList("wektor/dokumenty", [i for i, _ in ranked]))
+        units = [u for u in plan.units if not filters.articles or _same_unit(u, filters.articles)]
+        if hinted is not None and units:
+            ranked = self.collection.ranked(query_vector, depth, build_where(replace(hinted, articles=units)))
+            lists.append(FusionList("jednostki", [i for i, _ in ranked]))
+        return lists
+
+    def keyword_ids(self, query: str, depth: int, where: dict | None) -> list[str]:
+        assert self.keywords is not None, "tryb słowny wymaga indeksu słów"
+        return [h.id for h in self.keywords.search(query, depth, self._allowed(where))]
 
     def vector_ids(self, question: str, query_vector: np.ndarray, depth: int, where: dict | None) -> list[str]:
         """Lista nogi wektorowej hybrydy; osobna metoda, bo ``bench/quality_ideas.py`` podmienia ją na
@@ -173,6 +264,21 @@ def reference_filters(refs: References, filters: SearchFilters) -> list[SearchFi
     if named_files:
         narrowed.append(replace(filters, files=named_files))
     return narrowed
+
+
+def _planned(request: SearchRequest) -> bool:
+    return request.plan is not None and request.plan.ok and bool(request.plan.queries or request.plan.documents)
+
+
+def _same_unit(unit: str, articles: list[str]) -> bool:
+    return article_key(unit) in {article_key(a) for a in articles}
+
+
+def _hinted_filters(plan: Plan, filters: SearchFilters) -> SearchFilters | None:
+    """Filtry użytkownika zawężone do plików wskazanych przez plan; ``None``, gdy plan nie wskazał żadnego
+    albo wskazane wykluczają filtry użytkownika."""
+    files = [name for name in plan.documents if not filters.files or name in filters.files]
+    return replace(filters, files=files) if files else None
 
 
 def _dedupe(hits: list[Hit], fusion: FusionSettings) -> list[Hit]:
