@@ -29,7 +29,7 @@ from chroma_rag import Index  # noqa: E402
 from chroma_rag.evaluation import Outcome, Question, first_hit_rank, load_questions, metrics  # noqa: E402
 from chroma_rag.models import Hit, Plan  # noqa: E402
 from chroma_rag.planning import parse_plan  # noqa: E402
-from chroma_rag.search import DEFAULT_FUSION, DEFAULT_THRESHOLD, FusionSettings, SearchRequest, rrf  # noqa: E402
+from chroma_rag.search import DEFAULT_FUSION, DEFAULT_THRESHOLD, FusionSettings, SearchRequest, fuse  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "dane"
 DEPTH = 50
@@ -61,7 +61,7 @@ def prepare(index: Index, questions: list[Question], plans: list[dict | None]) -
 
 
 def outcome(index: Index, case: Case, fusion: FusionSettings, meta: dict[str, dict], threshold: float | None):
-    scores = rrf(((fusion.weight(item.source), item.ids) for item in case.lists), fusion.rrf_k)
+    scores = fuse(case.lists, case.similarity, fusion)
     ordered = sorted(scores, key=lambda i: -scores[i])[:DEPTH]
     hits, seen = [], set()
     for chunk_id in ordered:
@@ -125,23 +125,30 @@ def main() -> None:
         "bez jednostek": replace(DEFAULT_FUSION, unit_weight=0),
         "pytanie ×1 (równe wagi)": replace(DEFAULT_FUSION, question_weight=1),
         "pytanie ×6": replace(DEFAULT_FUSION, question_weight=6),
+        "bez odsiewu po podobieństwie (margines 1)": replace(DEFAULT_FUSION, plan_margin=1.0),
+        "pytanie ×1, bez odsiewu (naiwne RRF)": replace(DEFAULT_FUSION, question_weight=1, plan_margin=1.0),
     }
     for name, fusion in ingredients.items():
         for variant in ("plan", "plan błędny"):
             print(row(f"{variant}: {name}", summary(run(variants[variant], fusion))))
 
-    grid = [replace(DEFAULT_FUSION, question_weight=q, query_weight=p, document_weight=d, unit_weight=u)
-            for q, p, d, u in itertools.product((1, 2, 3, 4, 6), (0.5, 1), (0.5, 1, 2), (0.5, 1, 2))]
+    grid = [replace(DEFAULT_FUSION, question_weight=q, plan_margin=m, query_margin=u)
+            for q, m, u in itertools.product((1, 2, 3), (0.02, 0.03, 0.04, 0.06), (-0.01, 0.0, 0.01, 0.02))]
     per_config = {}
     for n, fusion in enumerate(grid):
         per_config[n] = {v: run(variants[v], fusion) for v in ("plan", "plan błędny")}
 
-    def objective(n: int, keep: list[int]) -> float:
-        total = 0.0
-        for variant in ("plan", "plan błędny"):
-            ranks = [per_config[n][variant][i].rank for i in keep if questions[i].answerable]
-            total += metrics(ranks)["mrr"]
-        return total
+    unplanned_outcomes = run(variants["bez planu"], DEFAULT_FUSION)
+
+    def objective(n: int, keep: list[int]) -> tuple[bool, float]:
+        """Cel issue: z planem błędnym hit@5 ≥ 0.75 × bez planu (na części uczącej), potem najlepsze MRR
+        z planem właściwym."""
+        def ranks(outcomes: list[Outcome]) -> list[int | None]:
+            return [outcomes[i].rank for i in keep if questions[i].answerable]
+
+        robust = metrics(ranks(per_config[n]["plan błędny"]))["hit@5"] >= 0.75 * metrics(
+            ranks(unplanned_outcomes))["hit@5"]
+        return robust, metrics(ranks(per_config[n]["plan"]))["mrr"]
 
     held_out: dict[str, list[Outcome]] = {"plan": [], "plan błędny": []}
     chosen = Counter()
@@ -153,13 +160,17 @@ def main() -> None:
             held_out[variant].append(per_config[best][variant][i])
     for variant, outcomes in held_out.items():
         print(row(f"leave-one-out, {variant}", summary(outcomes)))
-    print("wybory leave-one-out (pytanie×, zapytania×, dokumenty×, jednostki×: ile razy):")
+    print("wybory leave-one-out (pytanie×, margines fragmentów, margines zapytań: ile razy):")
     for n, count in chosen.most_common():
         g = grid[n]
         full = {v: summary(per_config[n][v]) for v in ("plan", "plan błędny")}
-        print(f"  {g.question_weight}, {g.query_weight}, {g.document_weight}, {g.unit_weight}: {count} – "
+        print(f"  {g.question_weight}, {g.plan_margin}, {g.query_margin}: {count} – "
               f"plan hit@5 {full['plan']['hit@5']:.2f} MRR {full['plan']['mrr']:.2f}, błędny hit@5 "
               f"{full['plan błędny']['hit@5']:.2f} MRR {full['plan błędny']['mrr']:.2f}")
+    for n, g in enumerate(grid):
+        full = {v: summary(per_config[n][v]) for v in ("plan", "plan błędny")}
+        print(f"    siatka {g.question_weight}, {g.plan_margin}, {g.query_margin}: plan {full['plan']['hit@5']:.2f}/"
+              f"{full['plan']['mrr']:.2f}, błędny {full['plan błędny']['hit@5']:.2f}/{full['plan błędny']['mrr']:.2f}")
     spread = [summary(per_config[n]["plan"])["mrr"] for n in range(len(grid))]
     spread_wrong = [summary(per_config[n]["plan błędny"])["hit@5"] for n in range(len(grid))]
     print(f"siatka {len(grid)} wariantów: MRR z planem {min(spread):.2f}–{max(spread):.2f}, "

@@ -18,7 +18,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from .errors import UserError
-from .filters import article_key, normalize_article
+from .filters import normalize_article
 from .llm import ChatClient, Usage
 from .models import Plan
 
@@ -53,8 +53,8 @@ class DocumentEntry:
 
 @dataclass
 class Catalog:
-    """Dokumenty indeksu (kolejność: najpierw najlepiej pasujące do pytania) i ich jednostki (``file →
-    klucze article_key``) – do listy w prompcie i do sprawdzenia planu."""
+    """Dokumenty indeksu (kolejność: najpierw najlepiej pasujące do pytania) i ich jednostki (plik →
+    ``normalize_article``: „27”, „§ 3”) – do listy w prompcie i do sprawdzenia planu."""
 
     documents: list[DocumentEntry]
     units: dict[str, set[str]] = field(default_factory=dict)
@@ -114,7 +114,7 @@ def parse_plan(text: str, catalog: Catalog) -> Plan:
     kept_units = []
     for unit in units or []:
         canonical = _canonical_unit(unit)
-        if canonical and any(article_key(canonical) in catalog.units.get(name, ()) for name in chosen):
+        if canonical and any(normalize_article(canonical) in catalog.units.get(name, ()) for name in chosen):
             kept_units.append(canonical)
     return Plan(
         queries=list(dict.fromkeys(q.strip() for q in queries or [] if q.strip()))[:MAX_QUERIES],

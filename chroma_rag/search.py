@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .embedding import Embedder
 from .errors import UserError
-from .filters import SearchFilters, article_key, build_where
+from .filters import SearchFilters, article_key, build_where, normalize_article
 from .keyword import KeywordIndex
 from .models import Hit, Plan, SearchResult
 from .references import References, find_references
@@ -38,10 +38,14 @@ class FusionSettings:
     one_per_unit: bool = True
     # Planned search (``Plan``): the question's own lists count ``question_weight`` times, so that a wrong
     # plan cannot outvote them; each planned query, the hinted documents and the hinted units add lists.
-    question_weight: float = 3.0
+    question_weight: float = 2.0
     query_weight: float = 1.0
     document_weight: float = 1.0
-    unit_weight: float = 1.0
+    unit_weight: float = 2.0
+    # A planned list keeps only fragments nearly as similar to the question itself as its best one: a wrong
+    # plan brings fragments on another subject, which this drops (bench/planning.py, docs/BENCHMARKS.md).
+    plan_margin: float = 0.06
+    query_margin: float = 0.0  # the same for a planned query as a whole (its similarity to the question)
 
     def weight(self, source: str) -> float:
         """Waga listy fuzji według jej źródła (``FusionList.source``)."""
@@ -49,6 +53,8 @@ class FusionSettings:
             "slowa": self.keyword_weight,
             "wektor": self.vector_weight,
             "odwolanie": self.reference_weight,
+            # a unit the question names ("art. 3 ustawy o …") counts as much as being first in both legs
+            "jednostka": self.vector_weight + self.keyword_weight,
         }
         kind, _, origin = source.partition("/")
         if origin == "pytanie":  # scaling every list alike leaves an unplanned ranking unchanged
@@ -65,6 +71,7 @@ DEFAULT_FUSION = FusionSettings()
 # żadne pytanie z trafieniem nie jest odrzucane; poniżej – „nic trafnego”.
 DEFAULT_THRESHOLD = 0.83
 PLAN_REFUSAL_MARGIN = 0.05
+AGREEMENT_DEPTH = 10  # how many first fragments of a planned list show whether it is on the question's subject
 COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
 
 
@@ -87,6 +94,7 @@ class FusionList:
 
     source: str
     ids: list[str]
+    query_similarity: float | None = None  # a planned query's similarity to the question itself
 
 
 @dataclass
@@ -116,13 +124,13 @@ class Searcher:
 
     @cached_property
     def units(self) -> dict[str, set[str]]:
-        """Nazwa pliku → klucze jednostek (``article_key``), do sprawdzania jednostek wskazanych przez plan."""
+        """Nazwa pliku → jego jednostki (``normalize_article``: „27”, „§ 3”), do sprawdzania planu."""
         files, arts = self.collection.column("plik", None), self.collection.column("art", None)
         units: dict[str, set[str]] = {}
         for chunk_id, name in files.items():
             art = arts.get(chunk_id)
             if name is not None and art not in (None, "", "None"):
-                units.setdefault(str(name), set()).add(article_key(str(art)))
+                units.setdefault(str(name), set()).add(normalize_article(str(art)))
         return units
 
     def search(self, request: SearchRequest) -> SearchResult:
@@ -149,11 +157,15 @@ class Searcher:
         że żaden plik nie zawiera odpowiedzi) podnosi próg o ``PLAN_REFUSAL_MARGIN``."""
         if filters is not None and filters.articles:
             return False
-        if threshold is not None and plan is not None and plan.ok and not plan.documents:
+        planned = plan is not None and plan.ok
+        # planned lists may put first a fragment a little less similar to the question than another one found
+        best = [max(hits, key=lambda hit: hit.similarity)] if planned and hits else hits
+        nothing_named = planned and not plan.documents
+        if threshold is not None and nothing_named:
             threshold += PLAN_REFUSAL_MARGIN
-        if not refuses(hits, threshold):
+        if not refuses(best, threshold):
             return False
-        if self.keywords is None:
+        if self.keywords is None or nothing_named:
             return True
         return self.keywords.coverage(question, [h.id for h in hits[:COVERAGE_DEPTH]]) < 1.0
 
@@ -169,7 +181,8 @@ class Searcher:
                 hit.score = hit.similarity
             return _dedupe(hits, self.fusion)[: request.k]
         lists = self.fusion_lists(request, query_vector, depth)
-        scores = rrf(((self.fusion.weight(item.source), item.ids) for item in lists), self.fusion.rrf_k)
+        similarity = self.collection.similarities(list({i for item in lists for i in item.ids}), query_vector)
+        scores = fuse(lists, similarity, self.fusion)
         ordered = sorted(scores, key=lambda i: -scores[i])[:depth]
         hits = self.collection.hits(ordered, query_vector)
         for hit in hits:
@@ -191,23 +204,26 @@ class Searcher:
             refs = find_references(request.question, self.titles)
             for ref_filters in reference_filters(refs, filters):
                 ranked = self.collection.ranked(query_vector, depth, build_where(ref_filters))
-                lists.append(FusionList("odwolanie/pytanie", [i for i, _ in ranked]))
+                source = "jednostka/pytanie" if ref_filters.articles != filters.articles else "odwolanie/pytanie"
+                lists.append(FusionList(source, [i for i, _ in ranked]))
         plan = request.plan
         if plan is None or not plan.ok:
             return lists
         hinted = _hinted_filters(plan, filters)
         hinted_where = build_where(hinted) if hinted is not None else None
         for query in plan.queries:
+            vector = self.embedder.embed_query(query)
+            near = float(vector @ query_vector)
             if request.mode != "wektor":
-                lists.append(FusionList("slowa/plan", self.keyword_ids(query, depth, where)))
+                lists.append(FusionList("slowa/plan", self.keyword_ids(query, depth, where), near))
                 if hinted is not None:
-                    lists.append(FusionList("slowa/dokumenty", self.keyword_ids(query, depth, hinted_where)))
+                    lists.append(FusionList("slowa/dokumenty", self.keyword_ids(query, depth, hinted_where), near))
             if request.mode != "slowa":
-                vector = self.embedder.embed_query(query)
-                lists.append(FusionList("wektor/plan", [i for i, _ in self.collection.ranked(vector, depth, where)]))
+                ranked = self.collection.ranked(vector, depth, where)
+                lists.append(FusionList("wektor/plan", [i for i, _ in ranked], near))
                 if hinted is not None:
                     ranked = self.collection.ranked(vector, depth, hinted_where)
-                    lists.append(FusionList("wektor/dokumenty", [i for i, _ in ranked]))
+                    lists.append(FusionList("wektor/dokumenty", [i for i, _ in ranked], near))
         units = [u for u in plan.units if not filters.articles or _same_unit(u, filters.articles)]
         if hinted is not None and units:
             ranked = self.collection.ranked(query_vector, depth, build_where(replace(hinted, articles=units)))
@@ -236,6 +252,29 @@ def validate(request: SearchRequest) -> None:
         raise UserError("Liczba wyników (-k/--ile) musi być dodatnia.")
     if request.mode not in MODES:
         raise UserError(f"Nieznany tryb „{request.mode}”; dostępne: {', '.join(MODES)}.")
+
+
+def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSettings) -> dict[str, float]:
+    """RRF list pytania i planu. Próg bliskości to podobieństwo najlepszego fragmentu pytania minus
+    ``plan_margin``: zapytanie planu dalsze od pytania odpada w całości, a z list planu odpadają fragmenty
+    dalsze od pytania; lista planu waży tyle, jaka część jej czołówki jest bliska (``similarity``: id →
+    podobieństwo do pytania)."""
+    own = [similarity.get(i, 0.0) for item in lists if item.source.endswith("/pytanie") for i in item.ids]
+    best = max(own) if own else 0.0
+    floor = best - fusion.plan_margin
+    weighted = []
+    for item in lists:
+        ids, weight = item.ids, fusion.weight(item.source)
+        if item.query_similarity is not None and item.query_similarity < best - fusion.query_margin:
+            continue  # a planned query farther from the question than its own best fragment: off the subject
+        if not item.source.endswith("/pytanie"):
+            kept = [i for i in ids if similarity.get(i, 0.0) >= floor]
+            head = ids[:AGREEMENT_DEPTH]
+            # a list whose best fragments are off the question's subject (a wrong plan) counts that much less
+            weight *= sum(similarity.get(i, 0.0) >= floor for i in head) / len(head) if head else 0.0
+            ids = kept
+        weighted.append((weight, ids))
+    return rrf(weighted, fusion.rrf_k)
 
 
 def rrf(lists: Iterable[tuple[float, list[str]]], k: int) -> dict[str, float]:

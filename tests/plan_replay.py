@@ -54,9 +54,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("plany", type=Path)
     parser.add_argument("--zamien", type=int, default=0, help="przesuń plany o N pytań (plany błędne)")
-    parser.add_argument("polecenie", nargs=argparse.REMAINDER)
-    args = parser.parse_args()
-    command = [part for part in args.polecenie if part != "--"]
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    command = argv[split + 1 :]
+    if not command:
+        parser.error("po „--” podaj polecenie do uruchomienia")
     with running_fake_llm(plan_responder(load_plans(args.plany, args.zamien))) as server:
         model = f"odtworzone-plany-{args.zamien}"  # its own plan cache entries
         env = {**os.environ, "CHROMA_RAG_LLM_URL": server.url, "CHROMA_RAG_LLM_MODEL": model}

@@ -35,7 +35,7 @@ def plan_reply(plan: dict) -> Reply:
 
 
 def is_planning(request: Request) -> bool:
-    return '"zapytania"' in json.dumps(request.body, ensure_ascii=False)
+    return '"zapytania"' in request.body["messages"][0]["content"]
 
 
 @pytest.fixture
@@ -227,7 +227,7 @@ def test_plan_brings_the_statute_article_to_the_top(capsys, db, fake):
 
 def test_user_filters_apply_to_every_planned_list(capsys, db, fake):
     fake.enqueue(plan_reply(PLAN))
-    _, result, _ = szukaj(capsys, db, QUESTION, "--przepisz", "--plik", DATA_PROTECTION, "-k", "10")
+    _, result, _ = szukaj(capsys, db, QUESTION, "--przepisz", "--plik", DATA_PROTECTION, "-k", "10", "--prog", "0")
     assert result["wyniki"] and {hit["plik"] for hit in result["wyniki"]} == {DATA_PROTECTION}
 
 
