@@ -90,6 +90,28 @@ def row(name: str, values: dict[str, float]) -> str:
             f"{values['mrr']:.2f} | {values['spoza']}/3 | {values['utracone']} |")
 
 
+def offline_loo(questions: list[Question], cases: list[Case], run) -> None:
+    """Fuzja bez planu (słowa : wektor, k RRF, odwołania) wybierana leave-one-out po MRR."""
+    grid = [replace(DEFAULT_FUSION, keyword_weight=w, rrf_k=k, reference_weight=r)
+            for w, k, r in itertools.product((0.0, 0.5, 1.0, 1.5, 2.0), (20, 60), (0.0, 1.0))]
+    outcomes = [run(cases, fusion) for fusion in grid]
+    held_out, chosen = [], Counter()
+    for i in range(len(questions)):
+        keep = [j for j in range(len(questions)) if j != i and questions[j].answerable]
+        best = max(range(len(grid)), key=lambda n: (metrics([outcomes[n][j].rank for j in keep])["mrr"], -n))
+        chosen[best] += 1
+        held_out.append(outcomes[best][i])
+    print(row("bez planu, leave-one-out (słowa×, k, odwołania×)", summary(held_out)))
+    for n, count in chosen.most_common():
+        g, full = grid[n], summary(outcomes[n])
+        print(f"  {g.keyword_weight}, {g.rrf_k}, {g.reference_weight}: {count} – hit@5 {full['hit@5']:.2f} "
+              f"MRR {full['mrr']:.2f}")
+    values = [summary(o) for o in outcomes]
+    print(f"siatka bez planu {len(grid)} wariantów: hit@5 {min(v['hit@5'] for v in values):.2f}–"
+          f"{max(v['hit@5'] for v in values):.2f}, MRR {min(v['mrr'] for v in values):.2f}–"
+          f"{max(v['mrr'] for v in values):.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baza", type=Path, required=True)
@@ -171,6 +193,7 @@ def main() -> None:
         full = {v: summary(per_config[n][v]) for v in ("plan", "plan błędny")}
         print(f"    siatka {g.question_weight}, {g.plan_margin}, {g.query_margin}: plan {full['plan']['hit@5']:.2f}/"
               f"{full['plan']['mrr']:.2f}, błędny {full['plan błędny']['hit@5']:.2f}/{full['plan błędny']['mrr']:.2f}")
+    offline_loo(questions, variants["bez planu"], run)
     spread = [summary(per_config[n]["plan"])["mrr"] for n in range(len(grid))]
     spread_wrong = [summary(per_config[n]["plan błędny"])["hit@5"] for n in range(len(grid))]
     print(f"siatka {len(grid)} wariantów: MRR z planem {min(spread):.2f}–{max(spread):.2f}, "

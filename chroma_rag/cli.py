@@ -314,9 +314,9 @@ SNIPPET_CHARS = 400
 
 
 def _relevance(hit: Hit, top: float) -> str:
-    """Liczba zgodna z kolejnością (wynik fuzji względem pierwszego wyniku) i obok podobieństwo kosinusowe,
-    które decyduje o progu – samo podobieństwo skakałoby w górę i w dół listy."""
-    return f"trafność {hit.score / top:.2f} · podobieństwo {hit.similarity:.3f}"
+    """Liczba zgodna z kolejnością: wynik fuzji względem pierwszego wyniku (samo podobieństwo kosinusowe
+    skakałoby w górę i w dół listy)."""
+    return f"trafność {hit.score / top:.2f}"
 
 
 def _pages(meta: dict) -> str:
@@ -326,8 +326,8 @@ def _pages(meta: dict) -> str:
 
 
 def _print_hit(rank: int, hit: Hit, top: float) -> None:
-    """Wynik jako nagłówek (plik, jednostka, strony, podobieństwo) i wcięty fragment – czytelne także w wąskim
-    terminalu, w którym tabela łamała nazwy plików w połowie."""
+    """Wynik jako nagłówek (plik, jednostka, strony, trafność), wcięte podobieństwo z rozdziałem i fragment –
+    czytelne także w wąskim terminalu, w którym tabela łamała nazwy plików w połowie."""
     from rich.padding import Padding
     from rich.text import Text
 
@@ -338,9 +338,10 @@ def _print_hit(rank: int, hit: Hit, top: float) -> None:
         if part:
             header.append(f" · {part}")
     out.print(header)
-    context = str(meta.get("rozdzial") or "")
-    if context:
-        out.print(Padding(Text(context, style="dim"), (0, 0, 0, 3)))
+    # the similarity decides the threshold, so it stays visible beside the order's own number
+    chapter = str(meta.get("rozdzial") or "")
+    context = f"podobieństwo {hit.similarity:.3f}" + (f" · {chapter}" if chapter else "")
+    out.print(Padding(Text(context, style="dim"), (0, 0, 0, 3)))
     snippet = " ".join(hit.text.split())
     snippet = snippet[:SNIPPET_CHARS] + ("…" if len(snippet) > SNIPPET_CHARS else "")
     out.print(Padding(Text(snippet), (0, 0, 1, 3)))
@@ -444,8 +445,10 @@ def _print_sources(answer: Answer) -> None:
 
     if answer.hits:
         out.print("Źródła:", style="bold")
+        top = answer.hits[0].score or 1.0
         for rank, hit in enumerate(answer.hits, start=1):
-            line = f"  {rank}. {citation_label(hit)}, strona {hit.page}, {_relevance(hit, answer.hits[0].score or 1.0)}"
+            line = (f"  {rank}. {citation_label(hit)}, strona {hit.page}, {_relevance(hit, top)}, "
+                    f"podobieństwo {hit.similarity:.3f}")
             out.print(line, markup=False, highlight=False)
     if answer.invalid_citations:
         cited = ", ".join(str(c) for c in answer.invalid_citations)

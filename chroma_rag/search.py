@@ -36,9 +36,9 @@ class FusionSettings:
     reference_weight: float = 1.0
     depth: int = 50
     one_per_unit: bool = True
-    # Planned search (``Plan``): the question's own lists count ``question_weight`` times, so that a wrong
-    # plan cannot outvote them; each planned query, the hinted documents and the hinted units add lists.
-    question_weight: float = 2.0
+    # Planned search (``Plan``): each planned query, the hinted documents and the hinted units add lists to
+    # the question's own (those count ``question_weight`` times). Chosen leave-one-out on the dev set.
+    question_weight: float = 1.0
     query_weight: float = 1.0
     document_weight: float = 1.0
     unit_weight: float = 2.0
@@ -262,11 +262,15 @@ def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSe
     own = [similarity.get(i, 0.0) for item in lists if item.source.endswith("/pytanie") for i in item.ids]
     best = max(own) if own else 0.0
     floor = best - fusion.plan_margin
+    near = [item.query_similarity >= best - fusion.query_margin for item in lists if item.query_similarity is not None]
+    off_subject = bool(near) and not any(near)  # no planned query is near the question: nor are its units
     weighted = []
     for item in lists:
         ids, weight = item.ids, fusion.weight(item.source)
         if item.query_similarity is not None and item.query_similarity < best - fusion.query_margin:
             continue  # a planned query farther from the question than its own best fragment: off the subject
+        if off_subject and item.source == "jednostki":
+            continue
         if not item.source.endswith("/pytanie"):
             kept = [i for i in ids if similarity.get(i, 0.0) >= floor]
             head = ids[:AGREEMENT_DEPTH]
