@@ -93,6 +93,21 @@ def running_fake_llm(responder: Callable[[Request], Reply | None] | None = None)
         server.stop()
 
 
+@contextmanager
+def llm_environment(monkeypatch: Any, cwd: Any, key: str) -> Iterator[FakeLlm]:
+    """Serwer czatu i zmienne ``CHROMA_RAG_LLM_*`` wskazujące na niego (bez ponowień); bieżący katalog
+    ``cwd`` bez ``.env``, żadnych kluczy ani ustawień z zewnątrz."""
+    monkeypatch.chdir(cwd)
+    for name in ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "CHROMA_RAG_LLM_MODEL", "CHROMA_RAG_LLM_TIMEOUT",
+                 "CHROMA_RAG_PRZEPISZ"):
+        monkeypatch.delenv(name, raising=False)
+    with running_fake_llm() as server:
+        monkeypatch.setenv("CHROMA_RAG_LLM_URL", server.url)
+        monkeypatch.setenv("CHROMA_RAG_LLM_KEY", key)
+        monkeypatch.setenv("CHROMA_RAG_LLM_RETRIES", "0")
+        yield server
+
+
 def _handler_for(fake: FakeLlm) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean

@@ -11,7 +11,7 @@ import re
 
 import pytest
 from conftest import DATA_PROTECTION, PATIENTS, run_cli
-from llm_server import Reply, Request, running_fake_llm
+from llm_server import Reply, Request, llm_environment
 from plan_replay import load_plans, plan_responder
 
 from chroma_rag import Index
@@ -40,13 +40,7 @@ def is_planning(request: Request) -> bool:
 
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
-    monkeypatch.chdir(tmp_path)
-    for name in ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "CHROMA_RAG_LLM_MODEL", "CHROMA_RAG_PRZEPISZ"):
-        monkeypatch.delenv(name, raising=False)
-    with running_fake_llm() as server:
-        monkeypatch.setenv("CHROMA_RAG_LLM_URL", server.url)
-        monkeypatch.setenv("CHROMA_RAG_LLM_KEY", KEY)
-        monkeypatch.setenv("CHROMA_RAG_LLM_RETRIES", "0")
+    with llm_environment(monkeypatch, tmp_path, KEY) as server:
         monkeypatch.setenv("CHROMA_RAG_LLM_TIMEOUT", "5")
         yield server
 

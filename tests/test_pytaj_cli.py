@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA_PROTECTION, PATIENTS, REPO, run_cli
-from llm_server import FakeLlm, Reply, running_fake_llm
+from llm_server import FakeLlm, Reply, llm_environment, running_fake_llm
 
 from chroma_rag import Index
 from chroma_rag.answering import NOT_FOUND, SYSTEM_PROMPT
@@ -26,13 +26,7 @@ QUESTION = "Czy pacjent może odmówić zgody na badanie?"
 def fake(monkeypatch, tmp_path) -> FakeLlm:
     """Serwer czatu i środowisko wskazujące na niego; bieżący katalog bez ``.env``. Bez planowania zapytań
     (``CHROMA_RAG_PRZEPISZ=0``): tu sprawdzamy odpowiadanie, planowanie – ``test_planning.py``."""
-    monkeypatch.chdir(tmp_path)
-    for name in ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "CHROMA_RAG_LLM_MODEL", "CHROMA_RAG_LLM_TIMEOUT"):
-        monkeypatch.delenv(name, raising=False)
-    with running_fake_llm() as server:
-        monkeypatch.setenv("CHROMA_RAG_LLM_URL", server.url)
-        monkeypatch.setenv("CHROMA_RAG_LLM_KEY", KEY)
-        monkeypatch.setenv("CHROMA_RAG_LLM_RETRIES", "0")
+    with llm_environment(monkeypatch, tmp_path, KEY) as server:
         monkeypatch.setenv("CHROMA_RAG_PRZEPISZ", "0")
         yield server
 
