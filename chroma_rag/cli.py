@@ -447,8 +447,7 @@ def _print_sources(answer: Answer) -> None:
         out.print("Źródła:", style="bold")
         top = answer.hits[0].score or 1.0
         for rank, hit in enumerate(answer.hits, start=1):
-            line = (f"  {rank}. {citation_label(hit)}, strona {hit.page}, {_relevance(hit, top)}, "
-                    f"podobieństwo {hit.similarity:.3f}")
+            line = f"  {rank}. {citation_label(hit)}, strona {hit.page}, {_relevance(hit, top)}"
             out.print(line, markup=False, highlight=False)
     if answer.invalid_citations:
         cited = ", ".join(str(c) for c in answer.invalid_citations)
