@@ -197,6 +197,9 @@ class Planner:
         except UserError as exc:
             self.stats.errors += 1
             return Plan(error=str(exc))
+        except Exception as exc:  # planning is optional: whatever the transport throws, search goes on
+            self.stats.errors += 1
+            return Plan(error=f"nieoczekiwana odpowiedź serwera modelu ({type(exc).__name__})")
         self.stats.usage += completion.usage
         try:
             plan = parse_plan(completion.text, catalog)
