@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zainstalowano
 
-.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj ocena serwer serwuj przegladarka
+.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan ocena ocena-plan serwer serwuj przegladarka
 
 install: $(STAMP)
 
@@ -45,6 +45,20 @@ PYTANIA ?= ../shared/dane/pytania-dev.jsonl
 ocena: $(STAMP)
 	@test -f $(OCENA_BAZA)/chroma.sqlite3 || $(VENV)/bin/chroma-rag indeksuj $(USTAWY) --baza $(OCENA_BAZA)
 	$(VENV)/bin/chroma-rag ocena $(PYTANIA) --baza $(OCENA_BAZA)
+
+# Wyszukiwanie planowane (issue 12) bez sieci: plany silnego modelu z $(PLANY) odtwarza testowy serwer czatu
+# (tests/plan_replay.py); ZAMIEN=1 oddaje każdemu pytaniu plan następnego (plany błędne).
+PLANY ?= ../shared/dane/plany-dev.jsonl
+ZAMIEN ?= 0
+ocena-plan: $(STAMP)
+	@test -f $(OCENA_BAZA)/chroma.sqlite3 || $(VENV)/bin/chroma-rag indeksuj $(USTAWY) --baza $(OCENA_BAZA)
+	$(PY) tests/plan_replay.py $(PLANY) --zamien $(ZAMIEN) -- \
+		$(VENV)/bin/chroma-rag ocena $(PYTANIA) --baza $(OCENA_BAZA) --przepisz
+
+# Składniki fuzji planowanej, plany błędne i dobór wag leave-one-out (docs/BENCHMARKS.md).
+bench-plan: $(STAMP)
+	@test -f $(OCENA_BAZA)/chroma.sqlite3 || $(VENV)/bin/chroma-rag indeksuj $(USTAWY) --baza $(OCENA_BAZA)
+	$(PY) bench/planning.py --baza $(OCENA_BAZA) --pytania $(PYTANIA) --plany $(PLANY)
 
 # Skala (issue 8): 10k i 100k fragmentów, folder i serwer; kolekcje budowane raz w $(SCRATCH).
 SCRATCH ?= .bench-cache/skala

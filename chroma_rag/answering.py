@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from .errors import UserError
 from .filters import FILTERS_MATCH_NOTHING, normalize_article
 from .llm import ChatClient, LlmSettings, Usage
-from .models import Hit
+from .models import Hit, Plan
 
 NOT_FOUND = "Nie ma tego w dokumentach."
 
@@ -30,10 +30,6 @@ tak, jak w nagłówku fragmentu, z którego pochodzi (dla paragrafów [plik, § 
 artykułów [plik, s. N]). Nie cytuj niczego, czego nie ma we fragmentach.
 3. Jeśli fragmenty nie zawierają odpowiedzi na pytanie, odpowiedz dokładnie: {NOT_FOUND}
 4. Odpowiadaj zwięźle i rzeczowo."""
-
-REWRITE_PROMPT = """Przepisz pytanie użytkownika, zadane językiem potocznym, na język polskich ustaw \
-i rozporządzeń: użyj terminów prawnych, jakimi posługują się przepisy. Nie odpowiadaj na pytanie. \
-Zwróć wyłącznie przepisane pytanie, w jednym zdaniu, bez komentarzy."""
 
 _BRACKET = re.compile(r"\[([^\[\]\n]+)\]")
 # "art. 385^1" and "art. 385¹" (as printed in the text) are article 385^1, not 385
@@ -59,8 +55,8 @@ class Answer:
     usage: Usage = field(default_factory=Usage)
     model: str | None = None  # None: model nie był pytany
     invalid_citations: list[Citation] = field(default_factory=list)
-    rewritten_question: str | None = None
     reason: str | None = None  # like SearchResult.reason: "filtry" or "prog" when no fragment was given
+    plan: Plan | None = None  # the query plan retrieval used (``SearchResult.plan``)
 
     @property
     def found(self) -> bool:
@@ -73,7 +69,7 @@ class Answer:
             "uzycie": self.usage.to_json(),
             "model": self.model,
             "niepasujace_cytaty": [str(c) for c in self.invalid_citations],
-            "pytanie_przepisane": self.rewritten_question,
+            "plan": self.plan.to_json() if self.plan is not None else None,
             "powod": self.reason,
         }
 
@@ -83,43 +79,35 @@ def ask(
     retrieve: Callable[[str], list[Hit]],
     *,
     settings: LlmSettings | None = None,
-    rewrite: bool = False,
     on_token: Callable[[str], None] | None = None,
     client: ChatClient | None = None,
 ) -> Answer:
-    """Odpowiada na ``question`` z fragmentów zwróconych przez ``retrieve`` (najlepszy pierwszy).
+    """Odpowiada na ``question`` z fragmentów zwróconych przez ``retrieve`` (najlepszy pierwszy; wynik
+    ``SearchResult`` wnosi też plan zapytania).
 
-    Bez fragmentów zwraca „Nie ma tego w dokumentach.” bez zapytania do modelu. ``rewrite``: model
-    najpierw przepisuje pytanie na język ustaw, a fragmenty to suma wyników obu zapytań. ``on_token``
+    Bez fragmentów zwraca „Nie ma tego w dokumentach.” bez zapytania do modelu. ``on_token``
     dostaje odpowiedź kawałkami w miarę jej nadchodzenia (także odpowiedź bez modelu, w całości).
     """
     question = question.strip()
     if not question:
         raise UserError("Pytanie jest puste.")
     client = client or ChatClient(settings or LlmSettings.from_env())
-    usage = Usage()
-    rewritten = None
-    hits = first = retrieve(question)
-    if rewrite:
-        completion = client.complete(rewrite_messages(question))
-        usage += completion.usage
-        rewritten = _clean_rewrite(completion.text)
-        if rewritten and rewritten != question:
-            hits = merge_hits(hits, retrieve(rewritten))
+    hits = retrieve(question)
+    plan = getattr(hits, "plan", None)
     if not hits:
-        reason = getattr(first, "reason", None)
+        reason = getattr(hits, "reason", None)
         text = FILTERS_MATCH_NOTHING if reason == "filtry" else NOT_FOUND
         if on_token is not None:
             on_token(text)
-        return Answer(text, [], usage, None, [], rewritten, reason)
+        return Answer(text, [], Usage(), None, [], reason, plan)
     completion = client.complete(build_messages(question, hits), on_token)
     return Answer(
         text=completion.text,
-        hits=hits,
-        usage=usage + completion.usage,
+        hits=list(hits),
+        usage=completion.usage,
         model=completion.model,
         invalid_citations=invalid_citations(completion.text, hits),
-        rewritten_question=rewritten,
+        plan=plan,
     )
 
 
@@ -137,10 +125,6 @@ def build_messages(question: str, hits: list[Hit]) -> list[dict[str, str]]:
         + f"\n\nPytanie: {question}"
     )
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
-
-
-def rewrite_messages(question: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": REWRITE_PROMPT}, {"role": "user", "content": question}]
 
 
 def citation_label(hit: Hit) -> str:
@@ -172,15 +156,6 @@ def invalid_citations(text: str, hits: list[Hit]) -> list[Citation]:
     return [c for c in find_citations(text) if (_file_key(c.file), c.unit) not in given]
 
 
-def merge_hits(first: list[Hit], second: list[Hit]) -> list[Hit]:
-    """Suma wyników dwóch zapytań bez powtórzeń (lepsze podobieństwo wygrywa), najlepszy pierwszy."""
-    best: dict[str, Hit] = {}
-    for hit in [*first, *second]:
-        if hit.id not in best or hit.similarity > best[hit.id].similarity:
-            best[hit.id] = hit
-    return sorted(best.values(), key=lambda hit: hit.similarity, reverse=True)
-
-
 def _hit_units(hit: Hit) -> list[str]:
     """Jednostki, którymi wolno zacytować fragment: jego artykuł/paragraf (jeśli ma) i strona."""
     page = f"s. {hit.page}"
@@ -197,8 +172,3 @@ def _canonical_unit(match: re.Match[str]) -> str:
 def _file_key(name: str) -> str:
     # Models often drop the extension or change case; the stem still identifies the file.
     return PurePath(name.strip().lower()).stem
-
-
-def _clean_rewrite(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[0].strip("\"'„”«» ") if lines else ""

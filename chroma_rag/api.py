@@ -26,12 +26,13 @@ from .evaluation import Question, evaluate, load_questions, split_by_index
 from .filters import SearchFilters
 from .indexing import IndexReport, Progress, SyncOptions, drop_file, sync
 from .keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions, collection_texts, index_folder
-from .llm import LlmSettings
+from .llm import ChatClient, LlmSettings
 from .locking import DEFAULT_WAIT, read_session, write_session
-from .models import Hit, SearchResult
+from .models import Hit, Plan, SearchResult
+from .planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog_from, plan_messages
 from .preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
 from .registry import Registry
-from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, check_known_files
+from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, check_known_files, validate
 from .store import ChunkCollection, Store, collection_name
 from .units import Unit, assemble_unit, unit_where
 from .validation import checked_search, resolve_files
@@ -82,6 +83,7 @@ class Index:
         self._lemmatizer = lemmatizer
         self._keywords: dict[str, KeywordIndex] = {}
         self._searchers: dict[str, tuple[Any, str, Searcher]] = {}
+        self._planner: Planner | None = None
 
     def _resolve_model_spec(self) -> str:
         """Model jawnie podany, z ``CHROMA_RAG_MODEL``, a gdy baza ma jedną kolekcję – ten, którym ją
@@ -142,9 +144,17 @@ class Index:
         filters: SearchFilters | None = None,
         mode: str = DEFAULT_MODE,
         threshold: float | None = DEFAULT_THRESHOLD,
+        *,
+        rewrite: bool = False,
+        fresh_plan: bool = False,
+        settings: LlmSettings | None = None,
     ) -> SearchResult:
         """Fragmenty najlepiej pasujące do pytania, spełniające filtry (najlepszy pierwszy); pusta lista
-        z powodem (``reason``), gdy nic nie przekracza progu pewności (``threshold=None`` wyłącza próg)."""
+        z powodem (``reason``), gdy nic nie przekracza progu pewności (``threshold=None`` wyłącza próg).
+
+        ``rewrite``: najpierw plan zapytania od modelu czatu (``settings`` albo ``CHROMA_RAG_LLM_*``), zob.
+        ``planning``; plan jest w ``SearchResult.plan``, a jego błąd tylko ostrzega (wyszukiwanie bez planu).
+        ``fresh_plan``: pomija plany zapamiętane na dysku."""
         mode, filters = checked_search(k, mode, threshold, filters)
         self.store.require_existing()
         _ = self.embedder  # resolved before the read session: it may need its own short read of the DB
@@ -153,7 +163,56 @@ class Index:
                 records = Registry(self.store.client).records()
                 holders = {r.path: r.same_as for r in records if r.same_as}
                 filters = resolve_files(filters, [(r.name, r.path) for r in records], holders)
-            return self.searcher(mode).search(SearchRequest(question, k, filters, mode, threshold))
+            searcher = self.searcher(mode)
+            request = SearchRequest(question, k, filters, mode, threshold)
+            if rewrite:
+                request.plan = self._plan(searcher, request, settings, fresh_plan)
+            return searcher.search(request)
+
+    def _plan(
+        self, searcher: Searcher, request: SearchRequest, settings: LlmSettings | None, fresh: bool
+    ) -> Plan:
+        validate(request)
+        planner = self.planner(settings)
+        planner.use_cache = not fresh
+        return planner.plan(request.question, self._catalog(searcher, request))
+
+    def planner(self, settings: LlmSettings | None = None) -> Planner:
+        """Planista zapytań tej bazy (plany zapamiętane w jej katalogu danych pochodnych, ``plany/``)."""
+        if self._planner is None or (settings is not None and self._planner.client.settings != settings):
+            client = ChatClient(settings or LlmSettings.from_env())
+            self._planner = Planner(client, self.store.work_dir / "plany")
+        return self._planner
+
+    def planning_messages(
+        self, question: str, filters: SearchFilters | None = None, mode: str = DEFAULT_MODE
+    ) -> list[dict[str, str]]:
+        """Wiadomości zapytania planowania dla pytania (``pytaj --pokaz-prompt``), bez pytania modelu."""
+        self.store.require_existing()
+        _ = self.embedder
+        with read_session(self.store):
+            searcher = self.searcher(mode)
+            request = SearchRequest(question, 5, filters, mode)
+            validate(request)
+            return plan_messages(request.question, self._catalog(searcher, request))
+
+    @property
+    def planning_stats(self) -> PlanningStats:
+        return self._planner.stats if self._planner is not None else PlanningStats()
+
+    def _catalog(self, searcher: Searcher, request: SearchRequest) -> Catalog:
+        """Dokumenty dla promptu planowania; przy wielu plikach najpierw te, które wyszukiwanie bez planu
+        stawia najwyżej."""
+        titles = searcher.titles
+        ranked: list[str] = []
+        if len(titles) > LISTED_DOCUMENTS:
+            unplanned = SearchRequest(request.question, searcher.fusion.depth, request.filters, request.mode)
+            ranked = [hit.file for hit in searcher.rank(unplanned)]
+        column = searcher.collection.column
+        files = column("plik", None)
+        types = {str(files[i]): str(v) for i, v in column("typ", "").items() if files.get(i) is not None}
+        years = {str(files[i]): int(v) for i, v in column("rok", 0).items() if files.get(i) is not None and v}
+        return catalog_from(titles, types, years, searcher.units, ranked)
 
     def ask(
         self,
@@ -163,22 +222,32 @@ class Index:
         threshold: float | None = DEFAULT_THRESHOLD,
         *,
         mode: str = DEFAULT_MODE,
-        rewrite: bool = False,
+        rewrite: bool | None = None,
+        fresh_plan: bool = False,
         on_token: Callable[[str], None] | None = None,
+        on_plan: Callable[[Plan], None] | None = None,
         settings: LlmSettings | None = None,
     ) -> Answer:
         """Odpowiedź modelu czatu na podstawie ``k`` najlepszych fragmentów, z cytatami [plik, art. N].
 
+        ``rewrite``: wyszukiwanie planowane tym samym modelem (``search(rewrite=True)``); domyślnie tak,
+        chyba że ``CHROMA_RAG_PRZEPISZ=0`` (``LlmSettings.planning``).
         Gdy nic nie pasuje do filtrów albo nic nie przekracza progu ``threshold``, odpowiedź to
-        „Nie ma tego w dokumentach.” bez zapytania do modelu. Model: ``settings`` albo zmienne
-        ``CHROMA_RAG_LLM_*`` / plik ``.env`` (zob. ``LlmSettings.from_env``)."""
-        return ask(
-            question,
-            lambda query: self.search(query, k, filters, mode, threshold),
-            settings=settings,
-            rewrite=rewrite,
-            on_token=on_token,
-        )
+        „Nie ma tego w dokumentach.” bez pytania modelu o odpowiedź. Model: ``settings`` albo zmienne
+        ``CHROMA_RAG_LLM_*`` / plik ``.env`` (zob. ``LlmSettings.from_env``). ``on_plan`` dostaje plan zaraz
+        po wyszukiwaniu, przed odpowiedzią (CLI pokazuje go nad strumieniem odpowiedzi)."""
+        settings = settings or LlmSettings.from_env()
+        planned = rewrite if rewrite is not None else settings.planning is not False
+
+        def retrieve(query: str) -> SearchResult:
+            found = self.search(
+                query, k, filters, mode, threshold, rewrite=planned, fresh_plan=fresh_plan, settings=settings
+            )
+            if on_plan is not None and found.plan is not None:
+                on_plan(found.plan)
+            return found
+
+        return ask(question, retrieve, settings=settings, on_token=on_token)
 
     def unit(self, file: str, art: str) -> Unit:
         """Cała jednostka ``art`` pliku ``file`` (nazwa jak w ``files()``): wszystkie jej części sklejone,
@@ -196,8 +265,13 @@ class Index:
         k: int = 10,
         mode: str = DEFAULT_MODE,
         threshold: float | None = DEFAULT_THRESHOLD,
+        *,
+        rewrite: bool = False,
+        fresh_plan: bool = False,
+        settings: LlmSettings | None = None,
     ) -> dict[str, Any]:
-        """``ocena``: hit@1/3/5/10, MRR, odmowy progu i pudła dla pytań z pliku JSONL."""
+        """``ocena``: hit@1/3/5/10, MRR, odmowy progu i pudła dla pytań z pliku JSONL; z ``rewrite`` –
+        wyszukiwanie planowane i koszt planowania (``planowanie``)."""
         mode, _ = checked_search(k, mode, threshold, None)
         loaded = load_questions(Path(questions))
         self.store.require_existing()
@@ -205,11 +279,21 @@ class Index:
         with read_session(self.store):
             searcher = self.searcher(mode)
             kept, missing = split_by_index(loaded, set(searcher.titles))
+            plans: dict[str, Plan | None] = {}
 
             def ranker(question: Question) -> list[Hit]:
-                return searcher.rank(SearchRequest(question.text, k, question.filters, mode))
+                request = SearchRequest(question.text, k, question.filters, mode)
+                if rewrite:
+                    request.plan = self._plan(searcher, request, settings, fresh_plan)
+                plans[question.text] = request.plan
+                return searcher.rank(request)
 
-            result = evaluate(kept, ranker, lambda question, hits: searcher.refuses(question.text, hits, threshold))
+            def refuses(question: Question, hits: list[Hit]) -> bool:
+                return searcher.refuses(question.text, hits, threshold, plans.get(question.text), question.filters)
+
+            result = evaluate(kept, ranker, refuses)
+        if rewrite:
+            result["planowanie"] = self.planning_stats.to_json()
         result["pominiete"] = {"pytania": len(loaded) - len(kept), "pliki": missing}
         return result
 

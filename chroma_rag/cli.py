@@ -107,6 +107,14 @@ ModeOption = Annotated[
     str,
     typer.Option("--tryb", metavar="TRYB", help="Wyszukiwanie: hybryda (wektory + słowa), wektor albo slowa."),
 ]
+PlanOption = Annotated[
+    bool | None,
+    typer.Option("--przepisz", help="Najpierw plan zapytania od modelu czatu: zapytania językiem ustaw, akt "
+                 "i jednostka (domyślnie $CHROMA_RAG_PRZEPISZ).", show_default=False),
+]
+FreshPlanOption = Annotated[
+    bool, typer.Option("--nowy-plan", help="Nie używaj planów zapamiętanych na dysku – zapytaj model od nowa.")
+]
 ThresholdOption = Annotated[
     float | None,
     typer.Option("--prog", metavar="LICZBA", help="Próg pewności od 0 do 1 (podobieństwo najlepszego wyniku); "
@@ -121,6 +129,31 @@ def _index(
     from .api import Index
 
     return Index(db, model=model, dimensions=dimensions, server=server)
+
+
+def _planning(requested: bool | None):
+    """Czy planować (opcja, a bez niej ``CHROMA_RAG_PRZEPISZ`` przy skonfigurowanym modelu czatu) i ustawienia
+    modelu czatu."""
+    from .llm import LlmSettings
+
+    settings = LlmSettings.from_env()
+    if requested is None:
+        requested = bool(settings.planning) and settings.configured
+    return requested, settings
+
+
+def _print_plan(plan) -> None:
+    """Plan w jednym wierszu (stderr, żeby wynik na stdout dało się dalej przetwarzać)."""
+    if plan is None:
+        return
+    if plan.error:
+        err.print(f"Uwaga: wyszukiwanie bez planu – {plan.error}", style="yellow", markup=False, highlight=False)
+        return
+    queries = "; ".join(f"„{q}”" for q in plan.queries) or "–"
+    documents = ", ".join(plan.documents) or "żaden z indeksu"
+    units = f"; jednostki: {', '.join(plan.units)}" if plan.units else ""
+    cached = " (z pamięci)" if plan.cached else ""
+    err.print(f"Plan{cached}: {queries}; dokumenty: {documents}{units}", style="dim", markup=False, highlight=False)
 
 
 def _threshold(value: float | None) -> float | None:
@@ -295,6 +328,8 @@ def search_command(
     articles: ArticlesOption = None,
     mode: ModeOption = "hybryda",
     threshold: ThresholdOption = None,
+    rewrite: PlanOption = None,
+    fresh_plan: FreshPlanOption = False,
     as_json: JsonOption = False,
     db: DbOption = None,
     model: ModelOption = None,
@@ -303,30 +338,43 @@ def search_command(
 ) -> None:
     """Pokazuje fragmenty najbardziej pasujące do pytania (filtry działają przed wyszukiwaniem)."""
     filters = _filters(files, types, year, year_from, year_to, articles)
+    planned, settings = _planning(rewrite)
     hits = _index(db, model, dimensions, server).search(
-        question, k=_count(count), filters=filters, mode=mode, threshold=_threshold(threshold)
+        question, k=_count(count), filters=filters, mode=mode, threshold=_threshold(threshold),
+        rewrite=planned, fresh_plan=fresh_plan, settings=settings,
     )
     if as_json:
         _print_json(hits.to_json())
         return
+    _print_plan(hits.plan)
     if not hits and hits.reason == "filtry":
         from .filters import FILTERS_MATCH_NOTHING
 
         out.print(FILTERS_MATCH_NOTHING)
         return
     if not hits:
-        out.print("Nie znaleziono nic trafnego – żaden fragment nie pasuje do pytania wystarczająco dobrze. "
-                  "Spróbuj innych słów, zdejmij filtry albo obniż próg (--prog).")
+        if hits.reason == "prog":
+            out.print("Nie znaleziono nic trafnego – żaden fragment nie pasuje do pytania wystarczająco dobrze. "
+                      "Spróbuj innych słów, zdejmij filtry albo obniż próg (--prog).")
+        else:  # no threshold refused anything (e.g. --prog 0): lowering it cannot help
+            out.print("Nie znaleziono nic trafnego. Spróbuj innych słów albo zdejmij filtry.")
         return
+    top = hits[0].score or 1.0
     paths_by_name: dict[str, set[str]] = {}
     for hit in hits:
         paths_by_name.setdefault(hit.file, set()).add(str(hit.metadata.get("sciezka", "")))
     for rank, hit in enumerate(hits, start=1):  # same-named files from two folders are shown by their paths
-        _print_hit(rank, hit, show_path=len(paths_by_name[hit.file]) > 1)
+        _print_hit(rank, hit, top, show_path=len(paths_by_name[hit.file]) > 1)
     _print_unit_hint(hits)
 
 
 SNIPPET_CHARS = 400
+
+
+def _relevance(hit: Hit, top: float) -> str:
+    """Liczba zgodna z kolejnością: wynik fuzji względem pierwszego wyniku (samo podobieństwo kosinusowe
+    skakałoby w górę i w dół listy)."""
+    return f"trafność {hit.score / top:.2f}" if hit.score else ""  # vector mode: the similarity is the order
 
 
 def _pages(meta: dict) -> str:
@@ -335,22 +383,23 @@ def _pages(meta: dict) -> str:
     return f"{first}–{last}" if last != first else str(first)
 
 
-def _print_hit(rank: int, hit: Hit, show_path: bool = False) -> None:
-    """Wynik jako nagłówek (plik, jednostka, strony, podobieństwo) i wcięty fragment – czytelne także w wąskim
-    terminalu, w którym tabela łamała nazwy plików w połowie."""
+def _print_hit(rank: int, hit: Hit, top: float, show_path: bool = False) -> None:
+    """Wynik jako nagłówek (plik, jednostka, strony, trafność), wcięte podobieństwo z rozdziałem i fragment –
+    czytelne także w wąskim terminalu, w którym tabela łamała nazwy plików w połowie."""
     from rich.padding import Padding
     from rich.text import Text
 
     meta = hit.metadata
     header = Text(f"{rank}. ", style="bold")
     header.append(str(meta.get("sciezka")) if show_path else hit.file, style="bold cyan")
-    for part in (_unit_part(hit), f"str. {_pages(meta)}", f"podobieństwo {hit.similarity:.3f}"):
+    for part in (_unit_part(hit), f"str. {_pages(meta)}", _relevance(hit, top)):
         if part:
             header.append(f" · {part}")
     out.print(header)
-    context = str(meta.get("rozdzial") or "")
-    if context:
-        out.print(Padding(Text(context, style="dim"), (0, 0, 0, 3)))
+    # the similarity decides the threshold, so it stays visible beside the order's own number
+    chapter = str(meta.get("rozdzial") or "")
+    context = f"podobieństwo {hit.similarity:.3f}" + (f" · {chapter}" if chapter else "")
+    out.print(Padding(Text(context, style="dim"), (0, 0, 0, 3)))
     out.print(Padding(Text(shorten(hit.text, SNIPPET_CHARS)), (0, 0, 1, 3)))
 
 
@@ -420,8 +469,11 @@ def ask_command(
     year_to: YearToOption = None,
     articles: ArticlesOption = None,
     rewrite: Annotated[
-        bool, typer.Option("--przepisz", help="Najpierw przepisz pytanie na język ustaw i szukaj obiema wersjami.")
-    ] = False,
+        bool | None,
+        typer.Option("--przepisz/--bez-planu", help="Plan zapytania od modelu czatu przed wyszukiwaniem (domyślnie "
+                     "tak; $CHROMA_RAG_PRZEPISZ=0 zmienia domyślną).", show_default=False),
+    ] = None,
+    fresh_plan: FreshPlanOption = False,
     show_prompt: Annotated[
         bool, typer.Option("--pokaz-prompt", help="Pokaż wiadomości dla modelu i zakończ bez pytania go.")
     ] = False,
@@ -439,9 +491,14 @@ def ask_command(
     """Odpowiada na pytanie modelem czatu wyłącznie na podstawie znalezionych fragmentów, z cytatami."""
     filters = _filters(files, types, year, year_from, year_to, articles)
     index = _index(db, model, dimensions, server)
+    from .llm import LlmSettings
+
+    settings = LlmSettings.from_env()
+    planned = rewrite if rewrite is not None else settings.planning is not False
     if show_prompt:
         hits = index.search(question, k=_count(count), filters=filters, mode=mode, threshold=_threshold(threshold))
-        _print_prompt(question, hits, rewrite, as_json)
+        planning = index.planning_messages(question, filters, mode) if planned else None
+        _print_prompt(question, hits, planning, as_json)
         return
     streaming = not (no_stream or as_json)
     answer = index.ask(
@@ -450,8 +507,11 @@ def ask_command(
         filters=filters,
         threshold=_threshold(threshold),
         mode=mode,
-        rewrite=rewrite,
+        rewrite=planned,
+        fresh_plan=fresh_plan,
+        settings=settings,
         on_token=_write if streaming else None,
+        on_plan=None if as_json else _print_plan,
     )
     if as_json:
         _print_json(answer.to_json())
@@ -466,22 +526,18 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
-def _print_prompt(question: str, hits: list[Hit], rewrite: bool, as_json: bool) -> None:
-    from .answering import NOT_FOUND, build_messages, rewrite_messages
+def _print_prompt(question: str, hits: list[Hit], planning: list[dict[str, str]] | None, as_json: bool) -> None:
+    from .answering import NOT_FOUND, build_messages
 
     if as_json:
-        _print_json(
-            {
-                "przepisanie": rewrite_messages(question) if rewrite else None,
-                "wiadomosci": build_messages(question, hits) if hits else None,
-            }
-        )
+        _print_json({"planowanie": planning, "wiadomosci": build_messages(question, hits) if hits else None})
         return
-    if rewrite:
-        out.print("Zapytanie 1 – przepisanie pytania na język ustaw:", style="bold")
-        _print_messages(rewrite_messages(question))
+    if planning is not None:
+        out.print("Zapytanie 1 – plan wyszukiwania (zapytania językiem ustaw, dokumenty, jednostki):", style="bold")
+        _print_messages(planning)
         out.print(
-            "Zapytanie 2 – odpowiedź (dojdą do niego fragmenty znalezione dla przepisanego pytania):", style="bold"
+            "Zapytanie 2 – odpowiedź (poniżej z fragmentami wyszukiwania bez planu; z planem mogą być inne):",
+            style="bold",
         )
     if not hits:
         out.print(f"Brak pasujących fragmentów – odpowiedź „{NOT_FOUND}” bez pytania modelu.")
@@ -500,11 +556,10 @@ def _print_sources(answer: Answer) -> None:
 
     if answer.hits:
         out.print("Źródła:", style="bold")
+        top = answer.hits[0].score or 1.0
         for rank, hit in enumerate(answer.hits, start=1):
-            line = f"  {rank}. {citation_label(hit)}, strona {hit.page}, podobieństwo {hit.similarity:.3f}"
+            line = f"  {rank}. {citation_label(hit)}, strona {hit.page}, {_relevance(hit, top)}"
             out.print(line, markup=False, highlight=False)
-    if answer.rewritten_question:
-        err.print(f"Pytanie przepisane na język ustaw: {answer.rewritten_question}", markup=False)
     if answer.invalid_citations:
         cited = ", ".join(str(c) for c in answer.invalid_citations)
         err.print(f"Uwaga: cytaty niepasujące do żadnego podanego fragmentu: {cited}", style="yellow", markup=False)
@@ -528,19 +583,25 @@ def evaluate_command(
     count: Annotated[int, typer.Option("-k", "--ile", metavar="LICZBA", help="Ile wyników brać pod uwagę.")] = 10,
     mode: ModeOption = "hybryda",
     threshold: ThresholdOption = None,
+    rewrite: PlanOption = None,
+    fresh_plan: FreshPlanOption = False,
     model: ModelOption = None,
     dimensions: DimensionsOption = None,
     as_json: JsonOption = False,
     db: DbOption = None,
     server: ServerOption = None,
 ) -> None:
-    """Mierzy jakość wyszukiwania: hit@1/3/5/10, MRR, odmowy progu, pudła."""
+    """Mierzy jakość wyszukiwania: hit@1/3/5/10, MRR, odmowy progu, pudła (z --przepisz także koszt planowania)."""
     index = _index(db, model, dimensions, server)
-    result = index.evaluate(questions, k=count, mode=mode, threshold=_threshold(threshold))
+    planned, settings = _planning(rewrite)
+    result = index.evaluate(
+        questions, k=count, mode=mode, threshold=_threshold(threshold),
+        rewrite=planned, fresh_plan=fresh_plan, settings=settings,
+    )
     skipped = result["pominiete"]
     if skipped["pytania"]:
         err.print(
-            f"[yellow]Uwaga:[/] pominięto {skipped['pytania']} pytań o pliki, których nie ma w indeksie: "
+            f"[yellow]Uwaga:[/] pominięto pytania o pliki, których nie ma w indeksie ({skipped['pytania']}): "
             f"{', '.join(skipped['pliki'])}."
         )
     if as_json:
@@ -576,6 +637,14 @@ def _print_evaluation(result: dict) -> None:
         units = ", ".join(unit_label(art) for art in expected["art"])
         wanted = f"{expected['plik']} {units}".strip() if expected["plik"] else "odmowa"
         out.print(f"[red]Pudło:[/] {miss['pytanie']}\n  oczekiwano: {wanted}; pierwsze: {got}")
+    planning = result.get("planowanie")
+    if planning:
+        cost = f", koszt {planning['koszt']:.6f} USD" if planning["koszt"] is not None else ""
+        out.print(
+            f"Planowanie: zapytań do modelu {planning['zapytania_do_modelu']}, planów z pamięci "
+            f"{planning['z_pamieci']}, błędów {planning['bledy']}; tokenów wejścia {planning['tokeny_wejscia']}, "
+            f"wyjścia {planning['tokeny_wyjscia']}{cost}."
+        )
 
 
 def _cell(value: float | int) -> str:

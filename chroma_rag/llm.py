@@ -40,6 +40,12 @@ class LlmSettings:
     key: str | None = field(default=None, repr=False)
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_RETRIES
+    planning: bool | None = None  # CHROMA_RAG_PRZEPISZ: plan queries by default (None: not set)
+
+    @property
+    def configured(self) -> bool:
+        """Czy użytkownik wskazał model czatu: własny adres serwera albo klucz API."""
+        return self.key is not None or self.url != DEFAULT_URL
 
     @property
     def host(self) -> str:
@@ -68,6 +74,7 @@ class LlmSettings:
             key=key,
             timeout=_number(values, "CHROMA_RAG_LLM_TIMEOUT", float, DEFAULT_TIMEOUT),
             max_retries=_number(values, "CHROMA_RAG_LLM_RETRIES", int, DEFAULT_RETRIES),
+            planning=_flag(values, PLANNING_ENV),
         )
 
 
@@ -92,6 +99,20 @@ def _read_env_file(env_file: str | Path | None) -> dict[str, str]:
     from dotenv import dotenv_values
 
     return {k: v for k, v in dotenv_values(env_file).items() if v is not None}
+
+
+PLANNING_ENV = "CHROMA_RAG_PRZEPISZ"
+_TRUE = ("1", "tak", "true")
+_FALSE = ("0", "nie", "false")
+
+
+def _flag(values: Mapping[str, str], name: str) -> bool | None:
+    raw = (values.get(name) or "").strip().lower()
+    if not raw:
+        return None
+    if raw in _TRUE or raw in _FALSE:
+        return raw in _TRUE
+    raise UserError(f"Zmienna {name} przyjmuje 1/0, tak/nie albo true/false, a ma wartość „{raw}”.")
 
 
 def _number(values: Mapping[str, str], name: str, kind: type, default: float) -> Any:
@@ -144,9 +165,15 @@ class ChatClient:
         self._client: Any = None
 
     def complete(
-        self, messages: list[dict[str, str]], on_token: Callable[[str], None] | None = None
+        self,
+        messages: list[dict[str, str]],
+        on_token: Callable[[str], None] | None = None,
+        json_object: bool = False,
     ) -> Completion:
-        """Odpowiedź modelu; z ``on_token`` strumieniowo (każdy kawałek tekstu od razu do ``on_token``)."""
+        """Odpowiedź modelu; z ``on_token`` strumieniowo (każdy kawałek tekstu od razu do ``on_token``).
+
+        ``json_object``: prośba o jeden obiekt JSON (``response_format``); serwer, który jej nie zna i odrzuca
+        zapytanie (400), dostaje je raz jeszcze bez niej."""
         import openai
 
         client = self._connect()
@@ -154,6 +181,11 @@ class ChatClient:
         if self.settings.host == "openrouter.ai":
             request["extra_body"] = {"usage": {"include": True}}  # OpenRouter reports cost only on request
         try:
+            if json_object:
+                try:
+                    return self._complete_whole(client, {**request, "response_format": {"type": "json_object"}})
+                except openai.BadRequestError:
+                    pass
             if on_token is None:
                 return self._complete_whole(client, request)
             return self._complete_streamed(client, request, on_token)

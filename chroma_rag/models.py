@@ -96,6 +96,33 @@ class Hit:
         }
 
 
+@dataclass
+class Plan:
+    """Plan zapytania od modelu czatu (``planning``): zapytania językiem ustaw, pliki, które najpewniej
+    zawierają odpowiedź (``[]``: żaden), i jednostki („art. 144”, „§ 6”) – już sprawdzone z indeksem.
+
+    ``error``: dlaczego planu nie ma (wtedy wyszukiwanie jest zwykłe); ``cached``: plan z pamięci na dysku."""
+
+    queries: list[str] = field(default_factory=list)
+    documents: list[str] = field(default_factory=list)
+    units: list[str] = field(default_factory=list)
+    cached: bool = False
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "zapytania": self.queries,
+            "dokumenty": self.documents,
+            "jednostki": self.units,
+            "z_pamieci": self.cached,
+            "blad": self.error,
+        }
+
+
 class SearchResult(list[Hit]):
     """Wynik wyszukiwania: lista trafień (najlepsze pierwsze) i, gdy jest pusta, powód – ``"filtry"`` (filtry nie
     pasują do żadnego fragmentu) albo ``"prog"`` (nic nie jest wystarczająco trafne). ``plan``: plan zapytania

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from .config import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
 from .embedding import Embedder
 from .errors import UsageError, UserError
-from .filters import SearchFilters, build_where
+from .filters import SearchFilters, article_key, build_where, normalize_article
 from .keyword import KeywordIndex
-from .models import Hit, SearchResult
+from .models import Hit, Plan, SearchResult
 from .references import References, find_references
 from .store import ChunkCollection
 
@@ -37,9 +37,39 @@ class FusionSettings:
     reference_weight: float = 1.0
     depth: int = 50
     one_per_unit: bool = True
+    # Planned search (``Plan``): each planned query, the hinted documents and the hinted units add lists to
+    # the question's own (those count ``question_weight`` times). Chosen leave-one-out on the dev set.
+    question_weight: float = 1.0
+    query_weight: float = 1.0
+    document_weight: float = 1.0
+    unit_weight: float = 2.0
+    # A planned list keeps only fragments nearly as similar to the question itself as its best one: a wrong
+    # plan brings fragments on another subject, which this drops (bench/planning.py, docs/BENCHMARKS.md).
+    plan_margin: float = 0.06
+    query_margin: float = 0.0  # the same for a planned query as a whole (its similarity to the question)
+
+    def weight(self, source: str) -> float:
+        """Waga listy fuzji według jej źródła (``FusionList.source``)."""
+        base = {
+            "slowa": self.keyword_weight,
+            "wektor": self.vector_weight,
+            "odwolanie": self.reference_weight,
+            # a unit the question names ("art. 3 ustawy o …") counts as much as being first in both legs
+            "jednostka": self.vector_weight + self.keyword_weight,
+        }
+        kind, _, origin = source.partition("/")
+        if origin == "pytanie":  # scaling every list alike leaves an unplanned ranking unchanged
+            return self.question_weight * base[kind]
+        if origin == "plan":
+            return self.query_weight * base.get(kind, 1.0)
+        if origin == "dokumenty":
+            return self.document_weight * base.get(kind, 1.0)
+        return self.unit_weight
 
 
 DEFAULT_FUSION = FusionSettings()
+PLAN_REFUSAL_MARGIN = 0.05
+AGREEMENT_DEPTH = 10  # how many first fragments of a planned list show whether it is on the question's subject
 COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
 
 
@@ -52,6 +82,17 @@ class SearchRequest:
     filters: SearchFilters | None = None
     mode: str = DEFAULT_MODE
     threshold: float | None = None
+    plan: Plan | None = None
+
+
+@dataclass
+class FusionList:
+    """Jedna lista fuzji: źródło (``slowa/pytanie``, ``wektor/plan``, ``wektor/dokumenty``, ``jednostki``, …)
+    i id fragmentów, najlepszy pierwszy."""
+
+    source: str
+    ids: list[str]
+    query_similarity: float | None = None  # a planned query's similarity to the question itself
 
 
 @dataclass
@@ -79,6 +120,17 @@ class Searcher:
             self._allowed_ids[key] = self.collection.ids(where)
         return self._allowed_ids[key]
 
+    @cached_property
+    def units(self) -> dict[str, set[str]]:
+        """Nazwa pliku → jego jednostki (``normalize_article``: „27”, „§ 3”), do sprawdzania planu."""
+        files, arts = self.collection.column("plik", None), self.collection.column("art", None)
+        units: dict[str, set[str]] = {}
+        for chunk_id, name in files.items():
+            art = arts.get(chunk_id)
+            if name is not None and art not in (None, "", "None"):
+                units.setdefault(str(name), set()).add(normalize_article(str(art)))
+        return units
+
     def search(self, request: SearchRequest) -> SearchResult:
         """Najlepsze fragmenty (najlepszy pierwszy); gdy nic nie jest wystarczająco trafne – pusta lista
         z powodem ``"prog"``, gdy same filtry nie pasują do żadnego fragmentu – z powodem ``"filtry"``."""
@@ -87,48 +139,103 @@ class Searcher:
         if not hits and filters is not None and filters.where_conditions() and not self.collection.ids(
             build_where(filters)
         ):
-            return SearchResult([], reason="filtry")
-        if self.refuses(request.question, hits, request.threshold):
-            return SearchResult([], reason="prog")
-        return SearchResult(hits)
+            return SearchResult([], reason="filtry", plan=request.plan)
+        if self.refuses(request.question, hits, request.threshold, request.plan, request.filters):
+            return SearchResult([], reason="prog", plan=request.plan)
+        return SearchResult(hits, plan=request.plan)
 
-    def refuses(self, question: str, hits: list[Hit], threshold: float | None) -> bool:
+    def refuses(
+        self,
+        question: str,
+        hits: list[Hit],
+        threshold: float | None,
+        plan: Plan | None = None,
+        filters: SearchFilters | None = None,
+    ) -> bool:
         """„Nic trafnego”: najlepszy wynik jest semantycznie słaby (podobieństwo poniżej progu) i nie
         wszystkie słowa pytania występują w pierwszych wynikach. Pełne pokrycie ratuje krótkie zapytania
-        hasłowe („dane”, „urlop”), dla których e5 daje niskie podobieństwo, choć tekst je zawiera."""
-        if not refuses(hits, threshold):
+        hasłowe („dane”, „urlop”), dla których e5 daje niskie podobieństwo, choć tekst je zawiera.
+
+        Jednostka wskazana filtrem (``--art``) nigdy nie jest odmawiana. Plan bez dokumentów (model uznał,
+        że żaden plik nie zawiera odpowiedzi) podnosi próg o ``PLAN_REFUSAL_MARGIN``."""
+        if filters is not None and filters.articles:
             return False
-        if self.keywords is None:
+        planned = plan is not None and plan.ok
+        # planned lists may put first a fragment a little less similar to the question than another one found
+        best = [max(hits, key=lambda hit: hit.similarity)] if planned and hits else hits
+        nothing_named = planned and not plan.documents
+        if threshold is not None and nothing_named:
+            threshold += PLAN_REFUSAL_MARGIN
+        if not refuses(best, threshold):
+            return False
+        if self.keywords is None or nothing_named:
             return True
         return self.keywords.coverage(question, [h.id for h in hits[:COVERAGE_DEPTH]]) < 1.0
 
     def rank(self, request: SearchRequest) -> list[Hit]:
         """Ranking bez progu; każdy wynik ma podobieństwo kosinusowe i wynik fuzji (``score``)."""
         validate(request)
-        collection, fusion = self.collection, self.fusion
-        filters = request.filters or SearchFilters()
-        check_known_files(self.titles, filters.files)
+        check_known_files(self.titles, (request.filters or SearchFilters()).files)
         query_vector = self.embedder.embed_query(request.question)
-        where = build_where(filters)
-        depth = max(fusion.depth, request.k)
-        if request.mode == "wektor":
-            return _dedupe(collection.query(query_vector, depth, where), fusion)[: request.k]
-        assert self.keywords is not None, "tryb słowny wymaga indeksu słów"
-        lists: list[tuple[float, list[str]]] = [
-            (fusion.keyword_weight, [h.id for h in self.keywords.search(request.question, depth, self._allowed(where))])
-        ]
-        if request.mode == "hybryda":
-            lists.append((fusion.vector_weight, self.vector_ids(request.question, query_vector, depth, where)))
-            refs = find_references(request.question, self.titles)
-            for ref_filters in reference_filters(refs, filters):
-                ref_ranked = collection.ranked(query_vector, depth, build_where(ref_filters))
-                lists.append((fusion.reference_weight, [i for i, _ in ref_ranked]))
-        scores = rrf(lists, fusion.rrf_k)
+        depth = max(self.fusion.depth, request.k)
+        if request.mode == "wektor" and not _planned(request):
+            hits = self.collection.query(query_vector, depth, build_where(request.filters or SearchFilters()))
+            for hit in hits:
+                hit.score = hit.similarity
+            return _dedupe(hits, self.fusion)[: request.k]
+        lists = self.fusion_lists(request, query_vector, depth)
+        similarity = self.collection.similarities(list({i for item in lists for i in item.ids}), query_vector)
+        scores = fuse(lists, similarity, self.fusion)
         ordered = sorted(scores, key=lambda i: -scores[i])[:depth]
-        hits = collection.hits(ordered, query_vector)
+        hits = self.collection.hits(ordered, query_vector)
         for hit in hits:
             hit.score = scores[hit.id]
-        return _dedupe(hits, fusion)[: request.k]
+        return _dedupe(hits, self.fusion)[: request.k]
+
+    def fusion_lists(self, request: SearchRequest, query_vector: np.ndarray, depth: int) -> list[FusionList]:
+        """Listy do fuzji: pytania (słowa, wektor, odwołania z pytania) i – z planem – każdego planowanego
+        zapytania, tych zapytań zawężonych do wskazanych plików oraz wskazanych jednostek. Filtry
+        użytkownika obowiązują każdą listę; wskazówki planu tylko dokładają listy, niczego nie wycinają."""
+        filters = request.filters or SearchFilters()
+        where = build_where(filters)
+        lists: list[FusionList] = []
+        if request.mode != "wektor":
+            lists.append(FusionList("slowa/pytanie", self.keyword_ids(request.question, depth, where)))
+        if request.mode != "slowa":
+            lists.append(FusionList("wektor/pytanie", self.vector_ids(request.question, query_vector, depth, where)))
+        if request.mode == "hybryda":
+            refs = find_references(request.question, self.titles)
+            for ref_filters in reference_filters(refs, filters):
+                ranked = self.collection.ranked(query_vector, depth, build_where(ref_filters))
+                source = "jednostka/pytanie" if ref_filters.articles != filters.articles else "odwolanie/pytanie"
+                lists.append(FusionList(source, [i for i, _ in ranked]))
+        plan = request.plan
+        if plan is None or not plan.ok:
+            return lists
+        hinted = _hinted_filters(plan, filters)
+        hinted_where = build_where(hinted) if hinted is not None else None
+        for query in plan.queries:
+            vector = self.embedder.embed_query(query)
+            near = float(vector @ query_vector)
+            if request.mode != "wektor":
+                lists.append(FusionList("slowa/plan", self.keyword_ids(query, depth, where), near))
+                if hinted is not None:
+                    lists.append(FusionList("slowa/dokumenty", self.keyword_ids(query, depth, hinted_where), near))
+            if request.mode != "slowa":
+                ranked = self.collection.ranked(vector, depth, where)
+                lists.append(FusionList("wektor/plan", [i for i, _ in ranked], near))
+                if hinted is not None:
+                    ranked = self.collection.ranked(vector, depth, hinted_where)
+                    lists.append(FusionList("wektor/dokumenty", [i for i, _ in ranked], near))
+        units = [u for u in plan.units if not filters.articles or _same_unit(u, filters.articles)]
+        if hinted is not None and units:
+            ranked = self.collection.ranked(query_vector, depth, build_where(replace(hinted, articles=units)))
+            lists.append(FusionList("jednostki", [i for i, _ in ranked]))
+        return lists
+
+    def keyword_ids(self, query: str, depth: int, where: dict | None) -> list[str]:
+        assert self.keywords is not None, "tryb słowny wymaga indeksu słów"
+        return [h.id for h in self.keywords.search(query, depth, self._allowed(where))]
 
     def vector_ids(self, question: str, query_vector: np.ndarray, depth: int, where: dict | None) -> list[str]:
         """Lista nogi wektorowej hybrydy; osobna metoda, bo ``bench/quality_ideas.py`` podmienia ją na
@@ -148,6 +255,33 @@ def validate(request: SearchRequest) -> None:
         raise UsageError("Liczba wyników (-k/--ile) musi być dodatnia.")
     if request.mode not in MODES:
         raise UsageError(f"Nieznany tryb „{request.mode}”; dostępne: {', '.join(MODES)}.")
+
+
+def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSettings) -> dict[str, float]:
+    """RRF list pytania i planu. Próg bliskości to podobieństwo najlepszego fragmentu pytania minus
+    ``plan_margin``: zapytanie planu dalsze od pytania odpada w całości, a z list planu odpadają fragmenty
+    dalsze od pytania; lista planu waży tyle, jaka część jej czołówki jest bliska (``similarity``: id →
+    podobieństwo do pytania)."""
+    own = [similarity.get(i, 0.0) for item in lists if item.source.endswith("/pytanie") for i in item.ids]
+    best = max(own) if own else 0.0
+    floor = best - fusion.plan_margin
+    near = [item.query_similarity >= best - fusion.query_margin for item in lists if item.query_similarity is not None]
+    off_subject = bool(near) and not any(near)  # no planned query is near the question: nor are its units
+    weighted = []
+    for item in lists:
+        ids, weight = item.ids, fusion.weight(item.source)
+        if item.query_similarity is not None and item.query_similarity < best - fusion.query_margin:
+            continue  # a planned query farther from the question than its own best fragment: off the subject
+        if off_subject and item.source == "jednostki":
+            continue
+        if not item.source.endswith("/pytanie"):
+            kept = [i for i in ids if similarity.get(i, 0.0) >= floor]
+            head = ids[:AGREEMENT_DEPTH]
+            # a list whose best fragments are off the question's subject (a wrong plan) counts that much less
+            weight *= sum(similarity.get(i, 0.0) >= floor for i in head) / len(head) if head else 0.0
+            ids = kept
+        weighted.append((weight, ids))
+    return rrf(weighted, fusion.rrf_k)
 
 
 def rrf(lists: Iterable[tuple[float, list[str]]], k: int) -> dict[str, float]:
@@ -176,6 +310,21 @@ def reference_filters(refs: References, filters: SearchFilters) -> list[SearchFi
     if named_files:
         narrowed.append(replace(filters, files=named_files))
     return narrowed
+
+
+def _planned(request: SearchRequest) -> bool:
+    return request.plan is not None and request.plan.ok and bool(request.plan.queries or request.plan.documents)
+
+
+def _same_unit(unit: str, articles: list[str]) -> bool:
+    return article_key(unit) in {article_key(a) for a in articles}
+
+
+def _hinted_filters(plan: Plan, filters: SearchFilters) -> SearchFilters | None:
+    """Filtry użytkownika zawężone do plików wskazanych przez plan; ``None``, gdy plan nie wskazał żadnego
+    albo wskazane wykluczają filtry użytkownika."""
+    files = [name for name in plan.documents if not filters.files or name in filters.files]
+    return replace(filters, files=files) if files else None
 
 
 def _dedupe(hits: list[Hit], fusion: FusionSettings) -> list[Hit]:

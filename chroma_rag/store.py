@@ -539,6 +539,16 @@ class ChunkCollection:
                 found[i] = Hit(id=i, text=doc, metadata=meta, similarity=similarity)
         return [found[i] for i in ids if i in found]
 
+    def similarities(self, ids: Sequence[str], embedding: np.ndarray) -> dict[str, float]:
+        """Podobieństwo kosinusowe wektora do fragmentów o podanych id (z migawki, bez pobierania treści)."""
+        found = self.snapshot()
+        if found is None:
+            return {hit.id: hit.similarity for hit in self.hits(ids, embedding)}
+        rows = found.rows(list(ids))
+        known = rows >= 0
+        values = np.asarray(found.vectors[rows[known]] @ embedding).tolist()
+        return dict(zip([i for i, ok in zip(ids, known.tolist(), strict=True) if ok], values, strict=True))
+
     def query(self, embedding: np.ndarray, k: int, where: dict[str, Any] | None) -> list[Hit]:
         """Najbliższe ``k`` fragmentów spełniających ``where`` (najlepszy pierwszy) z treścią i metadanymi."""
         return self._hits(self.ranked(embedding, k, where))

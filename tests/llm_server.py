@@ -12,7 +12,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,10 +47,11 @@ class FakeLlm:
 
     model = "testowy/model-1"
 
-    def __init__(self) -> None:
+    def __init__(self, responder: Callable[[Request], Reply | None] | None = None) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[Request] = []
         self.default = Reply()
+        self.responder = responder  # answers what the queue does not (e.g. stored plans, plan_replay.py)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
@@ -69,7 +70,10 @@ class FakeLlm:
     def next_reply(self, request: Request) -> Reply:
         with self._lock:
             self.requests.append(request)
-            return self.replies.popleft() if self.replies else self.default
+            if self.replies:
+                return self.replies.popleft()
+        reply = self.responder(request) if self.responder is not None else None
+        return reply or self.default
 
     def start(self) -> FakeLlm:
         self._thread.start()
@@ -81,12 +85,27 @@ class FakeLlm:
 
 
 @contextmanager
-def running_fake_llm() -> Iterator[FakeLlm]:
-    server = FakeLlm().start()
+def running_fake_llm(responder: Callable[[Request], Reply | None] | None = None) -> Iterator[FakeLlm]:
+    server = FakeLlm(responder).start()
     try:
         yield server
     finally:
         server.stop()
+
+
+@contextmanager
+def llm_environment(monkeypatch: Any, cwd: Any, key: str) -> Iterator[FakeLlm]:
+    """Serwer czatu i zmienne ``CHROMA_RAG_LLM_*`` wskazujące na niego (bez ponowień); bieżący katalog
+    ``cwd`` bez ``.env``, żadnych kluczy ani ustawień z zewnątrz."""
+    monkeypatch.chdir(cwd)
+    for name in ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "CHROMA_RAG_LLM_MODEL", "CHROMA_RAG_LLM_TIMEOUT",
+                 "CHROMA_RAG_PRZEPISZ"):
+        monkeypatch.delenv(name, raising=False)
+    with running_fake_llm() as server:
+        monkeypatch.setenv("CHROMA_RAG_LLM_URL", server.url)
+        monkeypatch.setenv("CHROMA_RAG_LLM_KEY", key)
+        monkeypatch.setenv("CHROMA_RAG_LLM_RETRIES", "0")
+        yield server
 
 
 def _handler_for(fake: FakeLlm) -> type[BaseHTTPRequestHandler]:

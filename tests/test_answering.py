@@ -20,7 +20,6 @@ from chroma_rag.answering import (
     build_messages,
     find_citations,
     invalid_citations,
-    merge_hits,
 )
 from chroma_rag.errors import UserError
 from chroma_rag.llm import LlmSettings
@@ -123,12 +122,6 @@ def test_citations_of_superscript_articles_keep_the_superscript():
     assert invalid_citations(text, kc) == [Citation("kc.pdf", "art. 385")]
 
 
-def test_merge_keeps_each_fragment_once_with_its_better_similarity():
-    better = Hit("a-7", HITS[1].text, HITS[1].metadata, 0.95)
-    merged = merge_hits(HITS[:2], [better, HITS[2]])
-    assert [(h.id, h.similarity) for h in merged] == [("a-7", 0.95), ("a-5", 0.91), ("r-3", 0.84)]
-
-
 # --- asking ---------------------------------------------------------------------------------------
 
 
@@ -177,40 +170,6 @@ def test_streaming_delivers_pieces_as_they_come_and_usage_from_the_last_chunk(fa
     assert "".join(pieces) == answer.text == "Tak, pacjent ma prawo do informacji [pacjent.pdf, art. 5]."
     assert answer.invalid_citations == []
     assert (answer.usage.prompt_tokens, answer.usage.completion_tokens, answer.usage.cost) == (120, 30, None)
-
-
-def test_rewrite_makes_two_calls_and_answers_from_the_union_of_both_queries(fake):
-    fake.enqueue(
-        Reply(text="„Czy pacjentowi przysługuje prawo do informacji o stanie zdrowia?”", prompt_tokens=20),
-        Reply(text="Tak [pacjent.pdf, art. 5]."),
-    )
-    by_query = {"Czy lekarz musi mi powiedzieć, co mi jest?": [HITS[1]]}
-    queries: list[str] = []
-
-    def retrieve(query: str) -> list[Hit]:
-        queries.append(query)
-        return by_query.get(query, [HITS[0], HITS[2]])
-
-    answer = ask(
-        "Czy lekarz musi mi powiedzieć, co mi jest?", retrieve, settings=settings_for(fake), rewrite=True
-    )
-
-    rewritten = "Czy pacjentowi przysługuje prawo do informacji o stanie zdrowia?"
-    assert queries == ["Czy lekarz musi mi powiedzieć, co mi jest?", rewritten]
-    assert len(fake.requests) == 2
-    first, second = (r.body["messages"] for r in fake.requests)
-    assert first[-1]["content"] == "Czy lekarz musi mi powiedzieć, co mi jest?"
-    assert "język polskich ustaw" in first[0]["content"]
-    assert [h.id for h in answer.hits] == ["a-5", "a-7", "r-3"]
-    assert second == build_messages("Czy lekarz musi mi powiedzieć, co mi jest?", answer.hits)
-    assert answer.rewritten_question == rewritten
-    assert answer.usage.prompt_tokens == 140 and answer.usage.cost == pytest.approx(0.00084)
-
-
-def test_rewrite_with_nothing_found_skips_the_answer_call(fake):
-    fake.enqueue(Reply(text="Pytanie w języku ustaw?"))
-    answer = ask("bzdura", fixed([]), settings=settings_for(fake), rewrite=True)
-    assert answer.text == NOT_FOUND and len(fake.requests) == 1
 
 
 def test_local_server_without_key_gets_a_dummy_key(fake):

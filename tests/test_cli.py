@@ -28,7 +28,8 @@ def test_results_are_listed_with_file_unit_pages_and_similarity(capsys, two_acts
                            "--baza", two_acts_db)
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith(f"1. {PATIENTS} · art. ") and " · str. " in lines[0] and "podobieństwo 0." in lines[0]
+    assert lines[0].startswith(f"1. {PATIENTS} · art. ") and " · str. " in lines[0] and " · trafność 1.00" in lines[0]
+    assert lines[1].startswith("   podobieństwo 0.")
     assert any(line.startswith(f"2. {PATIENTS} · art. ") for line in lines)
     assert all(line.startswith("   ") or not line.strip() or line[0].isdigit() for line in lines[:-1])
     assert lines[-1].startswith(f"Całą jednostkę pokaże: chroma-rag pokaz {PATIENTS} ")

@@ -92,6 +92,8 @@ def test_local_embedder_waits_passively_unless_told_otherwise(monkeypatch):
             False,
         ),
         ("nomic-embed-text", "search_query: ", "search_document: ", False),
+        ("embeddinggemma", "task: search result | query: ", "title: none | text: ", False),
+        ("embeddinggemma:300m", "task: search result | query: ", "title: none | text: ", False),
         ("text-embedding-3-small", "", "", False),
         ("gte5x", "", "", False),
     ],

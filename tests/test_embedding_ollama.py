@@ -63,6 +63,18 @@ def test_e5_over_ollama_matches_in_process_and_batches(ollama):
     assert np.argmax(passages @ query) == 0
 
 
+def test_embeddinggemma_gets_its_model_card_prompts(ollama):
+    ollama.models.add("embeddinggemma")
+    remote = embedder(ollama, "embeddinggemma")
+    remote.embed_passages(["Art. 4. Pacjent ma prawo do informacji."])
+    remote.embed_query("Czy lekarz musi mi powiedzieć, co mi jest?")
+    inputs = [payload["input"] for _, payload in ollama.requests]
+    assert inputs == [
+        ["title: none | text: Art. 4. Pacjent ma prawo do informacji."],
+        ["task: search result | query: Czy lekarz musi mi powiedzieć, co mi jest?"],
+    ]
+
+
 def test_bge_m3_gets_raw_text_truncated_to_limit(ollama, monkeypatch):
     monkeypatch.setenv("CHROMA_RAG_EMBED_MAKS_ZNAKOW", "40")
     remote = embedder(ollama, "bge-m3")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA_PROTECTION, PATIENTS, REPO, run_cli
-from llm_server import FakeLlm, Reply, running_fake_llm
+from llm_server import FakeLlm, Reply, llm_environment, running_fake_llm
 
 from chroma_rag import Index
 from chroma_rag.answering import NOT_FOUND, SYSTEM_PROMPT
@@ -24,14 +24,10 @@ QUESTION = "Czy pacjent może odmówić zgody na badanie?"
 
 @pytest.fixture
 def fake(monkeypatch, tmp_path) -> FakeLlm:
-    """Serwer czatu i środowisko wskazujące na niego; bieżący katalog bez ``.env``."""
-    monkeypatch.chdir(tmp_path)
-    for name in ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "CHROMA_RAG_LLM_MODEL", "CHROMA_RAG_LLM_TIMEOUT"):
-        monkeypatch.delenv(name, raising=False)
-    with running_fake_llm() as server:
-        monkeypatch.setenv("CHROMA_RAG_LLM_URL", server.url)
-        monkeypatch.setenv("CHROMA_RAG_LLM_KEY", KEY)
-        monkeypatch.setenv("CHROMA_RAG_LLM_RETRIES", "0")
+    """Serwer czatu i środowisko wskazujące na niego; bieżący katalog bez ``.env``. Bez planowania zapytań
+    (``CHROMA_RAG_PRZEPISZ=0``): tu sprawdzamy odpowiadanie, planowanie – ``test_planning.py``."""
+    with llm_environment(monkeypatch, tmp_path, KEY) as server:
+        monkeypatch.setenv("CHROMA_RAG_PRZEPISZ", "0")
         yield server
 
 
@@ -117,36 +113,15 @@ def test_show_prompt_prints_messages_and_calls_nothing(capsys, two_acts_db, fake
     code, out, _ = pytaj(capsys, two_acts_db, QUESTION, "--pokaz-prompt", "--przepisz", "-k", "2")
     assert code == 0
     assert fake.requests == []
-    assert "język polskich ustaw" in out  # the rewrite request
+    assert "plan wyszukiwania" in out and '"zapytania"' in out  # the planning request
     assert NOT_FOUND in out and out.count("=== Fragment") == 2
     assert out.rstrip().endswith(f"Pytanie: {QUESTION}")
 
     code, out, _ = pytaj(capsys, two_acts_db, QUESTION, "--pokaz-prompt", "--json", "--typ", "kodeks")
-    assert code == 0 and json.loads(out) == {"przepisanie": None, "wiadomosci": None}
+    assert code == 0 and json.loads(out) == {"planowanie": None, "wiadomosci": None}
     code, out, _ = pytaj(capsys, two_acts_db, QUESTION, "--pokaz-prompt", "--json", "-k", "1")
     messages = json.loads(out)["wiadomosci"]
     assert [m["role"] for m in messages] == ["system", "user"] and fake.requests == []
-
-
-def test_rewrite_makes_two_calls_and_merges_both_searches(capsys, two_acts_db, fake):
-    colloquial = "Czy mogę dostać papiery ze szpitala o moim leczeniu?"
-    rewritten = "Czy pacjent ma prawo dostępu do dokumentacji medycznej?"
-    fake.enqueue(Reply(text=rewritten), Reply(text="Tak [prawa-pacjenta-DU-2009-417.pdf, art. 23]."))
-    code, out, err = pytaj(capsys, two_acts_db, colloquial, "--przepisz", "-k", "3", "--json")
-
-    assert code == 0, err
-    assert len(fake.requests) == 2
-    assert fake.requests[0].body["messages"][-1]["content"] == colloquial
-    ids = {f["id"] for f in szukaj(capsys, two_acts_db, colloquial, "-k", "3")}
-    ids |= {f["id"] for f in szukaj(capsys, two_acts_db, rewritten, "-k", "3")}
-    data = json.loads(out)
-    assert {f["id"] for f in data["fragmenty"]} == ids and len(ids) > 3
-    assert data["pytanie_przepisane"] == rewritten
-    prompt = fake.requests[1].body["messages"][1]["content"]
-    assert prompt.count("=== Fragment") == len(ids) and prompt.endswith(f"Pytanie: {colloquial}")
-    assert data["uzycie"]["tokeny_wejscia"] == 240
-    fake.enqueue(Reply(text=rewritten))
-    assert f"przepisane na język ustaw: {rewritten}" in pytaj(capsys, two_acts_db, colloquial, "--przepisz")[2]
 
 
 @pytest.mark.parametrize(
@@ -192,10 +167,10 @@ def test_key_from_dotenv_in_current_directory(capsys, two_acts_db, fake, monkeyp
 def test_index_ask_respects_the_similarity_threshold(two_acts_db, fake):
     index = Index(two_acts_db)
     settings = LlmSettings(url=fake.url, key=KEY, max_retries=0)
-    refused = index.ask(QUESTION, threshold=0.999, mode="wektor", settings=settings)
+    refused = index.ask(QUESTION, threshold=0.999, mode="wektor", settings=settings, rewrite=False)
     assert refused.text == NOT_FOUND and refused.hits == [] and fake.requests == []
 
-    answer = index.ask(QUESTION, k=2, filters=SearchFilters(files=[PATIENTS]), settings=settings)
+    answer = index.ask(QUESTION, k=2, filters=SearchFilters(files=[PATIENTS]), settings=settings, rewrite=False)
     assert answer.text == "Odpowiedź testowa." and len(answer.hits) == 2
     assert answer.usage.cost == 0.00042 and len(fake.requests) == 1
 

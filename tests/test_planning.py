@@ -1,0 +1,332 @@
+"""Planowanie zapytań (issue 12): prompt, obsługa JSON, awarie, pamięć planów, fuzja, odmowa, plany błędne.
+
+Prawdziwa baza (dwie ustawy), prawdziwy model embeddingów, model czatu zastąpiony serwerem HTTP na pętli
+zwrotnej mówiącym protokołem OpenAI (``llm_server.py``; plany z pliku – ``plan_replay.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from conftest import DATA_PROTECTION, PATIENTS, run_cli
+from llm_server import Reply, Request, llm_environment
+from plan_replay import load_plans, plan_responder
+
+from chroma_rag import Index
+from chroma_rag.filters import SearchFilters, build_where
+from chroma_rag.llm import LlmSettings
+from chroma_rag.planning import Catalog, DocumentEntry, plan_messages
+
+KEY = "sk-test-PLAN-0123456789"
+# Colloquial: the statute says "dokumentacja medyczna", "udostępnia", not "papiery ze szpitala".
+QUESTION = "Czy mogę dostać kopię papierów ze szpitala o moim leczeniu?"
+PLAN = {
+    "zapytania": ["udostępnianie dokumentacji medycznej pacjentowi", "kopia dokumentacji medycznej"],
+    "dokumenty": [PATIENTS],
+    "jednostki": ["art. 27"],
+}
+OUTSIDE = "Jaki jest okres wypowiedzenia umowy o pracę na czas nieokreślony?"
+
+
+def plan_reply(plan: dict) -> Reply:
+    return Reply(text=json.dumps(plan, ensure_ascii=False))
+
+
+def is_planning(request: Request) -> bool:
+    return '"zapytania"' in request.body["messages"][0]["content"]
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path):
+    with llm_environment(monkeypatch, tmp_path, KEY) as server:
+        monkeypatch.setenv("CHROMA_RAG_LLM_TIMEOUT", "5")
+        yield server
+
+
+@pytest.fixture
+def db(two_acts_copy):
+    """Prywatna kopia: plany są zapamiętywane w folderze bazy."""
+    return two_acts_copy
+
+
+def szukaj(capsys, db, *args: str) -> tuple[int, dict, str]:
+    code, out, err = run_cli(capsys, "szukaj", *args, "--json", "--baza", db)
+    assert "Traceback" not in out + err and KEY not in out + err
+    return code, (json.loads(out) if code == 0 else {}), err
+
+
+def ranked_units(result: dict) -> list[tuple[str, str]]:
+    return [(hit["plik"], hit["art"]) for hit in result["wyniki"]]
+
+
+# --- zapytanie planowania -----------------------------------------------------------------------------
+
+
+def test_planning_request_has_the_question_verbatim_the_documents_and_asks_for_json(capsys, db, fake):
+    fake.enqueue(plan_reply(PLAN))
+    code, result, err = szukaj(capsys, db, QUESTION, "--przepisz")
+
+    assert code == 0, err
+    [request] = fake.requests
+    assert request.body["response_format"] == {"type": "json_object"}
+    system, user = request.body["messages"]
+    assert '"zapytania"' in system["content"] and '"dokumenty"' in system["content"]
+    assert user["content"].endswith(f"Pytanie: {QUESTION}")
+    for name in (PATIENTS, DATA_PROTECTION):
+        assert re.search(rf"- {re.escape(name)} \| .+ \| ustawa \| (2009|1997)", user["content"])
+    assert "Rzeczniku Praw Pacjenta" in user["content"]  # the act's title
+    assert "więcej" not in user["content"]
+    assert result["plan"] == {**PLAN, "z_pamieci": False, "blad": None}
+
+
+def test_many_documents_list_the_30_best_ranked_and_count_the_rest():
+    documents = [DocumentEntry(f"plik-{n:02d}.txt", f"Tytuł {n}", "dokument", 2020) for n in range(34)]
+    [_, user] = plan_messages("Pytanie?", Catalog(documents))
+    listed = [line for line in user["content"].splitlines() if line.startswith("- plik-")]
+    assert [line.split(" | ")[0] for line in listed] == [f"- plik-{n:02d}.txt" for n in range(30)]
+    assert "i 4 więcej" in user["content"]
+
+
+def test_many_files_put_the_unplanned_search_favourites_first(capsys, tmp_path, fake):
+    folder = tmp_path / "dokumenty"
+    folder.mkdir()
+    for n in range(31):
+        (folder / f"notatka-{n:02d}.txt").write_text(f"Notatka numer {n} o sprawach różnych.\n", encoding="utf-8")
+    (folder / "urlop.txt").write_text("Pracownikowi przysługuje urlop wypoczynkowy w wymiarze 26 dni.\n")
+    index = Index(tmp_path / "db")
+    index.add([folder])
+    fake.enqueue(plan_reply({"zapytania": ["urlop wypoczynkowy"], "dokumenty": ["urlop.txt"], "jednostki": []}))
+
+    index.search("Ile dni urlopu wypoczynkowego mi przysługuje?", rewrite=True, settings=LlmSettings.from_env())
+
+    content = fake.requests[0].body["messages"][1]["content"]
+    listed = [line for line in content.splitlines() if line.startswith("- ")]
+    assert listed[0].startswith("- urlop.txt | ")
+    assert len(listed) == 31 and listed[-1] == "- … i 2 więcej (niewymienione, mniej pasujące do pytania)"
+
+
+# --- odpowiedź modelu: JSON, pola spoza indeksu --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```json\n" + json.dumps(PLAN) + "\n```",
+        "Oto plan wyszukiwania:\n" + json.dumps(PLAN, ensure_ascii=False) + "\nPowodzenia!",
+    ],
+    ids=["blok-json", "tekst-wokol"],
+)
+def test_plan_is_found_inside_fences_or_surrounding_text(capsys, db, fake, text):
+    fake.enqueue(Reply(text=text))
+    code, result, err = szukaj(capsys, db, QUESTION, "--przepisz")
+    assert code == 0, err
+    assert result["plan"]["zapytania"] == PLAN["zapytania"] and result["plan"]["blad"] is None
+
+
+def test_server_rejecting_response_format_is_asked_again_without_it(capsys, db, fake):
+    fake.enqueue(Reply(status=400), plan_reply(PLAN))
+    code, result, err = szukaj(capsys, db, QUESTION, "--przepisz")
+    assert code == 0, err
+    first, second = fake.requests
+    assert "response_format" in first.body and "response_format" not in second.body
+    assert result["plan"]["dokumenty"] == [PATIENTS] and "Uwaga" not in err
+
+
+def test_unknown_documents_and_units_are_dropped(capsys, db, fake):
+    plan = {"zapytania": ["dokumentacja medyczna"], "dokumenty": ["kodeks-pracy.pdf", PATIENTS.removesuffix(".pdf")],
+            "jednostki": ["art. 9999", "Art. 27", "§ 3"]}
+    fake.enqueue(plan_reply(plan))
+    code, result, err = szukaj(capsys, db, QUESTION, "--przepisz")
+    assert code == 0, err
+    assert result["plan"]["dokumenty"] == [PATIENTS]  # the stem named it; the unknown act is gone
+    assert result["plan"]["jednostki"] == ["art. 27"]
+
+
+# --- awarie: zwykłe wyszukiwanie i jedno ostrzeżenie ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (Reply(text="Nie wiem, o co chodzi."), "niepoprawny plan"),
+        (Reply(text=""), "niepoprawny plan"),
+        (Reply(text='{"zapytania": "x", "dokumenty": 5}'), "niepoprawny plan"),
+        (Reply(delay=2.0), "nie odpowiedział w ciągu 0.5 s"),
+        (Reply(status=503), "błąd 503"),
+    ],
+    ids=["tekst", "pusta", "zle-pola", "czas", "5xx"],
+)
+def test_planning_failure_falls_back_to_unplanned_search_with_one_warning(
+    capsys, db, fake, monkeypatch, reply, reason
+):
+    monkeypatch.setenv("CHROMA_RAG_LLM_TIMEOUT", "0.5")
+    fake.enqueue(reply, reply)  # a 400-free failure is not retried
+    code, out, err = run_cli(capsys, "szukaj", QUESTION, "--przepisz", "--baza", db)
+
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.strip()]
+    assert len(warnings) == 1 and warnings[0].startswith("Uwaga: wyszukiwanie bez planu") and reason in warnings[0]
+    assert "Traceback" not in err
+    _, unplanned, _ = szukaj(capsys, db, QUESTION)
+    assert [hit["plik"] for hit in unplanned["wyniki"]] and out.count(" · trafność ") == len(unplanned["wyniki"])
+    fake.enqueue(reply)
+    _, planned, _ = szukaj(capsys, db, QUESTION, "--przepisz")
+    assert ranked_units(planned) == ranked_units(unplanned) and reason in planned["plan"]["blad"]
+
+
+# --- pamięć planów -----------------------------------------------------------------------------------------
+
+
+def test_repeated_evaluation_makes_no_chat_requests_and_fresh_plan_asks_again(capsys, db, fake, tmp_path):
+    questions = tmp_path / "pytania.jsonl"
+    rows = [{"pytanie": QUESTION, "plik": PATIENTS, "art": ["27"]}, {"pytanie": OUTSIDE, "plik": None, "art": []}]
+    questions.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    fake.responder = plan_responder({QUESTION: PLAN, OUTSIDE: {"zapytania": ["wypowiedzenie umowy o pracę"],
+                                                               "dokumenty": [], "jednostki": []}})
+    args = ("ocena", questions, "--przepisz", "--json", "--baza", db)
+
+    code, out, err = run_cli(capsys, *args)
+    assert code == 0, err
+    first = json.loads(out)
+    assert first["planowanie"]["zapytania_do_modelu"] == 2 and first["planowanie"]["z_pamieci"] == 0
+    assert first["planowanie"]["tokeny_wejscia"] == 240 and first["planowanie"]["koszt"] == pytest.approx(0.00084)
+
+    code, out, _ = run_cli(capsys, *args)
+    second = json.loads(out)
+    assert len(fake.requests) == 2  # nothing asked the second time
+    assert second["planowanie"]["zapytania_do_modelu"] == 0 and second["planowanie"]["z_pamieci"] == 2
+    assert {k: second[k] for k in ("hit@1", "hit@5", "mrr", "odmowy")} == {
+        k: first[k] for k in ("hit@1", "hit@5", "mrr", "odmowy")
+    }
+
+    code, out, _ = run_cli(capsys, *args, "--nowy-plan")
+    assert json.loads(out)["planowanie"]["zapytania_do_modelu"] == 2 and len(fake.requests) == 4
+
+    code, out, _ = run_cli(capsys, "ocena", questions, "--json", "--baza", db)
+    assert "planowanie" not in json.loads(out) and len(fake.requests) == 4
+
+
+# --- fuzja, odmowa, plany błędne --------------------------------------------------------------------------------
+
+
+def test_plan_brings_the_statute_article_to_the_top(capsys, db, fake):
+    _, unplanned, _ = szukaj(capsys, db, QUESTION, "-k", "10")
+    fake.enqueue(plan_reply(PLAN))
+    _, planned, _ = szukaj(capsys, db, QUESTION, "-k", "10", "--przepisz")
+    assert ranked_units(planned)[0] == (PATIENTS, "27")
+    assert ranked_units(unplanned)[0] != (PATIENTS, "27")
+
+
+def test_user_filters_apply_to_every_planned_list(capsys, db, fake):
+    fake.enqueue(plan_reply(PLAN))
+    _, result, _ = szukaj(capsys, db, QUESTION, "--przepisz", "--plik", DATA_PROTECTION, "-k", "10", "--prog", "0")
+    assert result["wyniki"] and {hit["plik"] for hit in result["wyniki"]} == {DATA_PROTECTION}
+
+
+def test_a_wrong_plan_does_not_sink_a_good_search(capsys, db, fake):
+    question = "Kto jest administratorem danych osobowych?"
+    _, unplanned, _ = szukaj(capsys, db, question, "-k", "5")
+    expected = ranked_units(unplanned)[0]
+    fake.enqueue(plan_reply(PLAN))  # the plan of another question: other words, other act and unit
+    _, planned, _ = szukaj(capsys, db, question, "-k", "5", "--przepisz")
+    assert expected in ranked_units(planned)
+
+
+def test_plan_naming_no_document_refuses_an_outside_question(capsys, db, fake):
+    fake.enqueue(plan_reply({"zapytania": ["okres wypowiedzenia umowy o pracę"], "dokumenty": [], "jednostki": []}))
+    code, result, _ = szukaj(capsys, db, OUTSIDE, "--przepisz")
+    assert code == 0 and result["wyniki"] == [] and result["powod"] == "prog"
+    assert result["plan"]["dokumenty"] == []
+
+
+def test_replayed_plans_come_from_the_shared_file(ustawy):
+    plans = load_plans(ustawy.parent / "plany-dev.jsonl")
+    rotated = load_plans(ustawy.parent / "plany-dev.jsonl", rotate=1)
+    questions = list(plans)
+    assert len(plans) == 25 and rotated[questions[0]] == plans[questions[1]]
+    responder = plan_responder(plans)
+    request = Request("/v1/chat/completions", {}, {"messages": plan_messages(questions[3], Catalog([]))})
+    assert json.loads(responder(request).text) == plans[questions[3]]
+    answering = Request("/v1/chat/completions", {}, {"messages": [{"role": "user", "content": questions[3]}]})
+    assert responder(answering) is None  # not a planning request: the server's plain answer
+
+
+# --- pytaj --------------------------------------------------------------------------------------------------------
+
+
+def test_pytaj_plans_by_default_and_shows_the_plan_above_the_answer(capsys, db, fake):
+    fake.enqueue(plan_reply(PLAN), Reply(text="Tak [prawa-pacjenta-DU-2009-417.pdf, art. 27]."))
+    code, out, err = run_cli(capsys, "pytaj", QUESTION, "--baza", db)
+
+    assert code == 0, err
+    planning, answering = fake.requests
+    assert is_planning(planning) and not is_planning(answering)
+    assert err.splitlines()[0].startswith("Plan: „udostępnianie dokumentacji medycznej pacjentowi”")
+    assert f"dokumenty: {PATIENTS}; jednostki: art. 27" in err.splitlines()[0]
+    assert out.startswith("Tak [prawa-pacjenta-DU-2009-417.pdf, art. 27].")
+    assert f"1. [{PATIENTS}, art. 27]" in out
+
+
+def test_pytaj_json_has_the_plan_and_bez_planu_or_env_turn_it_off(capsys, db, fake, monkeypatch):
+    fake.enqueue(plan_reply(PLAN))
+    code, out, _ = run_cli(capsys, "pytaj", QUESTION, "--json", "--baza", db)
+    assert code == 0 and json.loads(out)["plan"]["jednostki"] == ["art. 27"] and len(fake.requests) == 2
+
+    code, out, _ = run_cli(capsys, "pytaj", QUESTION, "--json", "--bez-planu", "--baza", db)
+    assert code == 0 and json.loads(out)["plan"] is None and len(fake.requests) == 3
+    monkeypatch.setenv("CHROMA_RAG_PRZEPISZ", "nie")
+    code, out, _ = run_cli(capsys, "pytaj", QUESTION, "--json", "--baza", db)
+    assert code == 0 and json.loads(out)["plan"] is None and len(fake.requests) == 4
+
+
+def test_env_default_plans_szukaj_and_bad_value_is_one_sentence(capsys, db, fake, monkeypatch):
+    monkeypatch.setenv("CHROMA_RAG_PRZEPISZ", "tak")
+    fake.enqueue(plan_reply(PLAN))
+    code, result, _ = szukaj(capsys, db, QUESTION)
+    assert code == 0 and result["plan"]["dokumenty"] == [PATIENTS]
+    monkeypatch.setenv("CHROMA_RAG_PRZEPISZ", "może")
+    code, _, err = szukaj(capsys, db, QUESTION)
+    assert code == 1 and "CHROMA_RAG_PRZEPISZ" in err and "tak/nie" in err
+
+
+def test_szukaj_shows_the_plan_in_one_line(capsys, db, fake):
+    fake.enqueue(plan_reply(PLAN))
+    code, _, err = run_cli(capsys, "szukaj", QUESTION, "--przepisz", "--baza", db)
+    assert code == 0
+    assert [line for line in err.splitlines() if line.startswith("Plan")] == [
+        "Plan: „udostępnianie dokumentacji medycznej pacjentowi”; „kopia dokumentacji medycznej”; "
+        f"dokumenty: {PATIENTS}; jednostki: art. 27"
+    ]
+
+
+# --- poprawki bez modelu czatu -------------------------------------------------------------------------------------
+
+
+def test_printed_relevance_follows_the_order(capsys, two_acts_db):
+    code, out, _ = run_cli(capsys, "szukaj", QUESTION, "-k", "8", "--baza", two_acts_db)
+    assert code == 0
+    shown = [float(x) for x in re.findall(r"trafność (\d\.\d\d)", out)]
+    assert len(shown) == 8 and shown == sorted(shown, reverse=True) and shown[0] == 1.0
+
+
+def test_named_article_of_a_named_act_is_found(capsys, two_acts_db):
+    code, result, _ = szukaj(capsys, two_acts_db, "art. 3 ustawy o prawach pacjenta", "-k", "10")
+    assert code == 0 and (PATIENTS, "3") in ranked_units(result)
+
+
+def test_explicit_unit_filter_is_never_refused(capsys, two_acts_db):
+    code, result, _ = szukaj(capsys, two_acts_db, "pies", "--plik", PATIENTS, "--art", "3", "--prog", "0.99")
+    assert code == 0 and ranked_units(result)[0] == (PATIENTS, "3") and result["powod"] is None
+
+
+def test_paragraph_filter_does_not_match_articles_and_article_filter_not_paragraphs():
+    assert build_where(SearchFilters(articles=["§ 22"]))["$and"][0] == {"art": "§ 22"}
+    assert build_where(SearchFilters(articles=["art. 22"]))["$and"][0] == {"art": "22"}
+    assert build_where(SearchFilters(articles=["22"]))["$and"][0] == {"art": {"$in": ["22", "§ 22"]}}
+
+
+def test_no_threshold_hint_when_the_threshold_is_off(capsys, two_acts_db):
+    code, out, _ = run_cli(capsys, "szukaj", QUESTION, "--art", "9999", "--prog", "0", "--baza", two_acts_db)
+    assert code == 0 and "Nie znaleziono" in out and "--prog" not in out
