@@ -133,8 +133,11 @@ def test_env_variable_selects_server(capsys, monkeypatch, two_acts_db, two_acts_
     code, out, err = run_cli(capsys, "lista", "--json")
     assert code == 0, err
     assert {f["plik"] for f in json.loads(out)} == {PATIENTS, DATA_PROTECTION}
-    code, _, err = run_cli(capsys, "lista", "--baza", two_acts_db)
-    assert code == 1 and "--serwer" in err
+    # An explicit --baza outranks the server from the environment (flag > environment > file > default).
+    code, _, err = run_cli(capsys, "lista", "--baza", two_acts_db.parent / "brak")
+    assert code == 1 and "jeszcze nie istnieje" in err  # the folder was used, not the server
+    code, _, err = run_cli(capsys, "lista", "--baza", two_acts_db, "--serwer", two_acts_server.url)
+    assert code == 2 and "nie oba naraz" in err
 
 
 def test_unreachable_server_is_one_polish_sentence(capsys):
