@@ -238,6 +238,8 @@ class Index:
         po wyszukiwaniu, przed odpowiedzią (CLI pokazuje go nad strumieniem odpowiedzi)."""
         settings = settings or LlmSettings.from_env()
         planned = rewrite if rewrite is not None else settings.planning is not False
+        # without a usable chat model the answer's own request says so; a planning warning would repeat it
+        planned = planned and not (settings.needs_key and not settings.key)
 
         def retrieve(query: str) -> SearchResult:
             found = self.search(

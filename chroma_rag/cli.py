@@ -19,7 +19,7 @@ from .cli_help import PolishTyper, add_help_command, show_version
 from .cli_output import OutputConsole, TrimmedLines, discard_stdout, shorten
 from .config import DEFAULT_COUNT, DEFAULT_THRESHOLD
 from .errors import UserError
-from .plural import FILE, FRAGMENT, ORPHAN, TOKEN, count
+from .plural import FILE, FRAGMENT, ORPHAN, QUESTION, TOKEN, count
 
 if TYPE_CHECKING:
     from .answering import Answer
@@ -601,7 +601,7 @@ def evaluate_command(
     skipped = result["pominiete"]
     if skipped["pytania"]:
         err.print(
-            f"[yellow]Uwaga:[/] pominięto pytania o pliki, których nie ma w indeksie ({skipped['pytania']}): "
+            f"[yellow]Uwaga:[/] pominięto {count(skipped['pytania'], QUESTION)} o pliki, których nie ma w indeksie: "
             f"{', '.join(skipped['pliki'])}."
         )
     if as_json:

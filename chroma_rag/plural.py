@@ -11,6 +11,7 @@ VECTOR = ("wektor", "wektory", "wektorów")
 ORPHAN = ("fragment-sierota", "fragmenty-sieroty", "fragmentów-sierot")
 UNFINDABLE = ("nieodnajdywalny fragment", "nieodnajdywalne fragmenty", "nieodnajdywalnych fragmentów")
 SECOND = ("sekunda", "sekundy", "sekund")
+QUESTION = ("pytanie", "pytania", "pytań")
 
 
 def form(n: int, forms: tuple[str, str, str]) -> str:

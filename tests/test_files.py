@@ -80,7 +80,7 @@ def test_ocena_skips_questions_about_files_missing_from_the_index(capsys, two_ac
     assert result["n"] == 1 and result["pominiete"] == {
         "pytania": 2, "pliki": ["kodeks-karny-DU-1997-553.pdf", "kodeks-pracy.pdf"]
     }
-    assert "pominięto 2 pytań" in err
+    assert "pominięto 2 pytania o pliki" in err
     questions.write_text(json.dumps(rows[1]) + "\n", encoding="utf-8")
     code, _, err = run_cli(capsys, "ocena", questions, "--baza", two_acts_db)
     assert code == 1 and "kodeks-karny-DU-1997-553.pdf" in err
