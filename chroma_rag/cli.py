@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from . import plural
 from .cli_completion import add_completion_command, complete_indexed_files
 from .cli_help import PolishTyper, add_help_command, show_version
 from .cli_output import OutputConsole, TrimmedLines, discard_stdout, shorten
@@ -601,7 +602,8 @@ def evaluate_command(
     skipped = result["pominiete"]
     if skipped["pytania"]:
         err.print(
-            f"[yellow]Uwaga:[/] pominięto {count(skipped['pytania'], QUESTION)} o pliki, których nie ma w indeksie: "
+            f"[yellow]Uwaga:[/] pominięto {plural.count(skipped['pytania'], QUESTION)} o pliki, których nie ma w "
+            "indeksie: "
             f"{', '.join(skipped['pliki'])}."
         )
     if as_json:
