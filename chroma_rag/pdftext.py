@@ -67,13 +67,17 @@ class _Page:
     sups: list[tuple[str, str]]  # (printed base number, raised digits) of unit numbers
 
 
+# pypdf's own messages are English and name stream internals; what a user can act on is the repair
+REPAIR_HINT = "otwórz go i zapisz ponownie jako PDF (np. „Drukuj do PDF”)"
+
+
 def read_pdf(path: Path) -> PdfText:
     """Czyta PDF; rzuca ``UnreadableFile`` z powodem po polsku, gdy się nie da."""
     reader = _open(path)
     try:
         pages = [_read_page(page) for page in reader.pages]
     except Exception as exc:  # pypdf raises many unrelated types on broken streams
-        raise UnreadableFile(f"{path.name}: uszkodzony PDF, nie da się odczytać treści ({exc}).") from exc
+        raise UnreadableFile(f"{path.name}: uszkodzony PDF, nie da się odczytać treści – {REPAIR_HINT}.") from exc
     if not any(line.text.strip() for page in pages for line in page.lines):
         raise UnreadableFile(f"{path.name}: PDF nie ma warstwy tekstowej (skan?) – potrzebny OCR.")
     return _clean(pages)
@@ -103,7 +107,7 @@ def _open(path: Path):
             f"{path.name}: PDF jest zaszyfrowany i nie da się go otworzyć bez hasła."
         ) from exc
     except (PdfReadError, OSError, ValueError, KeyError, TypeError) as exc:
-        raise UnreadableFile(f"{path.name}: uszkodzony lub nieczytelny PDF ({exc}).") from exc
+        raise UnreadableFile(f"{path.name}: uszkodzony lub nieczytelny PDF – {REPAIR_HINT}.") from exc
     return reader
 
 

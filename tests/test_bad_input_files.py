@@ -3,6 +3,8 @@ nie wysypuje, żaden śmieć (HTML, krzaki z pliku binarnego, puste fragmenty) n
 
 from __future__ import annotations
 
+import re
+
 import json
 import os
 import subprocess
@@ -85,6 +87,10 @@ def test_each_bad_file_named_with_reason_on_one_line(bad_run, name):
     lines = [line for line in err.splitlines() if name in line]
     assert len(lines) == 1, err
     assert any(word in lines[0] for word in EXPECTED_REASONS[name]), lines[0]
+    assert not ENGLISH.search(lines[0].split(":", 1)[1]), lines[0]  # a library's own (English) text stays out
+
+
+ENGLISH = re.compile(r"\b(not|found|error|invalid|stream|marker|object|expected|missing|unexpected)\b", re.I)
 
 
 def test_docx_corrupt_file_is_named_or_ignored(bad_run):
