@@ -573,7 +573,8 @@ def _prepare(source: SourceFile, doc_type: str | None, report: IndexReport) -> P
         report.skipped[str(source.path)] = str(exc)
         return None
     except Exception as exc:  # one odd file (a reader bug, a missing codec) must not stop the whole run
-        report.skipped[str(source.path)] = f"{source.path.name}: nie da się odczytać (błąd czytnika {type(exc).__name__})."
+        reason = f"nie da się odczytać (błąd czytnika {type(exc).__name__})"
+        report.skipped[str(source.path)] = f"{source.path.name}: {reason}."
         return None
     report.seconds["wczytywanie"] += load_s
     report.seconds["ciecie"] += chunk_s
