@@ -3,10 +3,9 @@ nie wysypuje, żaden śmieć (HTML, krzaki z pliku binarnego, puste fragmenty) n
 
 from __future__ import annotations
 
-import re
-
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
