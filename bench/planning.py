@@ -6,8 +6,9 @@ Listy fuzji każdego pytania liczone są raz (``Searcher.fusion_lists``) dla pla
 przesuniętego o jedno pytanie (wszystkie plany błędne); warianty wag to już tylko RRF na tych listach.
 Plany przechodzą przez ``planning.parse_plan`` z katalogiem bazy, jak w ``ocena --przepisz``.
 
-Leave-one-out: dla każdego pytania wagi wybiera siatka na pozostałych (cel: MRR z planami właściwymi +
-MRR z planami błędnymi), a wynik liczy się na pominiętym – raportujemy, jak często wybierano każdy wariant.
+Leave-one-out: dla każdego pytania wagi wybiera siatka na pozostałych (cel: z planami błędnymi hit@5 ≥ 0,75 ×
+bez planu, potem najlepsze MRR z planami właściwymi), a wynik liczy się na pominiętym – raportujemy, jak często
+wybierano każdy wariant; osobno samo sito jednostek (``unit_margin``) i cała siatka marginesów.
 """
 
 from __future__ import annotations
@@ -149,54 +150,63 @@ def main() -> None:
         "pytanie ×6": replace(DEFAULT_FUSION, question_weight=6),
         "bez odsiewu po podobieństwie (margines 1)": replace(DEFAULT_FUSION, plan_margin=1.0),
         "pytanie ×1, bez odsiewu (naiwne RRF)": replace(DEFAULT_FUSION, question_weight=1, plan_margin=1.0),
+        "bez sita jednostek (unit_margin 1)": replace(DEFAULT_FUSION, unit_margin=1.0),
     }
     for name, fusion in ingredients.items():
         for variant in ("plan", "plan błędny"):
             print(row(f"{variant}: {name}", summary(run(variants[variant], fusion))))
 
-    grid = [replace(DEFAULT_FUSION, question_weight=q, plan_margin=m, query_margin=u)
-            for q, m, u in itertools.product((1, 2, 3), (0.02, 0.03, 0.04, 0.06), (-0.01, 0.0, 0.01, 0.02))]
-    per_config = {}
-    for n, fusion in enumerate(grid):
-        per_config[n] = {v: run(variants[v], fusion) for v in ("plan", "plan błędny")}
-
     unplanned_outcomes = run(variants["bez planu"], DEFAULT_FUSION)
+    margins = (0.01, 0.015, 0.02, 0.025, 0.03, 1.0)
+    planned_loo(questions, variants, run, unplanned_outcomes, "sito jednostek (unit_margin, reszta domyślna)",
+                [replace(DEFAULT_FUSION, unit_margin=m) for m in margins])
+    planned_loo(questions, variants, run, unplanned_outcomes, "pytanie×, plan_margin, query_margin, unit_margin",
+                [replace(DEFAULT_FUSION, question_weight=q, plan_margin=m, query_margin=u, unit_margin=n)
+                 for q, m, u, n in itertools.product((1, 2, 3), (0.02, 0.03, 0.04, 0.06), (-0.01, 0.0, 0.01, 0.02),
+                                                     margins)])
+    offline_loo(questions, variants["bez planu"], run)
+
+
+def planned_loo(questions: list[Question], variants: dict[str, list[Case]], run, unplanned: list[Outcome],
+                name: str, grid: list[FusionSettings]) -> None:
+    """Leave-one-out wag fuzji z planem: dla każdego pytania wariant wybiera siatka na pozostałych (cel
+    issue: z planem błędnym hit@5 ≥ 0,75 × bez planu, potem najlepsze MRR z planem właściwym), a wynik
+    liczy się na pominiętym. Drukuje też wybory, rozrzut siatki i wariant wybrany na całym zbiorze."""
+    per_config = [{v: run(variants[v], fusion) for v in ("plan", "plan błędny")} for fusion in grid]
 
     def objective(n: int, keep: list[int]) -> tuple[bool, float]:
-        """Cel issue: z planem błędnym hit@5 ≥ 0.75 × bez planu (na części uczącej), potem najlepsze MRR
-        z planem właściwym."""
         def ranks(outcomes: list[Outcome]) -> list[int | None]:
             return [outcomes[i].rank for i in keep if questions[i].answerable]
 
-        robust = metrics(ranks(per_config[n]["plan błędny"]))["hit@5"] >= 0.75 * metrics(
-            ranks(unplanned_outcomes))["hit@5"]
+        robust = metrics(ranks(per_config[n]["plan błędny"]))["hit@5"] >= 0.75 * metrics(ranks(unplanned))["hit@5"]
         return robust, metrics(ranks(per_config[n]["plan"]))["mrr"]
+
+    def choose(keep: list[int]) -> int:
+        return max(range(len(grid)), key=lambda n: (objective(n, keep), -n))
+
+    def describe(n: int) -> str:
+        g, full = grid[n], {v: summary(per_config[n][v]) for v in ("plan", "plan błędny")}
+        return (f"{g.question_weight}, {g.plan_margin}, {g.query_margin}, {g.unit_margin} – plan hit@5 "
+                f"{full['plan']['hit@5']:.2f} MRR {full['plan']['mrr']:.2f}, błędny hit@5 "
+                f"{full['plan błędny']['hit@5']:.2f} MRR {full['plan błędny']['mrr']:.2f}")
 
     held_out: dict[str, list[Outcome]] = {"plan": [], "plan błędny": []}
     chosen = Counter()
     for i in range(len(questions)):
-        keep = [j for j in range(len(questions)) if j != i]
-        best = max(range(len(grid)), key=lambda n: (objective(n, keep), -n))
+        best = choose([j for j in range(len(questions)) if j != i])
         chosen[best] += 1
         for variant in held_out:
             held_out[variant].append(per_config[best][variant][i])
+    print(f"{name}: {len(grid)} wariantów")
     for variant, outcomes in held_out.items():
         print(row(f"leave-one-out, {variant}", summary(outcomes)))
-    print("wybory leave-one-out (pytanie×, margines fragmentów, margines zapytań: ile razy):")
+    print("wybory leave-one-out (pytanie×, plan_margin, query_margin, unit_margin: ile razy):")
     for n, count in chosen.most_common():
-        g = grid[n]
-        full = {v: summary(per_config[n][v]) for v in ("plan", "plan błędny")}
-        print(f"  {g.question_weight}, {g.plan_margin}, {g.query_margin}: {count} – "
-              f"plan hit@5 {full['plan']['hit@5']:.2f} MRR {full['plan']['mrr']:.2f}, błędny hit@5 "
-              f"{full['plan błędny']['hit@5']:.2f} MRR {full['plan błędny']['mrr']:.2f}")
-    for n, g in enumerate(grid):
-        full = {v: summary(per_config[n][v]) for v in ("plan", "plan błędny")}
-        print(f"    siatka {g.question_weight}, {g.plan_margin}, {g.query_margin}: plan {full['plan']['hit@5']:.2f}/"
-              f"{full['plan']['mrr']:.2f}, błędny {full['plan błędny']['hit@5']:.2f}/{full['plan błędny']['mrr']:.2f}")
-    offline_loo(questions, variants["bez planu"], run)
-    spread = [summary(per_config[n]["plan"])["mrr"] for n in range(len(grid))]
-    spread_wrong = [summary(per_config[n]["plan błędny"])["hit@5"] for n in range(len(grid))]
-    print(f"siatka {len(grid)} wariantów: MRR z planem {min(spread):.2f}–{max(spread):.2f}, "
+        print(f"  {count}× {describe(n)}")
+    print(f"wybór na całym zbiorze: {describe(choose(list(range(len(questions)))))}")
+    spread = [summary(p["plan"])["mrr"] for p in per_config]
+    spread_wrong = [summary(p["plan błędny"])["hit@5"] for p in per_config]
+    print(f"rozrzut siatki: MRR z planem {min(spread):.2f}–{max(spread):.2f}, "
           f"hit@5 z planem błędnym {min(spread_wrong):.2f}–{max(spread_wrong):.2f}")
 
 

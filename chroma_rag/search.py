@@ -47,6 +47,9 @@ class FusionSettings:
     # plan brings fragments on another subject, which this drops (bench/planning.py, docs/BENCHMARKS.md).
     plan_margin: float = 0.06
     query_margin: float = 0.0  # the same for a planned query as a whole (its similarity to the question)
+    # hinted units are judged on their own: statute wording of a good plan's queries may be farther from a
+    # colloquial question than its best fragment, while the right article stays within ~0.024 of it
+    unit_margin: float = 0.025
 
     def weight(self, source: str) -> float:
         """Waga listy fuzji według jej źródła (``FusionList.source``)."""
@@ -258,22 +261,20 @@ def validate(request: SearchRequest) -> None:
 
 
 def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSettings) -> dict[str, float]:
-    """RRF list pytania i planu. Próg bliskości to podobieństwo najlepszego fragmentu pytania minus
-    ``plan_margin``: zapytanie planu dalsze od pytania odpada w całości, a z list planu odpadają fragmenty
-    dalsze od pytania; lista planu waży tyle, jaka część jej czołówki jest bliska (``similarity``: id →
-    podobieństwo do pytania)."""
+    """RRF list pytania i planu, mierzonych podobieństwem do pytania względem jego najlepszego fragmentu
+    (``similarity``: id → podobieństwo do pytania): zapytanie planu dalsze niż ``query_margin`` odpada
+    w całości, wskazane jednostki – gdy ich najbliższy fragment jest dalszy niż ``unit_margin``; z list planu
+    odpadają fragmenty dalsze niż ``plan_margin``, a lista waży tyle, jaka część jej czołówki została."""
     own = [similarity.get(i, 0.0) for item in lists if item.source.endswith("/pytanie") for i in item.ids]
     best = max(own) if own else 0.0
     floor = best - fusion.plan_margin
-    near = [item.query_similarity >= best - fusion.query_margin for item in lists if item.query_similarity is not None]
-    off_subject = bool(near) and not any(near)  # no planned query is near the question: nor are its units
     weighted = []
     for item in lists:
         ids, weight = item.ids, fusion.weight(item.source)
         if item.query_similarity is not None and item.query_similarity < best - fusion.query_margin:
             continue  # a planned query farther from the question than its own best fragment: off the subject
-        if off_subject and item.source == "jednostki":
-            continue
+        if item.source == "jednostki" and (not ids or similarity.get(ids[0], 0.0) < best - fusion.unit_margin):
+            continue  # the list is ranked by the question itself: its first fragment is the units' closest
         if not item.source.endswith("/pytanie"):
             kept = [i for i in ids if similarity.get(i, 0.0) >= floor]
             head = ids[:AGREEMENT_DEPTH]

@@ -18,6 +18,7 @@ from chroma_rag import Index
 from chroma_rag.filters import SearchFilters, build_where
 from chroma_rag.llm import LlmSettings
 from chroma_rag.planning import Catalog, DocumentEntry, plan_messages
+from chroma_rag.search import DEFAULT_FUSION, FusionList, fuse
 
 KEY = "sk-test-PLAN-0123456789"
 # Colloquial: the statute says "dokumentacja medyczna", "udostępnia", not "papiery ze szpitala".
@@ -234,6 +235,18 @@ def test_a_wrong_plan_does_not_sink_a_good_search(capsys, db, fake):
     fake.enqueue(plan_reply(PLAN))  # the plan of another question: other words, other act and unit
     _, planned, _ = szukaj(capsys, db, question, "-k", "5", "--przepisz")
     assert expected in ranked_units(planned)
+
+
+def test_hinted_units_near_the_question_count_even_when_its_planned_queries_do_not():
+    # dev set (art. 162 k.k., art. 128 k.r.o.): the plan's statute wording is farther from a colloquial
+    # question than its best fragment, yet the hinted article is nearly as close as that fragment
+    own = FusionList("wektor/pytanie", ["best", "other"])
+    query = FusionList("wektor/plan", ["article"], query_similarity=0.88)
+    similarity = {"best": 0.90, "other": 0.85, "article": 0.89, "far": 0.80}
+    near = fuse([own, query, FusionList("jednostki", ["article"])], similarity, DEFAULT_FUSION)
+    assert set(near) == {"best", "other", "article"}
+    far = fuse([own, query, FusionList("jednostki", ["far"])], similarity, DEFAULT_FUSION)
+    assert set(far) == {"best", "other"}
 
 
 def test_plan_naming_no_document_refuses_an_outside_question(capsys, db, fake):
