@@ -32,10 +32,10 @@ from .models import Hit, Plan, SearchResult
 from .planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog_from, plan_messages
 from .preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
 from .registry import Registry
-from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, check_known_files, validate
+from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, validate
 from .store import ChunkCollection, Store, collection_name
 from .units import Unit, assemble_unit, unit_where
-from .validation import checked_search, resolve_files
+from .validation import checked_search, resolve_files, resolve_name
 
 
 @dataclass
@@ -258,7 +258,7 @@ class Index:
         _ = self.embedder
         with read_session(self.store):
             collection = self._collection()
-            check_known_files(collection.file_titles(), [file])
+            file = resolve_name(file, sorted(collection.file_titles()))
             return assemble_unit(file, art, collection.hits(collection.ids(unit_where(file, art))))
 
     def evaluate(

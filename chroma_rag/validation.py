@@ -13,7 +13,7 @@ from pathlib import Path
 from .errors import UsageError, UserError
 from .filters import SearchFilters
 from .metadata import DOCUMENT_TYPES
-from .search import MODES
+from .search import MODES, check_known_files
 
 MIN_YEAR, MAX_YEAR = 1000, 9999
 _FOLD = str.maketrans("łŁ", "lL")
@@ -99,7 +99,7 @@ def resolve_files(
         if requested not in names and key in paths:
             found_paths.append(holders.get(key, key))
             continue
-        name = requested if requested in names else _by_name(requested, names)
+        name = requested if requested in names else resolve_name(requested, names)
         if any(n == name and p not in holders for n, p in pairs):
             found_names.append(name)
         found_paths.extend(holders[p] for n, p in pairs if n == name and p in holders)
@@ -113,7 +113,9 @@ def _as_key(requested: str) -> str:
         return requested
 
 
-def _by_name(requested: str, names: list[str]) -> str:
+def resolve_name(requested: str, names: list[str]) -> str:
+    """Nazwa pliku z indeksu dla tego, co wpisał użytkownik: dokładna, bez rozszerzenia, inną wielkością liter
+    albo jednoznaczny początek; wieloznaczna lub nieznana – błąd z kandydatami."""
     folded = fold(requested)
     same = [n for n in names if folded in (fold(n), fold(Path(n).stem))]
     candidates = same or [n for n in names if fold(n).startswith(folded)]
@@ -123,6 +125,5 @@ def _by_name(requested: str, names: list[str]) -> str:
         raise UserError(
             f"Nazwa „{requested}” pasuje do kilku plików: {', '.join(candidates)} – podaj pełną nazwę jednego z nich."
         )
-    close = difflib.get_close_matches(requested, names, n=3, cutoff=0.4)
-    hint = f" Może chodziło o: {', '.join(close)}?" if close else ""
-    raise UserError(f"W indeksie nie ma pliku „{requested}”.{hint} Listę plików pokazuje: chroma-rag lista.")
+    check_known_files(names, [requested])  # raises: unknown, with the closest names
+    raise AssertionError("unreachable")

@@ -90,6 +90,8 @@ def test_pokaz_cli(two_acts_db: Path, capsys: pytest.CaptureFixture[str], monkey
     assert "[obecna]" in out and "<przyszła>" in out
     code, out, _ = run_cli(capsys, "pokaz", PATIENTS, "24", "--json", "--baza", two_acts_db)
     assert code == 0 and json.loads(out) == Index(two_acts_db).unit(PATIENTS, "24").to_json()
+    code, out, _ = run_cli(capsys, "pokaz", "Prawa-Pacjenta", "24", "--baza", two_acts_db)  # like --plik: unique prefix
+    assert code == 0 and f"{PATIENTS} · art. 24 · str." in out
     code, out, err = run_cli(capsys, "pokaz", PATIENTS, "999", "--baza", two_acts_db)
     assert code == 1 and "nie ma jednostki 999" in err and "Traceback" not in err
     code, _, err = run_cli(capsys, "pokaz", PATIENTS, "--baza", two_acts_db)

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import UserError
+from ..errors import UsageError, UserError
 
 TOKEN_ENV = "CHROMA_RAG_TOKEN"
 COOKIE = "chroma_rag_sesja"
@@ -43,7 +43,7 @@ def resolve_token(host: str, token: str | None) -> str | None:
     """Token z opcji albo ``CHROMA_RAG_TOKEN``; poza pętlą zwrotną bez tokenu serwer nie wystartuje."""
     token = (token or os.environ.get(TOKEN_ENV) or "").strip() or None
     if token is None and not is_loopback(host):
-        raise UserError(
+        raise UsageError(
             f"Serwer na adresie {host} byłby dostępny z sieci – podaj token: --token TAJNE (albo zmienna "
             f"{TOKEN_ENV}); bez tokenu serwer działa tylko na 127.0.0.1."
         )
