@@ -12,32 +12,40 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from typer import rich_utils
 from typer._click import Context, HelpFormatter  # pinned typer; its public API does not export these
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from .cli_output import TrimmedLines
 
-rich_utils.DEFAULT_STRING = "[domyślnie: {}]"
-rich_utils.REQUIRED_LONG_STRING = "[wymagany]"
-rich_utils.ENVVAR_STRING = "[zmienna: {}]"
-rich_utils.DEPRECATED_STRING = "(przestarzałe) "
-rich_utils.ARGUMENTS_PANEL_TITLE = "Argumenty"
-rich_utils.OPTIONS_PANEL_TITLE = "Opcje"
-rich_utils.COMMANDS_PANEL_TITLE = "Polecenia"
-rich_utils.ERRORS_PANEL_TITLE = "Błąd"
-rich_utils.ABORTED_TEXT = "Przerwano."
-
-_rich_console = rich_utils._get_rich_console
+_localized = False
 
 
-def _trimmed_console(stderr: bool = False) -> Any:
-    console = _rich_console(stderr)
-    console.file = TrimmedLines(console.file)  # help piped to grep or a file: no padding at line ends
-    return console
+def _localize_rich_help() -> None:
+    """Napisy pomocy rich po polsku. Dopiero przed rysowaniem pomocy: ``typer.rich_utils`` ciągnie za sobą
+    rich.markdown i rich.traceback (~0,1 s), a zwykłe polecenie pomocy nie rysuje."""
+    global _localized
+    if _localized:
+        return
+    from typer import rich_utils
 
+    rich_utils.DEFAULT_STRING = "[domyślnie: {}]"
+    rich_utils.REQUIRED_LONG_STRING = "[wymagany]"
+    rich_utils.ENVVAR_STRING = "[zmienna: {}]"
+    rich_utils.DEPRECATED_STRING = "(przestarzałe) "
+    rich_utils.ARGUMENTS_PANEL_TITLE = "Argumenty"
+    rich_utils.OPTIONS_PANEL_TITLE = "Opcje"
+    rich_utils.COMMANDS_PANEL_TITLE = "Polecenia"
+    rich_utils.ERRORS_PANEL_TITLE = "Błąd"
+    rich_utils.ABORTED_TEXT = "Przerwano."
+    rich_console = rich_utils._get_rich_console
 
-rich_utils._get_rich_console = _trimmed_console
+    def trimmed_console(stderr: bool = False) -> Any:
+        console = rich_console(stderr)
+        console.file = TrimmedLines(console.file)  # help piped to grep or a file: no padding at line ends
+        return console
+
+    rich_utils._get_rich_console = trimmed_console
+    _localized = True
 
 USAGE_PREFIX = "Użycie: "
 OPTIONS_METAVAR = "[OPCJE]"
@@ -88,6 +96,10 @@ class _PolishHelp:
     def format_usage(self, ctx: Context, formatter: HelpFormatter) -> None:
         pieces = self.collect_usage_pieces(ctx)  # type: ignore[attr-defined]
         formatter.write_usage(ctx.command_path, " ".join(pieces), prefix=USAGE_PREFIX)
+
+    def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
+        _localize_rich_help()
+        super().format_help(ctx, formatter)  # type: ignore[misc]
 
     def get_help_option(self, ctx: Context) -> Any:
         option = super().get_help_option(ctx)  # type: ignore[misc]
