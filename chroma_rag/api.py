@@ -208,10 +208,7 @@ class Index:
         if len(titles) > LISTED_DOCUMENTS:
             unplanned = SearchRequest(request.question, searcher.fusion.depth, request.filters, request.mode)
             ranked = [hit.file for hit in searcher.rank(unplanned)]
-        column = searcher.collection.column
-        files = column("plik", None)
-        types = {str(files[i]): str(v) for i, v in column("typ", "").items() if files.get(i) is not None}
-        years = {str(files[i]): int(v) for i, v in column("rok", 0).items() if files.get(i) is not None and v}
+        types, years = searcher.file_facts
         return catalog_from(titles, types, years, searcher.units, ranked)
 
     def ask(

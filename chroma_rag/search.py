@@ -124,6 +124,16 @@ class Searcher:
         return self._allowed_ids[key]
 
     @cached_property
+    def file_facts(self) -> tuple[dict[str, str], dict[str, int]]:
+        """Nazwa pliku → rodzaj i → rok, do listy dokumentów w prośbie o plan; raz na wersję kolekcji, a nie przy
+        każdym pytaniu (przejście po kolumnach wszystkich fragmentów)."""
+        column = self.collection.column
+        files = column("plik", None)
+        types = {str(files[i]): str(v) for i, v in column("typ", "").items() if files.get(i) is not None}
+        years = {str(files[i]): int(v) for i, v in column("rok", 0).items() if files.get(i) is not None and v}
+        return types, years
+
+    @cached_property
     def units(self) -> dict[str, set[str]]:
         """Nazwa pliku → jego jednostki (``normalize_article``: „27”, „§ 3”), do sprawdzania planu."""
         files, arts = self.collection.column("plik", None), self.collection.column("art", None)
