@@ -8,6 +8,7 @@ Zapis w folderze bazy: ``slowa-<kolekcja>-<lematyzator>/`` (tokeny fragmentów +
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -256,11 +257,17 @@ class KeywordIndex:
         # A label written for another save of this folder (a concurrent sync swapped it) is not trusted.
         if self._saved_as and label.get("zapis") == self._saved_as:
             self.collection_version = str(label.get("znacznik", ""))
-        self.versions = data["wersje"]
         if data["kolejnosc"]:
+            try:
+                self._load_matrix(data["kolejnosc"])
+            except OSError:  # the folder was swapped under the matrix read: start empty, the sync rebuilds it
+                tokens.close()
+                self._token_file, self._offsets, self._saved_as, self.collection_version = None, [], "", ""
+                return
+            self.versions = data["wersje"]
             self._tokens = None
-            self._load_matrix(data["kolejnosc"])
         else:
+            self.versions = data["wersje"]
             self._tokens = {}
             self._rebuild()
 
@@ -291,9 +298,10 @@ class KeywordIndex:
         zostawia poprzednią wersję, a następna synchronizacja z kolekcją nadrabia różnicę."""
         if self.path is None:
             return
-        staging = self.path.with_name(self.path.name + ".nowy")
-        old = self.path.with_name(self.path.name + ".stary")
-        shutil.rmtree(staging, ignore_errors=True)
+        # own names: two processes may save after their writes at once (both hold only the shared lock)
+        writer = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        staging = self.path.with_name(f"{self.path.name}.nowy-{writer}")
+        old = self.path.with_name(f"{self.path.name}.stary-{writer}")
         staging.mkdir(parents=True)
         if self.ids:
             self._bm25.save(str(staging), show_progress=False)
@@ -312,10 +320,12 @@ class KeywordIndex:
             "wersje": self.versions,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
-        shutil.rmtree(old, ignore_errors=True)
-        if self.path.exists():
+        with contextlib.suppress(FileNotFoundError):  # another writer may have just moved it aside
             os.rename(self.path, old)
-        os.rename(staging, self.path)
+        try:
+            os.rename(staging, self.path)
+        except OSError:  # another writer put its index in place meanwhile: keep it, the next sync catches up
+            shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
         if self._token_file is not None:  # the tokens are in memory now
             self._token_file.close()
@@ -326,9 +336,11 @@ class KeywordIndex:
         self.collection_version = version
         if self.path is None or not self.path.exists():
             return
-        staging = self.path / f"{COLLECTION_VERSION}.{os.getpid()}"
-        staging.write_text(json.dumps({"znacznik": version, "zapis": self._saved_as}), encoding="utf-8")
-        os.replace(staging, self.path / COLLECTION_VERSION)
+        staging = self.path / f"{COLLECTION_VERSION}.{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        # another writer may swap the folder meanwhile: its index stands, unmarked, and the next search resyncs it
+        with contextlib.suppress(FileNotFoundError):
+            staging.write_text(json.dumps({"znacznik": version, "zapis": self._saved_as}), encoding="utf-8")
+            os.replace(staging, self.path / COLLECTION_VERSION)
 
 
 def chunk_versions(collection: ChunkCollection) -> dict[str, str]:

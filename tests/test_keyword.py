@@ -126,3 +126,28 @@ def test_lazily_loaded_tokens_survive_a_concurrent_save(tmp_path):
     assert sorted(reader.ids) == ["a", "b", "c"] and reader.tokens["a"]
     again = KeywordIndex(folder, "morfeusz")
     assert again.collection_version == "v3" and [h.id for h in again.search("urlop", 3)] == ["c"]
+
+
+def test_concurrent_saves_of_one_index_do_not_fail(tmp_path):
+    # Two processes refresh the same derived index after their writes (both under a shared read lock).
+    import threading
+
+    folder = tmp_path / "slowa"
+    texts = {f"id{i}": f"pracownik urlop wypoczynkowy dni {i}" for i in range(40)}
+    errors: list[BaseException] = []
+
+    def refresh(version: str) -> None:
+        try:
+            for round_ in range(15):
+                index = KeywordIndex(folder, "morfeusz")
+                index.sync({i: f"{version}{round_}" for i in texts}, lambda ids: {i: texts[i] for i in ids}, "v")
+        except BaseException as exc:
+            errors.append(exc)
+
+    writers = [threading.Thread(target=refresh, args=(name,)) for name in ("a", "b")]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert errors == []
+    assert KeywordIndex(folder, "morfeusz").search("urlop", 3)
