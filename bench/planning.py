@@ -4,6 +4,7 @@
 
 Listy fuzji każdego pytania liczone są raz (``Searcher.fusion_lists``) dla planu właściwego i dla planu
 przesuniętego o jedno pytanie (wszystkie plany błędne); warianty wag to już tylko RRF na tych listach.
+Domyślna fuzja jest też liczona z planami przesuniętymi o 2, 3, 5, 8 i 12 pytań (rozrzut kosztu błędnych planów).
 Plany przechodzą przez ``planning.parse_plan`` z katalogiem bazy, jak w ``ocena --przepisz``.
 
 Leave-one-out: dla każdego pytania wagi wybiera siatka na pozostałych (cel: z planami błędnymi hit@5 ≥ 0,75 ×
@@ -151,19 +152,29 @@ def main() -> None:
         "bez odsiewu po podobieństwie (margines 1)": replace(DEFAULT_FUSION, plan_margin=1.0),
         "pytanie ×1, bez odsiewu (naiwne RRF)": replace(DEFAULT_FUSION, question_weight=1, plan_margin=1.0),
         "bez sita jednostek (unit_margin 1)": replace(DEFAULT_FUSION, unit_margin=1.0),
+        "listy planu z k 60 jak listy pytania (poprzednia domyślna)": replace(DEFAULT_FUSION, plan_rrf_k=60),
+        "listy planu k 10": replace(DEFAULT_FUSION, plan_rrf_k=10),
+        "listy planu k 20": replace(DEFAULT_FUSION, plan_rrf_k=20),
     }
     for name, fusion in ingredients.items():
         for variant in ("plan", "plan błędny"):
             print(row(f"{variant}: {name}", summary(run(variants[variant], fusion))))
 
+    # the table's wrong plans are the next question's (often the same act); other shifts pair other acts
+    for shift in (2, 3, 5, 8, 12):
+        shifted = prepare(index, questions, right[shift:] + right[:shift])
+        print(row(f"plan błędny, przesunięcie o {shift}: domyślna", summary(run(shifted, DEFAULT_FUSION))))
+
     unplanned_outcomes = run(variants["bez planu"], DEFAULT_FUSION)
-    margins = (0.01, 0.015, 0.02, 0.025, 0.03, 1.0)
+    planned_loo(questions, variants, run, unplanned_outcomes, "k RRF list planu (plan_rrf_k, reszta domyślna)",
+                [replace(DEFAULT_FUSION, plan_rrf_k=k) for k in (3, 5, 10, 20, 30, 60)])
     planned_loo(questions, variants, run, unplanned_outcomes, "sito jednostek (unit_margin, reszta domyślna)",
-                [replace(DEFAULT_FUSION, unit_margin=m) for m in margins])
-    planned_loo(questions, variants, run, unplanned_outcomes, "pytanie×, plan_margin, query_margin, unit_margin",
-                [replace(DEFAULT_FUSION, question_weight=q, plan_margin=m, query_margin=u, unit_margin=n)
-                 for q, m, u, n in itertools.product((1, 2, 3), (0.02, 0.03, 0.04, 0.06), (-0.01, 0.0, 0.01, 0.02),
-                                                     margins)])
+                [replace(DEFAULT_FUSION, unit_margin=m) for m in (0.01, 0.015, 0.02, 0.025, 0.03, 1.0)])
+    planned_loo(questions, variants, run, unplanned_outcomes,
+                "plan_rrf_k, pytanie×, plan_margin, query_margin, unit_margin",
+                [replace(DEFAULT_FUSION, plan_rrf_k=k, question_weight=q, plan_margin=m, query_margin=u, unit_margin=n)
+                 for k, q, m, u, n in itertools.product((5, 10, 20, 60), (1, 2), (0.04, 0.06, 1.0), (-0.01, 0.0, 0.01),
+                                                        (0.02, 0.025, 0.03, 1.0))])
     offline_loo(questions, variants["bez planu"], run)
 
 
@@ -186,7 +197,7 @@ def planned_loo(questions: list[Question], variants: dict[str, list[Case]], run,
 
     def describe(n: int) -> str:
         g, full = grid[n], {v: summary(per_config[n][v]) for v in ("plan", "plan błędny")}
-        return (f"{g.question_weight}, {g.plan_margin}, {g.query_margin}, {g.unit_margin} – plan hit@5 "
+        return (f"{g.plan_rrf_k}, {g.question_weight}, {g.plan_margin}, {g.query_margin}, {g.unit_margin} – plan hit@5 "
                 f"{full['plan']['hit@5']:.2f} MRR {full['plan']['mrr']:.2f}, błędny hit@5 "
                 f"{full['plan błędny']['hit@5']:.2f} MRR {full['plan błędny']['mrr']:.2f}")
 
@@ -200,7 +211,7 @@ def planned_loo(questions: list[Question], variants: dict[str, list[Case]], run,
     print(f"{name}: {len(grid)} wariantów")
     for variant, outcomes in held_out.items():
         print(row(f"leave-one-out, {variant}", summary(outcomes)))
-    print("wybory leave-one-out (pytanie×, plan_margin, query_margin, unit_margin: ile razy):")
+    print("wybory leave-one-out (plan_rrf_k, pytanie×, plan_margin, query_margin, unit_margin: ile razy):")
     for n, count in chosen.most_common():
         print(f"  {count}× {describe(n)}")
     print(f"wybór na całym zbiorze: {describe(choose(list(range(len(questions)))))}")

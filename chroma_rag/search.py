@@ -43,13 +43,16 @@ class FusionSettings:
     query_weight: float = 1.0
     document_weight: float = 1.0
     unit_weight: float = 2.0
+    # RRF constant of the planned lists: a statute-worded query ranks the answering unit first, so its top
+    # places must count more than breadth across many lists (k 60 let a fragment ranked 3rd everywhere win)
+    plan_rrf_k: int = 5
     # A planned list keeps only fragments nearly as similar to the question itself as its best one: a wrong
     # plan brings fragments on another subject, which this drops (bench/planning.py, docs/BENCHMARKS.md).
     plan_margin: float = 0.06
     query_margin: float = 0.0  # the same for a planned query as a whole (its similarity to the question)
     # hinted units are judged on their own: statute wording of a good plan's queries may be farther from a
-    # colloquial question than its best fragment, while the right article stays within ~0.024 of it
-    unit_margin: float = 0.025
+    # colloquial question than its best fragment, while the hinted article of a good plan stays close to it
+    unit_margin: float = 0.02
 
     def weight(self, source: str) -> float:
         """Waga listy fuzji według jej źródła (``FusionList.source``)."""
@@ -274,25 +277,31 @@ def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSe
     """RRF list pytania i planu, mierzonych podobieństwem do pytania względem jego najlepszego fragmentu
     (``similarity``: id → podobieństwo do pytania): zapytanie planu dalsze niż ``query_margin`` odpada
     w całości, wskazane jednostki – gdy ich najbliższy fragment jest dalszy niż ``unit_margin``; z list planu
-    odpadają fragmenty dalsze niż ``plan_margin``, a lista waży tyle, jaka część jej czołówki została."""
+    odpadają fragmenty dalsze niż ``plan_margin``, a lista waży tyle, jaka część jej czołówki została.
+    Listy pytania liczą się ze stałą RRF ``rrf_k``, listy planu z ``plan_rrf_k``."""
     own = [similarity.get(i, 0.0) for item in lists if item.source.endswith("/pytanie") for i in item.ids]
     best = max(own) if own else 0.0
     floor = best - fusion.plan_margin
-    weighted = []
+    own_lists: list[tuple[float, list[str]]] = []
+    planned_lists: list[tuple[float, list[str]]] = []
     for item in lists:
         ids, weight = item.ids, fusion.weight(item.source)
         if item.query_similarity is not None and item.query_similarity < best - fusion.query_margin:
             continue  # a planned query farther from the question than its own best fragment: off the subject
         if item.source == "jednostki" and (not ids or similarity.get(ids[0], 0.0) < best - fusion.unit_margin):
             continue  # the list is ranked by the question itself: its first fragment is the units' closest
-        if not item.source.endswith("/pytanie"):
+        if item.source.endswith("/pytanie"):
+            own_lists.append((weight, ids))
+        else:
             kept = [i for i in ids if similarity.get(i, 0.0) >= floor]
             head = ids[:AGREEMENT_DEPTH]
             # a list whose best fragments are off the question's subject (a wrong plan) counts that much less
             weight *= sum(similarity.get(i, 0.0) >= floor for i in head) / len(head) if head else 0.0
-            ids = kept
-        weighted.append((weight, ids))
-    return rrf(weighted, fusion.rrf_k)
+            planned_lists.append((weight, kept))
+    scores = rrf(own_lists, fusion.rrf_k)
+    for chunk_id, score in rrf(planned_lists, fusion.plan_rrf_k).items():
+        scores[chunk_id] = scores.get(chunk_id, 0.0) + score
+    return scores
 
 
 def rrf(lists: Iterable[tuple[float, list[str]]], k: int) -> dict[str, float]:

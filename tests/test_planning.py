@@ -249,6 +249,18 @@ def test_hinted_units_near_the_question_count_even_when_its_planned_queries_do_n
     assert set(far) == {"best", "other"}
 
 
+def test_what_a_planned_query_puts_first_outweighs_what_the_colloquial_question_puts_first():
+    # dev set (art. 426 k.c., § 22 and § 75 of the medical records regulation): the statute-worded query
+    # ranks the answering unit first, the colloquial question ranks another fragment first and the planned
+    # query has it second; flat RRF (k 60) let that fragment win on breadth
+    own = [FusionList("wektor/pytanie", ["broad", "article"]), FusionList("slowa/pytanie", ["broad"])]
+    planned = [FusionList(f"{leg}/plan", ["article", "broad"], query_similarity=0.91) for leg in ("wektor", "slowa")]
+    scores = fuse(own + planned, {"broad": 0.90, "article": 0.89}, DEFAULT_FUSION)
+    assert max(scores, key=scores.get) == "article"
+    unplanned = fuse(own, {"broad": 0.90, "article": 0.89}, DEFAULT_FUSION)
+    assert max(unplanned, key=unplanned.get) == "broad"
+
+
 def test_plan_naming_no_document_refuses_an_outside_question(capsys, db, fake):
     fake.enqueue(plan_reply({"zapytania": ["okres wypowiedzenia umowy o pracę"], "dokumenty": [], "jednostki": []}))
     code, result, _ = szukaj(capsys, db, OUTSIDE, "--przepisz")
