@@ -2,7 +2,7 @@
 
 Wspólne dla obu: prefiksy zapytanie/fragment według rodziny modelu, przycinanie wejścia do limitu modelu,
 paczki, ponawianie z odczekaniem przy 429/5xx/przekroczeniu czasu, normalizacja L2. Konstruktor niczego
-nie wysyła – pierwszy błąd sieci widać dopiero przy pierwszym liczeniu, jako ``UserError``.
+nie wysyła – pierwszy błąd sieci widać dopiero przy pierwszym liczeniu, jako ``ServiceError``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .embedding_spec import ModelSpec, Progress
-from .errors import UserError
+from .errors import ServiceError, UserError
 
 OLLAMA_DEFAULT_URL = "http://localhost:11434"
 RETRY_AFTER_CAP_S = 30.0
@@ -157,7 +157,7 @@ class HttpEmbedder:
                 return call()
             except TransientError as exc:
                 if attempt == self.retries:
-                    raise UserError(f"{exc.message} (prób: {self.retries + 1}).") from None
+                    raise ServiceError(f"{exc.message} (prób: {self.retries + 1}).") from None
                 wait = exc.retry_after
                 time.sleep(self.backoff * 2**attempt if wait is None else wait)
         raise AssertionError("unreachable")
@@ -168,17 +168,17 @@ class HttpEmbedder:
         except ValueError:
             arr = np.empty(0, dtype=np.float32)  # wektory różnej długości
         if arr.ndim != 2 or arr.shape[0] != expected or arr.shape[1] == 0:
-            raise UserError(
+            raise ServiceError(
                 f"Serwer {self.url} zwrócił dla modelu {self.model_id} nieprawidłowe wektory (oczekiwano {expected})."
             )
         got = arr.shape[1]
         if self.dimensions and got != self.dimensions:
-            raise UserError(
+            raise ServiceError(
                 f"Model {self.model_id} zwrócił wektory o {got} wymiarach zamiast {self.dimensions} – "
                 "ten model lub serwer nie obsługuje parametru --wymiary."
             )
         if self.dim is not None and got != self.dim:
-            raise UserError(f"Model {self.model_id} zmienił liczbę wymiarów z {self.dim} na {got}.")
+            raise ServiceError(f"Model {self.model_id} zmienił liczbę wymiarów z {self.dim} na {got}.")
         self.dim = got
         norms = np.linalg.norm(arr, axis=1, keepdims=True)
         return arr / np.where(norms == 0, 1.0, norms)
@@ -241,7 +241,7 @@ class OllamaEmbedder(HttpEmbedder):
         except requests.ConnectionError as exc:
             if not _could_not_connect(exc):
                 raise TransientError(f"{where} zerwała połączenie") from None
-            raise UserError(
+            raise ServiceError(
                 f"Nie można połączyć się z Ollamą pod adresem {self.url} – uruchom ją („ollama serve”), "
                 f"pobierz model („ollama pull {self.name}”) albo ustaw właściwy OLLAMA_URL."
             ) from None
@@ -250,7 +250,7 @@ class OllamaEmbedder(HttpEmbedder):
             try:
                 return response.json()["embeddings"]
             except (ValueError, KeyError, TypeError):
-                raise UserError(f"{where} zwróciła odpowiedź bez pola „embeddings”.") from None
+                raise ServiceError(f"{where} zwróciła odpowiedź bez pola „embeddings”.") from None
         message = _server_message(response)
         if status == 429:
             raise TransientError(
@@ -260,10 +260,12 @@ class OllamaEmbedder(HttpEmbedder):
         if status >= 500:
             raise TransientError(f"{where} zwraca błąd serwera {status}: {message}")
         if status == 404 and "model" in message:
-            raise UserError(f"{where} nie ma modelu „{self.name}” – pobierz go poleceniem „ollama pull {self.name}”.")
+            raise ServiceError(
+                f"{where} nie ma modelu „{self.name}” – pobierz go poleceniem „ollama pull {self.name}”."
+            )
         if status == 404:
-            raise UserError(f"{where} nie obsługuje /api/embed – zaktualizuj Ollamę do wersji 0.3 lub nowszej.")
-        raise UserError(f"{where} odrzuciła zapytanie o embeddingi modelu „{self.name}” ({status}: {message}).")
+            raise ServiceError(f"{where} nie obsługuje /api/embed – zaktualizuj Ollamę do wersji 0.3 lub nowszej.")
+        raise ServiceError(f"{where} odrzuciła zapytanie o embeddingi modelu „{self.name}” ({status}: {message}).")
 
 
 class OpenAIEmbedder(HttpEmbedder):
@@ -331,7 +333,7 @@ class OpenAIEmbedder(HttpEmbedder):
         except openai.APIConnectionError as exc:
             # Nazwa, nie klasa: openai bywa zbudowane na httpx albo httpx2.
             if type(exc.__cause__).__name__ == "ConnectError":
-                raise UserError(
+                raise ServiceError(
                     f"Nie można połączyć się z serwerem embeddingów {self.url} – sprawdź, czy działa, "
                     "i ustawienie CHROMA_RAG_EMBED_URL."
                 ) from None
@@ -352,9 +354,9 @@ class OpenAIEmbedder(HttpEmbedder):
         if status >= 500:
             return TransientError(f"{where} zwraca błąd serwera {status}: {message}")
         if status == 401:
-            return UserError(f"{where} odrzucił klucz API (401) – sprawdź CHROMA_RAG_EMBED_KEY lub OPENAI_API_KEY.")
+            return ServiceError(f"{where} odrzucił klucz API (401) – sprawdź CHROMA_RAG_EMBED_KEY lub OPENAI_API_KEY.")
         if status == 403:
-            return UserError(f"{where} odmówił dostępu do modelu „{self.name}” (403) – sprawdź uprawnienia klucza.")
+            return ServiceError(f"{where} odmówił dostępu do modelu „{self.name}” (403) – sprawdź uprawnienia klucza.")
         if status == 404:
-            return UserError(f"{where} nie zna modelu „{self.name}” (404) – sprawdź nazwę w --model.")
-        return UserError(f"{where} odrzucił zapytanie o embeddingi modelu „{self.name}” ({status}: {message}).")
+            return ServiceError(f"{where} nie zna modelu „{self.name}” (404) – sprawdź nazwę w --model.")
+        return ServiceError(f"{where} odrzucił zapytanie o embeddingi modelu „{self.name}” ({status}: {message}).")

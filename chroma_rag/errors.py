@@ -17,6 +17,11 @@ class UsageError(UserError):
     exit_code = 2
 
 
+class ServiceError(UserError):
+    """Usługa, od której zależy wynik (model czatu, serwer embeddingów), zawiodła, odrzuciła nasze zapytanie
+    albo jest nieosiągalna – to nie wina pytającego; serwer HTTP odpowiada wtedy 502."""
+
+
 class UnreadableFile(UserError):
     """Pliku nie da się przeczytać; indeksowanie pomija go i idzie dalej."""
 

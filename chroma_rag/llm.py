@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .errors import UserError
+from .errors import ServiceError, UserError
 
 DEFAULT_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "google/gemini-2.5-flash"
@@ -158,7 +158,7 @@ class Completion:
 
 
 class ChatClient:
-    """Jedno zapytanie czatu = jedna metoda; błędy serwera zamieniane na ``UserError`` po polsku."""
+    """Jedno zapytanie czatu = jedna metoda; błędy serwera zamieniane na ``ServiceError`` po polsku."""
 
     def __init__(self, settings: LlmSettings) -> None:
         self.settings = settings
@@ -190,7 +190,7 @@ class ChatClient:
                 return self._complete_whole(client, request)
             return self._complete_streamed(client, request, on_token)
         except openai.OpenAIError as exc:
-            raise _user_error(exc, self.settings) from exc
+            raise _service_error(exc, self.settings) from exc
 
     def _connect(self) -> Any:
         if self._client is None:
@@ -209,7 +209,7 @@ class ChatClient:
     def _complete_whole(self, client: Any, request: dict[str, Any]) -> Completion:
         response = client.chat.completions.create(**request)
         if not response.choices:
-            raise UserError(f"Serwer modelu {self.settings.url} zwrócił odpowiedź bez treści.")
+            raise ServiceError(f"Serwer modelu {self.settings.url} zwrócił odpowiedź bez treści.")
         return Completion(
             text=response.choices[0].message.content or "",
             usage=_usage(response.usage),
@@ -247,42 +247,42 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-def _user_error(exc: Exception, settings: LlmSettings) -> UserError:
+def _service_error(exc: Exception, settings: LlmSettings) -> ServiceError:
     """Jedno zdanie po polsku; celowo bez treści odpowiedzi serwera, bo ta potrafi powtórzyć klucz."""
     import openai
 
     url, retries = settings.url, settings.max_retries
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return UserError(
+        return ServiceError(
             f"Serwer modelu {url} odrzucił klucz API (błąd {exc.status_code}): sprawdź CHROMA_RAG_LLM_KEY."
         )
     if isinstance(exc, openai.NotFoundError):
-        return UserError(
+        return ServiceError(
             f"Serwer {url} nie zna modelu „{settings.model}” (błąd 404): sprawdź CHROMA_RAG_LLM_MODEL "
             "i czy adres CHROMA_RAG_LLM_URL kończy się na /v1."
         )
     if isinstance(exc, openai.RateLimitError):
-        return UserError(
+        return ServiceError(
             f"Serwer modelu {url} odrzuca zapytania z powodu limitu (błąd 429) także po {retries} "
             "ponowieniach – spróbuj za chwilę."
         )
     if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
-        return UserError(
+        return ServiceError(
             f"Serwer modelu {url} zgłasza błąd {exc.status_code} także po {retries} ponowieniach "
             "– spróbuj później."
         )
     if isinstance(exc, openai.APIStatusError):
-        return UserError(f"Serwer modelu {url} odrzucił zapytanie (błąd {exc.status_code}).")
+        return ServiceError(f"Serwer modelu {url} odrzucił zapytanie (błąd {exc.status_code}).")
     if isinstance(exc, openai.APITimeoutError):
-        return UserError(
+        return ServiceError(
             f"Serwer modelu {url} nie odpowiedział w ciągu {settings.timeout:g} s (prób: {retries + 1}) "
             "– spróbuj później albo zwiększ CHROMA_RAG_LLM_TIMEOUT."
         )
     if isinstance(exc, openai.APIConnectionError):
-        return UserError(
+        return ServiceError(
             f"Nie można połączyć się z serwerem modelu {url} – sprawdź, czy działa, "
             "i zmienną CHROMA_RAG_LLM_URL."
         )
     if isinstance(exc, openai.APIError):  # an error event in the middle of a stream
-        return UserError(f"Serwer modelu {url} przerwał odpowiedź błędem – spróbuj ponownie.")
-    return UserError(f"Serwer modelu {url} zwrócił nieoczekiwaną odpowiedź ({type(exc).__name__}).")
+        return ServiceError(f"Serwer modelu {url} przerwał odpowiedź błędem – spróbuj ponownie.")
+    return ServiceError(f"Serwer modelu {url} zwrócił nieoczekiwaną odpowiedź ({type(exc).__name__}).")

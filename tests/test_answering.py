@@ -21,7 +21,7 @@ from chroma_rag.answering import (
     find_citations,
     invalid_citations,
 )
-from chroma_rag.errors import UserError
+from chroma_rag.errors import ServiceError, UserError
 from chroma_rag.llm import LlmSettings
 from chroma_rag.models import Hit
 
@@ -197,7 +197,7 @@ def test_empty_question_is_a_user_error(fake):
 def ask_expecting_error(fake: FakeLlm, caplog, stream: bool = False, **overrides) -> str:
     caplog.set_level(logging.DEBUG)
     on_token = (lambda piece: None) if stream else None
-    with pytest.raises(UserError) as caught:
+    with pytest.raises(ServiceError) as caught:
         ask("Informacja?", fixed(HITS), settings=settings_for(fake, **overrides), on_token=on_token)
     message = str(caught.value)
     assert KEY not in message and KEY not in caplog.text
@@ -256,7 +256,7 @@ def test_server_down_names_the_url(caplog):
     with running_fake_llm() as gone:
         url = gone.url
     caplog.set_level(logging.DEBUG)
-    with pytest.raises(UserError) as caught:
+    with pytest.raises(ServiceError) as caught:
         ask("Informacja?", fixed(HITS), settings=LlmSettings(url=url, key=KEY, timeout=2, max_retries=0))
     assert f"Nie można połączyć się z serwerem modelu {url}" in str(caught.value)
     assert KEY not in str(caught.value) and KEY not in caplog.text

@@ -14,7 +14,7 @@ from ollama_server import Fault, OllamaTestServer
 from chroma_rag.cli import main
 from chroma_rag.embedding import LocalE5Embedder
 from chroma_rag.embedding_http import OllamaEmbedder
-from chroma_rag.errors import UserError
+from chroma_rag.errors import ServiceError
 
 TEXTS = [
     "Art. 152. Pracownikowi przysługuje prawo do corocznego, nieprzerwanego, płatnego urlopu wypoczynkowego.",
@@ -92,18 +92,18 @@ def test_dimensions_are_sent_and_checked(ollama):
 
 def test_server_ignoring_dimensions_is_a_clear_error(ollama):
     ollama.faults.append(Fault(200, {"model": "bge-m3", "embeddings": [[0.6, 0.8]]}))
-    with pytest.raises(UserError, match=r"2 wymiarach zamiast 64.*--wymiary"):
+    with pytest.raises(ServiceError, match=r"2 wymiarach zamiast 64.*--wymiary"):
         embedder(ollama, "bge-m3", dimensions=64).embed_query("x")
 
 
 def test_model_not_pulled(ollama):
-    with pytest.raises(UserError) as err:
+    with pytest.raises(ServiceError) as err:
         embedder(ollama, "bge-m4").embed_query("x")
     assert "ollama pull bge-m4" in str(err.value) and ollama.url in str(err.value)
 
 
 def test_ollama_not_running():
-    with pytest.raises(UserError) as err:
+    with pytest.raises(ServiceError) as err:
         OllamaEmbedder("bge-m3", base_url="http://127.0.0.1:1").embed_passages(["x"])
     message = str(err.value)
     assert "Ollam" in message and "http://127.0.0.1:1" in message and "ollama serve" in message
@@ -125,16 +125,16 @@ def test_5xx_and_timeouts_are_retried_then_reported(ollama):
     assert len(ollama.requests) == 4 and time.monotonic() - start < 10
 
     ollama.faults.extend([Fault(503, {"error": "overloaded"})] * 3)
-    with pytest.raises(UserError, match=r"błąd serwera 503: overloaded \(prób: 3\)"):
+    with pytest.raises(ServiceError, match=r"błąd serwera 503: overloaded \(prób: 3\)"):
         embedder(ollama, retries=2).embed_query("urlop")
 
 
 def test_other_ollama_errors_pass_the_server_message(ollama):
     ollama.faults.append(Fault(400, {"error": '"bge-m3" does not support embeddings'}))
-    with pytest.raises(UserError, match="does not support embeddings"):
+    with pytest.raises(ServiceError, match="does not support embeddings"):
         embedder(ollama, "bge-m3").embed_query("x")
     ollama.faults.append(Fault(404, "404 page not found"))
-    with pytest.raises(UserError, match="zaktualizuj Ollamę"):
+    with pytest.raises(ServiceError, match="zaktualizuj Ollamę"):
         embedder(ollama, "bge-m3").embed_query("x")
 
 

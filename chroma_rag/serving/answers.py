@@ -10,28 +10,38 @@ import json
 import logging
 import threading
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..api import Index
 from ..errors import UserError
 from .params import Query
+from .security import error_status
 
 log = logging.getLogger("chroma_rag.serwuj")
 UNEXPECTED = "Nieoczekiwany błąd przy odpowiedzi – szczegóły są w dzienniku serwera; zgłoś go razem z pytaniem."
+
+
+class AnswerEvent(NamedTuple):
+    """Jedno zdarzenie odpowiedzi; ``status`` to kod HTTP, gdy odpowiedź idzie jako sam obiekt JSON."""
+
+    kind: str
+    data: dict[str, Any]
+    status: int = 200
 
 
 class _ClientGone(Exception):
     """Klient zamknął połączenie: nie ma komu wysyłać dalszej odpowiedzi."""
 
 
-async def answer_events(index: Index, query: Query) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-    """Zdarzenia ``("tekst", {"tekst": …})``…, potem ``("wynik", answer.to_json())`` albo ``("blad", {"blad": …})``."""
+async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent]:
+    """Zdarzenia ``tekst`` (``{"tekst": …}``)…, potem ``wynik`` (``answer.to_json()``) albo ``blad``
+    (``{"blad": …}``)."""
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+    queue: asyncio.Queue[AnswerEvent] = asyncio.Queue()
     gone = threading.Event()
 
-    def put(kind: str, data: dict[str, Any]) -> None:
-        loop.call_soon_threadsafe(queue.put_nowait, (kind, data))
+    def put(kind: str, data: dict[str, Any], status: int = 200) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, AnswerEvent(kind, data, status))
 
     def on_token(text: str) -> None:
         if gone.is_set():
@@ -45,17 +55,17 @@ async def answer_events(index: Index, query: Query) -> AsyncIterator[tuple[str, 
         except _ClientGone:
             pass
         except UserError as exc:
-            put("blad", {"blad": str(exc)})
+            put("blad", {"blad": str(exc)}, error_status(exc))
         except Exception:
             log.exception("Nieoczekiwany błąd przy odpowiedzi na pytanie")
-            put("blad", {"blad": UNEXPECTED})
+            put("blad", {"blad": UNEXPECTED}, 500)
 
     worker = loop.run_in_executor(None, work)
     try:
         while True:
-            kind, data = await queue.get()
-            yield kind, data
-            if kind != "tekst":
+            event = await queue.get()
+            yield event
+            if event.kind != "tekst":
                 break
         await worker
     finally:

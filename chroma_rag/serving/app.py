@@ -21,7 +21,7 @@ from ..errors import UserError
 from .answers import answer_events, sse
 from .mcp_tools import build_mcp, mcp_transport_security
 from .params import query_from_body, query_from_params
-from .security import BodyTooLarge, LoopbackHost, RequestLimits, TokenGuard, error, is_loopback
+from .security import BodyTooLarge, LoopbackHost, RequestLimits, TokenGuard, error, error_status, is_loopback
 
 STATIC = Path(__file__).with_name("static")
 log = logging.getLogger("chroma_rag.serwuj")
@@ -75,7 +75,7 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None) -
         lifespan=lifespan,
         exception_handlers={
             BodyTooLarge: lambda _, exc: error(413, str(exc)),
-            UserError: lambda _, exc: error(400, str(exc)),
+            UserError: lambda _, exc: error(error_status(exc), str(exc)),
             HTTPException: _http_error,
             Exception: _unexpected,
         },
@@ -115,12 +115,12 @@ def _ask(index: Index):
         accept = request.headers.get("accept", "")
         events = answer_events(index, query)
         if "application/json" in accept and "text/event-stream" not in accept:
-            async for kind, data in events:
-                if kind == "blad":
-                    return JSONResponse(data, status_code=400)
-                if kind == "wynik":
-                    return JSONResponse(data)
-        stream = (sse(kind, data) async for kind, data in events)
+            async for event in events:
+                if event.kind == "blad":
+                    return JSONResponse(event.data, status_code=event.status)
+                if event.kind == "wynik":
+                    return JSONResponse(event.data)
+        stream = (sse(event.kind, event.data) async for event in events)
         return StreamingResponse(stream, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
     return ask

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import UsageError, UserError
+from ..errors import ServiceError, UsageError, UserError
 
 TOKEN_ENV = "CHROMA_RAG_TOKEN"
 COOKIE = "chroma_rag_sesja"
@@ -52,6 +52,12 @@ def resolve_token(host: str, token: str | None) -> str | None:
 
 def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"blad": message}, status_code=status)
+
+
+def error_status(exc: UserError) -> int:
+    """Kod HTTP błędu z jednym polskim zdaniem: zawiodła usługa, od której zależy odpowiedź (502), albo
+    zapytanie jest do poprawienia (400)."""
+    return 502 if isinstance(exc, ServiceError) else 400
 
 
 class TokenGuard:
