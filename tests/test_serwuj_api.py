@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -325,3 +326,26 @@ def test_slow_request_gets_503_not_a_hang(base: str, monkeypatch: pytest.MonkeyP
     response = get(base, "/api/szukaj", q="dane osobowe")
     assert response.status_code == 503
     assert "dłużej niż" in response.json()["blad"]
+
+
+def test_too_many_requests_at_once_get_a_polish_503(
+    base: str, fake_llm: FakeLlm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from chroma_rag.serving import security
+
+    monkeypatch.setattr(security, "MAX_REQUESTS", 1)
+    fake_llm.default = Reply(text=ANSWER, delay=3)
+    slow = threading.Thread(target=lambda: httpx.post(f"{base}/api/pytaj", json={"pytanie": "dane"}, timeout=60))
+    try:
+        slow.start()
+        time.sleep(1)
+        busy = get(base, "/api/szukaj", q="dane osobowe")
+    finally:
+        slow.join()
+        fake_llm.default = Reply(text=ANSWER)
+    assert busy.status_code == 503
+    assert "za dużo zapytań naraz" in busy.json()["blad"]
+    assert get(base, "/api/szukaj", q="dane osobowe").status_code == 200
+

@@ -7,9 +7,11 @@ import sys
 
 from ..api import Index
 from ..errors import UserError
-from .security import resolve_token
+from .security import MAX_REQUESTS, resolve_token
 
-MAX_CONNECTIONS = 64  # more at once get 503 instead of queueing on a 2-core machine
+# uvicorn's own refusal (English text) is only a backstop: RequestLimits refuses in Polish at MAX_REQUESTS,
+# while idle keep-alive connections also count here
+MAX_CONNECTIONS = 4 * MAX_REQUESTS
 KEEP_ALIVE_SECONDS = 5
 MAX_HEADER_BYTES = 16 * 1024
 

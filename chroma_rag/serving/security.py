@@ -22,6 +22,7 @@ LOGIN_PATH = "/logowanie"
 PUBLIC_PREFIX = "/static/"  # the page's own scripts and styles, no data: the login form needs the styles
 MAX_BODY_BYTES = 64 * 1024
 REQUEST_SECONDS = 60.0
+MAX_REQUESTS = 64  # more at once get 503 instead of queueing on a 2-core machine
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 TOO_LARGE = f"Treść zapytania jest za duża (najwyżej {MAX_BODY_BYTES // 1024} KiB)."
 
@@ -134,17 +135,29 @@ class LoopbackHost:
 
 
 class RequestLimits:
-    """Treść zapytania najwyżej ``MAX_BODY_BYTES`` (413), odpowiedź – poza strumieniami i MCP – w ciągu
-    ``REQUEST_SECONDS`` (503); odpowiedzi strumieniowe ogranicza limit czasu klienta modelu czatu."""
+    """Najwyżej ``MAX_REQUESTS`` zapytań naraz (503), treść zapytania najwyżej ``MAX_BODY_BYTES`` (413),
+    odpowiedź – poza strumieniami i MCP – w ciągu ``REQUEST_SECONDS`` (503); odpowiedzi strumieniowe ogranicza
+    limit czasu klienta modelu czatu."""
 
     def __init__(self, app: ASGIApp, untimed_prefixes: tuple[str, ...]) -> None:
         self.app = app
         self._untimed = untimed_prefixes
+        self._active = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if self._active >= MAX_REQUESTS:
+            await error(503, "Serwer obsługuje teraz za dużo zapytań naraz – spróbuj za chwilę.")(scope, receive, send)
+            return
+        self._active += 1
+        try:
+            await self._limited(scope, receive, send)
+        finally:
+            self._active -= 1
+
+    async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
         length = dict(scope["headers"]).get(b"content-length", b"0")
         if not length.isdigit() or int(length) > MAX_BODY_BYTES:
             await error(413, TOO_LARGE)(scope, receive, send)
