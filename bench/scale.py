@@ -30,9 +30,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from chroma_rag.embedding import LocalE5Embedder  # noqa: E402
+from chroma_rag.file_writes import drop_file, write_file  # noqa: E402
 from chroma_rag.filters import SearchFilters, build_where  # noqa: E402
-from chroma_rag.indexing import PreparedFile, drop_file, write_file  # noqa: E402
 from chroma_rag.locking import write_session  # noqa: E402
+from chroma_rag.preparing import PreparedFile  # noqa: E402
 from chroma_rag.registry import FileRecord, Registry  # noqa: E402
 from chroma_rag.store import ChunkCollection, Store  # noqa: E402
 
@@ -227,7 +228,7 @@ def timed(obj: Any, names: list[str], spent: dict[str, float], label: str) -> No
 
 
 def ingest_breakdown(store: Store, data: dict[str, Any], files: int = 20, per_file: int = 100) -> dict[str, float]:
-    """Nasza ścieżka zapisu (sesja zapisu + ``indexing.write_file`` na plik, jak w ``indeksuj``) na dużej
+    """Nasza ścieżka zapisu (sesja zapisu + ``file_writes.write_file`` na plik, jak w ``indeksuj``) na dużej
     kolekcji: ile czasu idzie na sesję (blokada, klient), goły upsert, znacznik zmiany, szukanie starych
     fragmentów pliku i rejestr. Pliki są potem usuwane (``drop_file``)."""
     n = files * per_file
@@ -375,7 +376,7 @@ def run(sizes: list[int], modes: list[str], scratch: Path) -> str:
                 )
                 parts = ", ".join(f"{k} {v:.2f} s" for k, v in ingest.items() if k not in ("fragmenty", "razem"))
                 notes.append(
-                    f"  - zapis przez `indexing.write_file` ({ingest['fragmenty']} fragm. w plikach po 100, sesja "
+                    f"  - zapis przez `file_writes.write_file` ({ingest['fragmenty']} fragm. w plikach po 100, sesja "
                     f"zapisu na plik): {num(ingest['fragmenty'] / ingest['razem'])} fragm./s wobec gołego upsertu "
                     f"Chromy tych samych porcji do tej kolekcji {num(raw_small)} fragm./s; czas: {parts}"
                 )

@@ -23,8 +23,10 @@ from .documents import owner_of
 from .embedding import DEFAULT_MODEL, Embedder, get_embedder, known_dim
 from .errors import UserError
 from .evaluation import Question, evaluate, load_questions, split_by_index
+from .file_writes import drop_file
 from .filters import SearchFilters
-from .indexing import IndexReport, Progress, SyncOptions, drop_file, sync
+from .index_report import IndexReport, Progress
+from .indexing import SyncOptions, sync
 from .keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions, collection_texts, index_folder
 from .llm import ChatClient, LlmSettings
 from .locking import DEFAULT_WAIT, read_session, write_session

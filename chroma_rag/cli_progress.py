@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .indexing import Progress as IndexProgress
+from .index_report import Progress as IndexProgress
 from .plural import FILE, FRAGMENT, count
 
 PLAIN_EVERY_S = 10.0

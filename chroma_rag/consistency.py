@@ -9,7 +9,7 @@ import numpy as np
 
 from .chunking import CHUNKER_VERSION
 from .documents import owner_of
-from .indexing import drop_file, orphan_ids
+from .file_writes import drop_file, orphan_ids
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .plural import ORPHAN, UNFINDABLE, count
 from .registry import FileRecord, Registry

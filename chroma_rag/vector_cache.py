@@ -1,6 +1,6 @@
 """Wektory policzone, a jeszcze niezapisane w indeksie – dopisywane na dysk porcja po porcji.
 
-Zapis pliku do indeksu jest „wszystko albo nic” (``indexing.write_file``), więc Ctrl-C albo kill w połowie
+Zapis pliku do indeksu jest „wszystko albo nic” (``file_writes.write_file``), więc Ctrl-C albo kill w połowie
 długiego pliku gubiłby wszystkie jego wektory. Ta pamięć leży obok, poza zapisem pliku: każda porcja wektorów
 trafia tu zaraz po policzeniu (skrót tekstu → wektor), a następny przebieg bierze je stąd zamiast z modelu.
 Każdy proces pisze do własnego pliku (``host-pid``), więc równoległe ``indeksuj`` sobie nie przeszkadzają;
@@ -18,7 +18,7 @@ import numpy as np
 
 from .locking import process_alive
 
-HASH_BYTES = 32  # indexing.text_hash: 32 hex characters
+HASH_BYTES = 32  # preparing.text_hash: 32 hex characters
 
 
 class VectorCache:

@@ -16,9 +16,9 @@ from conftest import run_cli
 from chroma_rag import Index
 from chroma_rag.cli_output import shorten
 from chroma_rag.cli_progress import PLAIN_EVERY_S, PlainProgress, eta
-from chroma_rag.indexing import part_counts
 from chroma_rag.models import Chunk
 from chroma_rag.plural import FRAGMENT, TOKEN, count
+from chroma_rag.preparing import part_counts
 
 ENGLISH = re.compile(
     r"Usage:|Options|Arguments|Commands|Show this message|\[required\]|\[default:|<list|<bool>|<int>|<str>|"

@@ -12,7 +12,7 @@ from sync_corpus import regulation
 from chroma_rag import Index
 
 PARAGRAPHS = 96
-BATCH = 16  # indexing.CACHE_BATCH
+BATCH = 16  # vector_reuse.CACHE_BATCH
 
 
 def test_ctrl_c_in_the_middle_of_the_very_first_file_keeps_computed_vectors(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from conftest import DATA_PROTECTION, PATIENTS, run_cli
 from sync_corpus import regulation, write_docs
 
-from chroma_rag import Index, indexing
+from chroma_rag import Index, index_report, indexing
 from chroma_rag.errors import UserError
 from chroma_rag.registry import FileRecord, Registry
 from chroma_rag.store import Store
@@ -145,6 +145,7 @@ def test_chunker_version_change_is_detected(tmp_path, monkeypatch):
     db = tmp_path / "db"
     Index(db).add([docs, elsewhere])
     monkeypatch.setattr(indexing, "CHUNKER_VERSION", "2-test")
+    monkeypatch.setattr(index_report, "CHUNKER_VERSION", "2-test")  # the note about stale files
     report = Index(db).add([docs])
     assert list(report.indexed) == [str(docs / "a.txt")]
     assert report.embedded == 0  # same texts: vectors reused

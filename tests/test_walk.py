@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from chroma_rag import indexing
+from chroma_rag import discovery
+from chroma_rag.discovery import collect_files, fingerprint
 from chroma_rag.errors import UserError
-from chroma_rag.indexing import collect_files, fingerprint
 
 GOOD_NAMES = [
     "Regulamin pracy (wersja 2) – zmiana.TXT",
@@ -68,7 +68,7 @@ def test_explicit_hidden_file_is_taken_and_unsupported_is_an_error(tmp_path):
 
 
 def test_very_large_text_file_is_skipped_without_reading(tmp_path, monkeypatch):
-    monkeypatch.setattr(indexing, "MAX_TEXT_BYTES", 1024 * 1024)
+    monkeypatch.setattr(discovery, "MAX_TEXT_BYTES", 1024 * 1024)
     big = tmp_path / "log.txt"
     with big.open("wb") as handle:
         handle.truncate(3 * 1024 * 1024)  # sparse: instant to make
