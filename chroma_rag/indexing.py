@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .chunking import CHUNKER_VERSION, chunk_document, embedding_text
+from .collection import ChunkCollection
 from .documents import aliases, owner_of, path_tag, rehome, standing, this_host
 from .embedding import Embedder
 from .errors import UnreadableFile, UserError, os_reason
@@ -30,7 +31,7 @@ from .metadata import detect_publication, detect_title, detect_type, detect_year
 from .models import Chunk, Document
 from .plural import FILE, count
 from .registry import FileRecord, Registry
-from .store import ChunkCollection, Store, collection_name
+from .store import Store, collection_name
 from .validation import normalize_type
 from .vector_cache import VectorCache
 
