@@ -33,7 +33,7 @@ from chroma_rag import Index  # noqa: E402
 from chroma_rag.evaluation import Question, evaluate, load_questions  # noqa: E402
 from chroma_rag.filters import build_where  # noqa: E402
 from chroma_rag.search import DEFAULT_FUSION, Searcher, SearchRequest, _dedupe  # noqa: E402
-from chroma_rag.store import matches_where  # noqa: E402
+from chroma_rag.where import matches_where  # noqa: E402
 
 DEFAULT_QUESTIONS = ROOT.parent / "shared" / "dane" / "pytania-dev.jsonl"
 CACHE = ROOT / ".bench-cache" / "jakosc"

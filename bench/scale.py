@@ -29,13 +29,14 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from chroma_rag.collection import ChunkCollection  # noqa: E402
 from chroma_rag.embedding import LocalE5Embedder  # noqa: E402
 from chroma_rag.file_writes import drop_file, write_file  # noqa: E402
 from chroma_rag.filters import SearchFilters, build_where  # noqa: E402
 from chroma_rag.locking import write_session  # noqa: E402
 from chroma_rag.preparing import PreparedFile  # noqa: E402
 from chroma_rag.registry import FileRecord, Registry  # noqa: E402
-from chroma_rag.store import ChunkCollection, Store  # noqa: E402
+from chroma_rag.store import Store  # noqa: E402
 
 USTAWY = REPO.parent / "shared" / "dane" / "ustawy"
 BASE_CHUNKS = 320
@@ -269,9 +270,9 @@ def snapshot_build(collection: ChunkCollection) -> float:
     root = collection._snapshot_dir
     assert root is not None
     shutil.rmtree(root, ignore_errors=True)
-    from chroma_rag import store as store_module
+    from chroma_rag import collection as collection_module
 
-    store_module._SNAPSHOTS.clear()
+    collection_module._SNAPSHOTS.clear()
     started = time.perf_counter()
     assert collection.snapshot() is not None
     return time.perf_counter() - started

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import config
 from .answering import Answer, ask
+from .collection import ChunkCollection
 from .consistency import ConsistencyReport, check
 from .documents import owner_of
 from .embedding import DEFAULT_MODEL, Embedder, get_embedder, known_dim
@@ -35,7 +36,7 @@ from .planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog
 from .preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
 from .registry import Registry
 from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, validate
-from .store import ChunkCollection, Store, collection_name
+from .store import Store, collection_name
 from .units import Unit, assemble_unit, unit_where
 from .validation import checked_search, resolve_files, resolve_name
 

@@ -8,12 +8,13 @@ from pathlib import Path
 import numpy as np
 
 from .chunking import CHUNKER_VERSION
+from .collection import ChunkCollection
 from .documents import owner_of
 from .file_writes import drop_file, orphan_ids
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .plural import ORPHAN, UNFINDABLE, count
 from .registry import FileRecord, Registry
-from .store import ChunkCollection, Store
+from .store import Store
 
 _QUERY_BATCH = 64
 _NEIGHBOURS = 5

@@ -12,8 +12,8 @@ import hashlib
 import socket
 from pathlib import Path
 
+from .collection import ChunkCollection
 from .registry import FileRecord, Registry
-from .store import ChunkCollection
 
 
 def path_tag(key: str) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .collection import ChunkCollection
 from .documents import aliases, rehome
 from .preparing import PreparedFile
 from .registry import FileRecord, Registry
-from .store import ChunkCollection
 
 
 def write_file(collection: ChunkCollection, registry: Registry, record: FileRecord, prepared: PreparedFile,

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .chunking import CHUNKER_VERSION
+from .collection import ChunkCollection
 from .discovery import FoundFiles, SourceFile, collect_files, fingerprint, vanished
 from .documents import aliases, owner_of, standing, this_host
 from .embedding import Embedder
@@ -27,7 +28,7 @@ from .index_report import IndexReport, Progress, stale_notes, vanished_note
 from .locking import DEFAULT_WAIT, read_session, write_session
 from .preparing import PreparedFile, prepare_file
 from .registry import FileRecord, Registry
-from .store import ChunkCollection, Store, collection_name
+from .store import Store, collection_name
 from .validation import normalize_type
 from .vector_cache import VectorCache
 from .vector_reuse import embed_with_reuse

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from .collection import ChunkCollection
 from .config import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
 from .embedding import Embedder
 from .errors import UsageError, UserError
@@ -18,7 +19,6 @@ from .filters import SearchFilters, article_key, build_where, normalize_article
 from .keyword import KeywordIndex
 from .models import Hit, Plan, SearchResult
 from .references import References, find_references
-from .store import ChunkCollection
 
 if TYPE_CHECKING:
     import numpy as np

@@ -295,7 +295,7 @@ def test_long_lived_index_notices_other_writers_on_the_server(monkeypatch, chrom
 
 def test_keyword_index_compares_chunks_only_after_a_change(monkeypatch, two_acts_private):
     """Zgodność indeksu słów z kolekcją: przy tym samym znaczniku zmiany bez pobierania wersji fragmentów."""
-    from chroma_rag.store import ChunkCollection
+    from chroma_rag.collection import ChunkCollection
 
     two_acts_private.index().search("urlop", threshold=None)  # syncs and stores the collection's marker
     compared = []

@@ -8,10 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from chroma_rag import collection as collection_module
+from chroma_rag import filtered_ranking
 from chroma_rag import snapshot as snapshot_module
-from chroma_rag import store as store_module
+from chroma_rag.collection import ChunkCollection
 from chroma_rag.filters import SearchFilters, build_where
-from chroma_rag.store import ChunkCollection, Store, matches_where
+from chroma_rag.store import Store
+from chroma_rag.where import matches_where
 
 N, DIM, K = 3000, 64, 5
 
@@ -72,8 +75,8 @@ STRATEGIES = {  # name: (use the snapshot, MAX_CANDIDATES, SNAPSHOT_EXACT_ROWS)
 @pytest.mark.parametrize("case", list(CASES))
 def test_filtered_query_matches_exact_search(monkeypatch, collection, data, case, strategy):
     use_snapshot, max_candidates, exact_rows = STRATEGIES[strategy]
-    monkeypatch.setattr(store_module, "MAX_CANDIDATES", max_candidates)
-    monkeypatch.setattr(store_module, "SNAPSHOT_EXACT_ROWS", exact_rows)
+    monkeypatch.setattr(filtered_ranking, "MAX_CANDIDATES", max_candidates)
+    monkeypatch.setattr(filtered_ranking, "SNAPSHOT_EXACT_ROWS", exact_rows)
     if not use_snapshot:
         collection = ChunkCollection(collection._collection, collection._max_batch)
     else:
@@ -202,7 +205,7 @@ def test_damaged_snapshot_is_rebuilt(small, damage):
         (folder / "opis.json").write_text("{nie json", encoding="utf-8")
     else:
         (folder / "kody.npy").unlink()
-    store_module._SNAPSHOTS.clear()  # as in a new process
+    collection_module._SNAPSHOTS.clear()  # as in a new process
     check_against_exact(chunks, vectors, metas, rng)
     assert np.load(folder / "wektory.npy").shape == (len(vectors), DIM)
 

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from chroma_rag.store import ChunkCollection, Store
+from chroma_rag.collection import ChunkCollection
+from chroma_rag.store import Store
 
 
 def test_gets_are_paged_by_max_batch(tmp_path):
