@@ -18,8 +18,8 @@ class UsageError(UserError):
 
 
 class ServiceError(UserError):
-    """Usługa, od której zależy wynik (model czatu, serwer embeddingów), zawiodła, odrzuciła nasze zapytanie
-    albo jest nieosiągalna – to nie wina pytającego; serwer HTTP odpowiada wtedy 502."""
+    """Usługa, od której zależy wynik (model czatu, serwer embeddingów, serwer Chromy), zawiodła, odrzuciła
+    nasze zapytanie albo jest nieosiągalna – to nie wina pytającego; serwer HTTP odpowiada wtedy 502."""
 
 
 class UnreadableFile(UserError):

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .collection import VERSION_KEY, ChunkCollection
-from .errors import UsageError, UserError
+from .errors import ServiceError, UsageError, UserError
 from .readonly import is_read_only, readable_copy
 
 DEFAULT_DB = "chroma_db"
@@ -75,7 +75,7 @@ def check_server_version(version: str, url: str) -> None:
     """Klient chromadb 1.x rozmawia tylko z serwerem API 1.x (starsze serwery 0.x mają inne API)."""
     major = version.strip().strip('"').split(".")[0]
     if major != str(SUPPORTED_SERVER_MAJOR):
-        raise UserError(
+        raise ServiceError(
             f"Serwer Chromy „{url}” ma wersję {version}, a chroma-rag wymaga serwera Chromy 1.x "
             "(chromadb 1.5.9, polecenie `chroma run`) – zaktualizuj serwer."
         )
@@ -242,22 +242,22 @@ class Store:
         try:
             response = httpx.get(f"{url}/api/v2/version", headers=headers, timeout=10.0)
         except httpx.HTTPError as exc:
-            raise UserError(
+            raise ServiceError(
                 f"Nie można połączyć się z serwerem Chromy „{url}” ({type(exc).__name__}) – sprawdź, czy serwer "
                 "działa (make serwer / chroma run) i czy adres oraz port są poprawne."
             ) from exc
         if response.status_code in (401, 403):
-            raise UserError(
+            raise ServiceError(
                 f"Serwer Chromy „{url}” odrzucił dostęp (HTTP {response.status_code}) – sprawdź token "
                 "w CHROMA_RAG_SERWER_TOKEN."
             )
         if response.status_code in (404, 410):
-            raise UserError(
+            raise ServiceError(
                 f"Pod adresem „{url}” nie odpowiada serwer Chromy 1.x (HTTP {response.status_code}) – "
                 "chroma-rag wymaga serwera chromadb 1.5.9 (`chroma run`)."
             )
         if response.status_code != 200:
-            raise UserError(f"Serwer Chromy „{url}” odpowiedział błędem HTTP {response.status_code}.")
+            raise ServiceError(f"Serwer Chromy „{url}” odpowiedział błędem HTTP {response.status_code}.")
         check_server_version(response.text, url)
         return chromadb.HttpClient(
             host=self.server.host,

@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import DATA_PROTECTION, PATIENTS, SAMPLES, Target, free_port, run_cli
 
-from chroma_rag.errors import UserError
+from chroma_rag.errors import ServiceError, UserError
 from chroma_rag.store import Store, check_server_version, parse_server
 
 
@@ -147,6 +147,12 @@ def test_unreachable_server_is_one_polish_sentence(capsys):
         assert code == 1, command
         assert "Nie można połączyć się z serwerem Chromy" in err and url in err
         assert "Traceback" not in out + err
+
+
+def test_unreachable_server_is_a_failed_service_not_a_bad_request():
+    # the team server (serwuj) answers 502 for it, not 400: the question was fine
+    with pytest.raises(ServiceError, match="Nie można połączyć się z serwerem Chromy"):
+        Store(server=f"http://127.0.0.1:{free_port()}").client()
 
 
 def test_console_script_with_unreachable_server_has_no_traceback():
