@@ -32,7 +32,6 @@ def preview(path: Path | str) -> list[dict[str, Any]]:
         {
             "art": chunk.art,
             "strona": chunk.page_from,
-            "strona_od": chunk.page_from,
             "strona_do": chunk.page_to,
             "fragment": chunk.part,
             "rozdzial": chunk.heading,

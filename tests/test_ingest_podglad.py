@@ -20,7 +20,8 @@ def test_preview_json_lists_units_with_metadata(capsys: pytest.CaptureFixture[st
     assert rows == preview(ustawy / TECHNIKA)
     row = next(r for r in rows if r["art"] == "§ 44" and r.get("zalacznik") == "1")
     assert row["tekst"].startswith("§ 44. 1. Ustawa powinna wchodzić w życie w całości w jednym terminie.")
-    assert row["strona"] == 5 and row["typ"] == "rozporzadzenie" and row["rok"] == 2002
+    assert row["strona"] == 5 and row["strona_do"] >= 5 and row["typ"] == "rozporzadzenie" and row["rok"] == 2002
+    assert "strona_od" not in row  # the same pages as in szukaj --json: strona, strona_do
     assert row["dz_u"] == "Dz.U. 2002 Nr 100 poz. 908" and row["uchylony"] is False
     assert row["tytul"].startswith("ROZPORZĄDZENIE PREZESA RADY MINISTRÓW z dnia 20 czerwca 2002 r.")
 
