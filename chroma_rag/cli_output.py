@@ -1,7 +1,9 @@
-"""Wyjście CLI: wiersze bez spacji na końcu i skróty tekstu, które nie tną słów ani nazw plików."""
+"""Wyjście CLI: konsole stdout i stderr, JSON, strony fragmentu, wiersze bez spacji na końcu i skróty tekstu,
+które nie tną słów ani nazw plików."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import IO
@@ -73,3 +75,16 @@ def shorten(text: str, limit: int) -> str:
     cut = cut.rsplit(" ", 1)[0] if " " in cut else text[:limit]
     return cut.rstrip(" ,;:–-") + "…"
 
+
+out = OutputConsole(file=TrimmedLines())
+err = Console(stderr=True, soft_wrap=True)
+
+
+def _print_json(data: object) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _pages(meta: dict) -> str:
+    """Strony fragmentu: „12” albo „12–14”."""
+    first, last = meta.get("strona_od", meta.get("strona")), meta.get("strona_do", meta.get("strona"))
+    return f"{first}–{last}" if last != first else str(first)
