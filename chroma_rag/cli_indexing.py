@@ -71,8 +71,8 @@ def index_command(
         table = Table(title="Zaindeksowano")
         for column in ("Plik", "Fragmenty"):
             table.add_column(column, overflow="fold")
-        for path, count in report.indexed.items():
-            table.add_row(Path(path).name, str(count))
+        for path, chunks in report.indexed.items():
+            table.add_row(Path(path).name, str(chunks))
         out.print(table)
     for old, new in report.moved.items():
         out.print(f"Przeniesiony: {old} → {new}")

@@ -193,6 +193,27 @@ def test_sprawdz_finds_and_repairs_orphans_and_incomplete_files(capsys, tmp_path
     assert run_cli(capsys, "sprawdz", "--baza", db)[0] == 0
 
 
+@pytest.mark.parametrize("changed", [True, False])
+def test_indeksuj_reports_leftovers_of_an_interrupted_write(capsys, tmp_path, changed):
+    # chunks written, registry entry not (a crash between the two): the next indeksuj removes them and says so,
+    # whether or not it also indexes a file in the same run
+    docs = tmp_path / "docs"
+    write_docs(docs, ["a.txt", "b.txt"], paragraphs=2)
+    db = tmp_path / "db"
+    Index(db).add([docs])
+    store = Store(db)
+    registry = Registry(store.client, create=True)
+    registry.delete([next(r for r in registry.records() if r.name == "a.txt")])
+    store.close()
+    (docs / "a.txt").unlink()
+    if changed:
+        (docs / "b.txt").write_text("Art. 1. Zmieniona treść regulaminu.\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, "indeksuj", docs, "--baza", db)
+    assert code == 0, err
+    assert "po przerwanym wcześniej zapisie" in out and "Traceback" not in out + err
+    assert run_cli(capsys, "sprawdz", "--baza", db)[0] == 0
+
+
 def test_unchanged_shared_pdfs_rerun_is_fast(two_acts_copy, ustawy):
     index = Index(two_acts_copy)
     assert index.embedder.dim  # the model loads once per process: measured apart from the sync itself
