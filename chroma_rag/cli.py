@@ -16,7 +16,7 @@ from .cli_completion import add_completion_command
 from .cli_help import PolishTyper, add_help_command, show_version
 from .cli_indexing import check_command, index_command, list_command, preview_command, remove_command
 from .cli_options import JsonOption
-from .cli_output import _print_json, discard_stdout, err, out
+from .cli_output import discard_stdout, err, out, print_json
 from .cli_search import evaluate_command, search_command, show_unit_command
 from .cli_serve import mcp_command, serve_command
 from .errors import UserError
@@ -58,7 +58,7 @@ def config_command(as_json: JsonOption = False) -> None:
 
     settings = config.resolve().values()
     if as_json:
-        _print_json([{"klucz": s.key, "wartosc": s.shown, "zrodlo": s.source} for s in settings])
+        print_json([{"klucz": s.key, "wartosc": s.shown, "zrodlo": s.source} for s in settings])
         return
     files = config.config_files()
     out.print("Pliki ustawień: " + (", ".join(str(path) for path in files) if files else

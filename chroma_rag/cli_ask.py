@@ -24,13 +24,13 @@ from .cli_options import (
     YearFromOption,
     YearOption,
     YearToOption,
-    _count,
-    _filters,
-    _index,
-    _threshold,
+    count_setting,
+    open_index,
+    search_filters,
+    threshold_setting,
 )
-from .cli_output import _print_json, err, out
-from .cli_search import _print_plan, _relevance
+from .cli_output import err, out, print_json
+from .cli_search import print_plan, relevance_label
 from .plural import TOKEN, count
 
 if TYPE_CHECKING:
@@ -68,32 +68,34 @@ def ask_command(
     server: ServerOption = None,
 ) -> None:
     """Odpowiada na pytanie modelem czatu wyłącznie na podstawie znalezionych fragmentów, z cytatami."""
-    filters = _filters(files, types, year, year_from, year_to, articles)
-    index = _index(db, model, dimensions, server)
+    filters = search_filters(files, types, year, year_from, year_to, articles)
+    index = open_index(db, model, dimensions, server)
     from .llm import LlmSettings
 
     settings = LlmSettings.from_env()
     planned = rewrite if rewrite is not None else settings.planning is not False
     if show_prompt:
-        hits = index.search(question, k=_count(count), filters=filters, mode=mode, threshold=_threshold(threshold))
+        hits = index.search(
+            question, k=count_setting(count), filters=filters, mode=mode, threshold=threshold_setting(threshold)
+        )
         planning = index.planning_messages(question, filters, mode) if planned else None
         _print_prompt(question, hits, planning, as_json)
         return
     streaming = not (no_stream or as_json)
     answer = index.ask(
         question,
-        k=_count(count),
+        k=count_setting(count),
         filters=filters,
-        threshold=_threshold(threshold),
+        threshold=threshold_setting(threshold),
         mode=mode,
         rewrite=planned,
         fresh_plan=fresh_plan,
         settings=settings,
         on_token=_write if streaming else None,
-        on_plan=None if as_json else _print_plan,
+        on_plan=None if as_json else print_plan,
     )
     if as_json:
-        _print_json(answer.to_json())
+        print_json(answer.to_json())
         return
     _write(("" if streaming else answer.text) + "\n")
     _print_sources(answer)
@@ -109,7 +111,7 @@ def _print_prompt(question: str, hits: list[Hit], planning: list[dict[str, str]]
     from .answering import NOT_FOUND, build_messages
 
     if as_json:
-        _print_json({"planowanie": planning, "wiadomosci": build_messages(question, hits) if hits else None})
+        print_json({"planowanie": planning, "wiadomosci": build_messages(question, hits) if hits else None})
         return
     if planning is not None:
         out.print("Zapytanie 1 – plan wyszukiwania (zapytania językiem ustaw, dokumenty, jednostki):", style="bold")
@@ -137,7 +139,7 @@ def _print_sources(answer: Answer) -> None:
         out.print("Źródła:", style="bold")
         top = answer.hits[0].score or 1.0
         for rank, hit in enumerate(answer.hits, start=1):
-            line = f"  {rank}. {citation_label(hit)}, strona {hit.page}, {_relevance(hit, top)}"
+            line = f"  {rank}. {citation_label(hit)}, strona {hit.page}, {relevance_label(hit, top)}"
             out.print(line, markup=False, highlight=False)
     if answer.invalid_citations:
         cited = ", ".join(str(c) for c in answer.invalid_citations)

@@ -11,8 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from .cli_completion import complete_indexed_files
-from .cli_options import DbOption, DimensionsOption, JsonOption, ModelOption, ServerOption, _index
-from .cli_output import _pages, _print_json, err, out, shorten
+from .cli_options import DbOption, DimensionsOption, JsonOption, ModelOption, ServerOption, open_index
+from .cli_output import err, out, page_range, print_json, shorten
 from .errors import UserError
 from .plural import FILE, FRAGMENT, ORPHAN, count
 
@@ -54,7 +54,7 @@ def index_command(
     Kod wyjścia: 0 – wszystko w porządku, 3 – część plików pominięto, 1 – nic nie dało się zaindeksować.
     """
     started = time.perf_counter()
-    index = _index(db, model, dimensions, server)
+    index = open_index(db, model, dimensions, server)
     from .cli_progress import progress_for
 
     with progress_for(err, quiet) as progress:
@@ -103,9 +103,9 @@ def check_command(
     server: ServerOption = None,
 ) -> None:
     """Sprawdza spójność bazy: rejestr plików a fragmenty, każdy fragment odnajdywalny po własnym wektorze."""
-    report = _index(db, server=server).check(repair=repair, wait=wait)
+    report = open_index(db, server=server).check(repair=repair, wait=wait)
     if as_json:
-        _print_json({
+        print_json({
             "ok": report.ok, "pliki": report.files, "fragmenty": report.chunks, "sieroty": len(report.orphans),
             "niepelne": report.incomplete, "nieodnajdywalne": report.unfindable,
             "brak_na_dysku": report.missing_on_disk, "stara_wersja_ciecia": report.old_chunker,
@@ -132,9 +132,9 @@ def check_command(
 
 def list_command(as_json: JsonOption = False, db: DbOption = None, server: ServerOption = None) -> None:
     """Wypisuje zaindeksowane pliki z liczbą fragmentów, rodzajem, rokiem i modelem."""
-    infos = _index(db, server=server).files()
+    infos = open_index(db, server=server).files()
     if as_json:
-        _print_json([info.to_json() for info in infos])
+        print_json([info.to_json() for info in infos])
         return
     table = Table(title="Zaindeksowane pliki")
     for column in ("Plik", "Typ", "Rok", "Fragmenty", "Modele"):
@@ -154,7 +154,7 @@ def preview_command(
 
     rows = preview(path)
     if as_json:
-        _print_json(rows)
+        print_json(rows)
         return
     table = Table(title=f"{path.name}: {count(len(rows), FRAGMENT)}")
     for column in ("Art.", "Strony", "Część", "Rozdział", "Uwagi", "Tekst"):
@@ -170,7 +170,7 @@ def preview_command(
             )
             if note
         )
-        table.add_row(row["art"] or "–", _pages(row), str(row["fragment"]), row["rozdzial"][-60:], notes,
+        table.add_row(row["art"] or "–", page_range(row), str(row["fragment"]), row["rozdzial"][-60:], notes,
                       shorten(row["tekst"], 120))
     out.print(table)
 
@@ -184,7 +184,7 @@ def remove_command(
     server: ServerOption = None,
 ) -> None:
     """Usuwa z indeksu wszystkie fragmenty jednego pliku."""
-    removed = _index(db, server=server).remove(name)
+    removed = open_index(db, server=server).remove(name)
     if removed:
         out.print(f"Usunięto {count(removed, FRAGMENT)} pliku {name}.")
     else:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .cli_completion import complete_indexed_files
 from .config import DEFAULT_COUNT, DEFAULT_THRESHOLD
 from .errors import UserError
+
+if TYPE_CHECKING:
+    from .api import Index
+    from .llm import LlmSettings
 
 DbOption = Annotated[
     Path | None,
@@ -91,15 +95,16 @@ ThresholdOption = Annotated[
 ]
 
 
-def _index(
+def open_index(
     db: Path | None, model: str | None = None, dimensions: int | None = None, server: str | None = None
-):
+) -> Index:
+    """Indeks z opcji polecenia; import API dopiero tu, żeby pomoc i --version nie ładowały Chromy."""
     from .api import Index
 
     return Index(db, model=model, dimensions=dimensions, server=server)
 
 
-def _planning(requested: bool | None):
+def planning_choice(requested: bool | None) -> tuple[bool, LlmSettings]:
     """Czy planować (opcja, a bez niej ``CHROMA_RAG_PRZEPISZ`` przy skonfigurowanym modelu czatu) i ustawienia
     modelu czatu."""
     from .llm import LlmSettings
@@ -110,19 +115,20 @@ def _planning(requested: bool | None):
     return requested, settings
 
 
-def _threshold(value: float | None) -> float | None:
+def threshold_setting(value: float | None) -> float | None:
     """Próg z --prog, albo z CHROMA_RAG_PROG (środowisko lub plik ustawień), albo skalibrowany; 0 wyłącza."""
     if value is None:
-        value = _setting_number("CHROMA_RAG_PROG", float, DEFAULT_THRESHOLD)
+        value = number_setting("CHROMA_RAG_PROG", float, DEFAULT_THRESHOLD)
     return value or None  # a value outside 0–1 is rejected by the API (validation.check_threshold)
 
 
-def _count(value: int | None) -> int:
+def count_setting(value: int | None) -> int:
     """-k z opcji, albo z CHROMA_RAG_K, albo domyślne."""
-    return _setting_number("CHROMA_RAG_K", int, DEFAULT_COUNT) if value is None else value
+    return number_setting("CHROMA_RAG_K", int, DEFAULT_COUNT) if value is None else value
 
 
-def _setting_number(key: str, kind: type, default: float) -> Any:
+def number_setting(key: str, kind: type, default: float) -> Any:
+    """Liczba z ustawienia ``key`` (środowisko lub plik ustawień); zła wartość to jedno zdanie z radą."""
     raw = os.environ.get(key, "").strip()
     if not raw:
         return default
@@ -133,7 +139,7 @@ def _setting_number(key: str, kind: type, default: float) -> Any:
                         "w pliku ustawień (chroma-rag konfiguracja pokazuje, skąd pochodzi).") from None
 
 
-def _filters(
+def search_filters(
     files: list[str] | None,
     types: list[str] | None,
     year: int | None,

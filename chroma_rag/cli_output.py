@@ -80,11 +80,11 @@ out = OutputConsole(file=TrimmedLines())
 err = Console(stderr=True, soft_wrap=True)
 
 
-def _print_json(data: object) -> None:
+def print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
-def _pages(meta: dict) -> str:
+def page_range(meta: dict) -> str:
     """Strony fragmentu: „12” albo „12–14”."""
     first, last = meta.get("strona_od", meta.get("strona")), meta.get("strona_do", meta.get("strona"))
     return f"{first}–{last}" if last != first else str(first)

@@ -27,20 +27,20 @@ from .cli_options import (
     YearFromOption,
     YearOption,
     YearToOption,
-    _count,
-    _filters,
-    _index,
-    _planning,
-    _threshold,
+    count_setting,
+    open_index,
+    planning_choice,
+    search_filters,
+    threshold_setting,
 )
-from .cli_output import _pages, _print_json, err, out, shorten
+from .cli_output import err, out, page_range, print_json, shorten
 from .plural import QUESTION
 
 if TYPE_CHECKING:
     from .models import Hit
 
 
-def _print_plan(plan) -> None:
+def print_plan(plan) -> None:
     """Plan w jednym wierszu (stderr, żeby wynik na stdout dało się dalej przetwarzać)."""
     if plan is None:
         return
@@ -74,16 +74,16 @@ def search_command(
     server: ServerOption = None,
 ) -> None:
     """Pokazuje fragmenty najbardziej pasujące do pytania (filtry działają przed wyszukiwaniem)."""
-    filters = _filters(files, types, year, year_from, year_to, articles)
-    planned, settings = _planning(rewrite)
-    hits = _index(db, model, dimensions, server).search(
-        question, k=_count(count), filters=filters, mode=mode, threshold=_threshold(threshold),
+    filters = search_filters(files, types, year, year_from, year_to, articles)
+    planned, settings = planning_choice(rewrite)
+    hits = open_index(db, model, dimensions, server).search(
+        question, k=count_setting(count), filters=filters, mode=mode, threshold=threshold_setting(threshold),
         rewrite=planned, fresh_plan=fresh_plan, settings=settings,
     )
     if as_json:
-        _print_json(hits.to_json())
+        print_json(hits.to_json())
         return
-    _print_plan(hits.plan)
+    print_plan(hits.plan)
     if not hits and hits.reason == "filtry":
         from .filters import FILTERS_MATCH_NOTHING
 
@@ -107,7 +107,7 @@ def search_command(
 
 SNIPPET_CHARS = 400
 
-def _relevance(hit: Hit, top: float) -> str:
+def relevance_label(hit: Hit, top: float) -> str:
     """Liczba zgodna z kolejnością: wynik fuzji względem pierwszego wyniku (samo podobieństwo kosinusowe
     skakałoby w górę i w dół listy)."""
     return f"trafność {hit.score / top:.2f}" if hit.score else ""  # vector mode: the similarity is the order
@@ -122,7 +122,7 @@ def _print_hit(rank: int, hit: Hit, top: float, show_path: bool = False) -> None
     meta = hit.metadata
     header = Text(f"{rank}. ", style="bold")
     header.append(str(meta.get("sciezka")) if show_path else hit.file, style="bold cyan")
-    for part in (_unit_part(hit), f"str. {_pages(meta)}", _relevance(hit, top)):
+    for part in (_unit_part(hit), f"str. {page_range(meta)}", relevance_label(hit, top)):
         if part:
             header.append(f" · {part}")
     out.print(header)
@@ -168,12 +168,12 @@ def show_unit_command(
 
     from .units import VERSION_LABELS
 
-    unit = _index(db, model, server=server).unit(file, art)
+    unit = open_index(db, model, server=server).unit(file, art)
     if as_json:
-        _print_json(unit.to_json())
+        print_json(unit.to_json())
         return
     header = Text(unit.file, style="bold cyan")
-    header.append(f" · {unit.label} · str. {_pages({'strona_od': unit.page_from, 'strona_do': unit.page_to})}")
+    header.append(f" · {unit.label} · str. {page_range({'strona_od': unit.page_from, 'strona_do': unit.page_to})}")
     if unit.repealed:
         header.append(" · uchylony")
     out.print(header)
@@ -182,7 +182,7 @@ def show_unit_command(
             out.print(Padding(Text(version.heading, style="dim"), (0, 0, 0, 3)))
         if len(unit.versions) > 1:
             label = VERSION_LABELS.get(version.version or "", "")
-            pages = _pages({"strona_od": version.page_from, "strona_do": version.page_to})
+            pages = page_range({"strona_od": version.page_from, "strona_do": version.page_to})
             out.print(Padding(Text(f"{label} str. {pages}", style="bold"), (0, 0, 0, 3)))
         out.print(Padding(Text(version.text), (0, 0, 1, 3)))
 
@@ -204,10 +204,10 @@ def evaluate_command(
     server: ServerOption = None,
 ) -> None:
     """Mierzy jakość wyszukiwania: hit@1/3/5/10, MRR, odmowy progu, pudła (z --przepisz także koszt planowania)."""
-    index = _index(db, model, dimensions, server)
-    planned, settings = _planning(rewrite)
+    index = open_index(db, model, dimensions, server)
+    planned, settings = planning_choice(rewrite)
     result = index.evaluate(
-        questions, k=count, mode=mode, threshold=_threshold(threshold),
+        questions, k=count, mode=mode, threshold=threshold_setting(threshold),
         rewrite=planned, fresh_plan=fresh_plan, settings=settings,
     )
     skipped = result["pominiete"]
@@ -218,7 +218,7 @@ def evaluate_command(
             f"{', '.join(skipped['pliki'])}."
         )
     if as_json:
-        _print_json(result)
+        print_json(result)
         return
     _print_evaluation(result)
 
