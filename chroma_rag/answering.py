@@ -115,8 +115,9 @@ def build_messages(question: str, hits: list[Hit]) -> list[dict[str, str]]:
     """Wiadomości dla modelu: reguły, potem fragmenty od najmniej do najbardziej trafnego (``hits``
     przychodzą najlepszy pierwszy) i na końcu pytanie – model najlepiej pamięta to, co tuż przed nim.
     Nagłówki „=== … ===” nie mylą się z nagłówkami Markdown w samych dokumentach."""
+    names = citation_names(hits)
     blocks = [
-        f"=== Fragment {number}: {citation_label(hit)}, strona {hit.page} ===\n{hit.text}"
+        f"=== Fragment {number}: {citation_label(hit, names)}, strona {hit.page} ===\n{hit.text}"
         for number, hit in enumerate(reversed(hits), start=1)
     ]
     user = (
@@ -127,9 +128,31 @@ def build_messages(question: str, hits: list[Hit]) -> list[dict[str, str]]:
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-def citation_label(hit: Hit) -> str:
-    """Cytat, którego model ma użyć dla fragmentu, np. ``[ustawa.pdf, art. 5]``."""
-    return str(Citation(hit.file, _hit_units(hit)[0]))
+def citation_label(hit: Hit, names: dict[str, str] | None = None) -> str:
+    """Cytat, którego model ma użyć dla fragmentu, np. ``[ustawa.pdf, art. 5]``; ``names`` z ``citation_names``
+    tych samych fragmentów rozróżnia pliki o tej samej nazwie."""
+    return str(Citation((names or {}).get(_path(hit), hit.file), _hit_units(hit)[0]))
+
+
+def citation_names(hits: list[Hit]) -> dict[str, str]:
+    """Ścieżka → nazwa pliku w cytacie: sama nazwa, a gdy ta sama nazwa przychodzi z kilku folderów – z tyloma
+    folderami nad nią, ile trzeba, żeby je rozróżnić („kadry/regulamin.txt”, „it/regulamin.txt”)."""
+    paths_by_name: dict[str, set[str]] = {}
+    for hit in hits:
+        paths_by_name.setdefault(hit.file, set()).add(_path(hit))
+    names: dict[str, str] = {}
+    for name, paths in paths_by_name.items():
+        if len(paths) == 1:
+            names[paths.pop()] = name
+            continue
+        parts = {path: PurePath(path).parts for path in paths}
+        labels = {path: path for path in paths}
+        for depth in range(2, max(len(p) for p in parts.values()) + 1):
+            labels = {path: "/".join(p[-depth:]) for path, p in parts.items()}
+            if len(set(labels.values())) == len(labels):
+                break
+        names.update(labels)
+    return names
 
 
 def find_citations(text: str) -> list[Citation]:
@@ -152,7 +175,8 @@ def find_citations(text: str) -> list[Citation]:
 
 def invalid_citations(text: str, hits: list[Hit]) -> list[Citation]:
     """Cytaty z odpowiedzi, którym nie odpowiada żaden z podanych fragmentów."""
-    given = {(_file_key(hit.file), unit) for hit in hits for unit in _hit_units(hit)}
+    names = citation_names(hits)
+    given = {(_file_key(names[_path(hit)]), unit) for hit in hits for unit in _hit_units(hit)}
     return [c for c in find_citations(text) if (_file_key(c.file), c.unit) not in given]
 
 
@@ -169,6 +193,12 @@ def _canonical_unit(match: re.Match[str]) -> str:
     return f"{kind} {normalize_article(match.group(2))}"
 
 
+def _path(hit: Hit) -> str:
+    return str(hit.metadata.get("sciezka") or hit.file)
+
+
 def _file_key(name: str) -> str:
-    # Models often drop the extension or change case; the stem still identifies the file.
-    return PurePath(name.strip().lower()).stem
+    # Models often drop the extension or change case; the stem (with the folders a same-named file is cited
+    # with) still identifies the file.
+    path = PurePath(name.strip().lower())
+    return str(path.parent / path.stem)

@@ -133,13 +133,14 @@ def _print_messages(messages: list[dict[str, str]]) -> None:
 
 
 def _print_sources(answer: Answer) -> None:
-    from .answering import citation_label
+    from .answering import citation_label, citation_names
 
     if answer.hits:
         out.print("Źródła:", style="bold")
         top = answer.hits[0].score or 1.0
+        names = citation_names(answer.hits)
         for rank, hit in enumerate(answer.hits, start=1):
-            line = f"  {rank}. {citation_label(hit)}, strona {hit.page}, {relevance_label(hit, top)}"
+            line = f"  {rank}. {citation_label(hit, names)}, strona {hit.page}, {relevance_label(hit, top)}"
             out.print(line, markup=False, highlight=False)
     if answer.invalid_citations:
         cited = ", ".join(str(c) for c in answer.invalid_citations)

@@ -114,6 +114,23 @@ def test_citations_not_matching_any_given_fragment_are_flagged():
     ]
 
 
+SAME_NAME = [  # two folders, one file name: the citation must say which file
+    Hit("k-1", "§ 1. Urlop planuje kierownik.", {"plik": "regulamin.txt", "art": "§ 1", "strona": 1,
+                                                 "sciezka": "/firma/kadry/regulamin.txt"}, 0.9),
+    Hit("i-1", "§ 1. Hasło zmienia się co 90 dni.", {"plik": "regulamin.txt", "art": "§ 1", "strona": 1,
+                                                     "sciezka": "/firma/it/regulamin.txt"}, 0.8),
+    HITS[0],
+]
+
+
+def test_same_named_files_are_cited_with_their_folder():
+    user = build_messages("Kto planuje urlop?", SAME_NAME)[1]["content"]
+    assert "[kadry/regulamin.txt, § 1]" in user and "[it/regulamin.txt, § 1]" in user
+    assert "[pacjent.pdf, art. 5]" in user  # a unique name stays as it was
+    text = "Kierownik [kadry/regulamin.txt, § 1]; co 90 dni [IT/regulamin, § 1]; który? [regulamin.txt, § 1]."
+    assert invalid_citations(text, SAME_NAME) == [Citation("regulamin.txt", "§ 1")]
+
+
 def test_citations_of_superscript_articles_keep_the_superscript():
     """„art. 385^1” (tak jak w etykiecie fragmentu) i „art. 385¹” (tak jak w tekście) to art. 385^1, nie 385."""
     kc = [Hit("kc-385^1", "Art. 385¹. …", {"plik": "kc.pdf", "art": "385^1", "strona": 80}, 0.9)]
