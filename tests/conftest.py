@@ -73,6 +73,20 @@ def samples_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.fixture(scope="session")
+def same_named_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Baza z dwoma plikami „regulamin.txt” z folderów kadry/ i it/ (cytaty muszą je rozróżnić)."""
+    from chroma_rag import Index
+
+    root = tmp_path_factory.mktemp("same-named")
+    for folder, text in (("kadry", "Urlop wypoczynkowy planuje kierownik działu."),
+                         ("it", "Urlop od pracy przy serwerach zgłasza się administratorowi.")):
+        (root / folder).mkdir()
+        (root / folder / "regulamin.txt").write_text(text + "\n", encoding="utf-8")
+    Index(root / "db").add([root / "kadry", root / "it"])
+    return root / "db"
+
+
 # --- Tryb serwera (issue 8): prawdziwy `chroma run` na wolnym porcie pętli zwrotnej ---------------------------
 
 

@@ -89,3 +89,16 @@ def test_mcp_http_with_token(two_acts_db: Path) -> None:
                 assert PATIENTS in {f["plik"] for f in files["pliki"]}
 
         anyio.run(main)
+
+
+def test_mcp_citations_tell_same_named_files_apart(same_named_db: Path) -> None:
+    with running_server(same_named_db) as url:
+
+        async def main() -> None:
+            async with Client(f"{url}/mcp", read_timeout_seconds=120) as client:
+                found = structured(await client.call_tool("szukaj", {"pytanie": "urlop", "k": 2}))
+                assert {hit["cytat"] for hit in found["wyniki"]} == {"[kadry/regulamin.txt, s. 1]",
+                                                                      "[it/regulamin.txt, s. 1]"}
+
+        anyio.run(main)
+

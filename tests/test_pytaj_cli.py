@@ -191,16 +191,9 @@ def test_console_script_streams_to_a_pipe(two_acts_db, fake, tmp_path):
     assert KEY not in result.stdout + result.stderr
 
 
-def test_same_named_files_in_two_folders_are_told_apart_in_the_prompt_and_sources(capsys, fake, tmp_path):
-    for folder, text in (("kadry", "§ 1. Urlop wypoczynkowy planuje kierownik działu."),
-                         ("it", "§ 1. Urlop od pracy przy serwerach zgłasza się administratorowi.")):
-        (tmp_path / folder).mkdir()
-        (tmp_path / folder / "regulamin.txt").write_text(text + "\n", encoding="utf-8")
-    db = tmp_path / "db"
-    assert run_cli(capsys, "indeksuj", tmp_path / "kadry", tmp_path / "it", "--baza", db)[0] == 0
-    code, out, _ = pytaj(capsys, db, "Kto planuje urlop?", "--pokaz-prompt", "--prog", "0")
+def test_same_named_files_in_two_folders_are_told_apart_in_the_prompt_and_sources(capsys, fake, same_named_db):
+    code, out, _ = pytaj(capsys, same_named_db, "Kto planuje urlop?", "--pokaz-prompt", "--prog", "0")
     assert code == 0 and "[kadry/regulamin.txt, s. 1]" in out and "[it/regulamin.txt, s. 1]" in out
     fake.enqueue(Reply(text="Kierownik działu [kadry/regulamin.txt, s. 1]."))
-    code, out, err = pytaj(capsys, db, "Kto planuje urlop?", "--prog", "0")
+    code, out, err = pytaj(capsys, same_named_db, "Kto planuje urlop?", "--prog", "0")
     assert code == 0 and "Źródła:" in out and "kadry/regulamin.txt, s. 1" in out and "niepasujące" not in err
-

@@ -203,6 +203,17 @@ def test_dokumenty_serves_indexed_file(base: str, ustawy: Path) -> None:
     assert response.content == (ustawy / PATIENTS).read_bytes()
 
 
+def test_dokumenty_of_a_same_named_file_needs_its_path(same_named_db: Path) -> None:
+    files = {Path(info.path).parent.name: info.path for info in Index(same_named_db).files()}
+    with running_server(same_named_db) as url:
+        ambiguous = get(url, "/dokumenty/regulamin.txt")
+        assert ambiguous.status_code == 409 and "w kilku folderach" in ambiguous.json()["blad"]
+        chosen = get(url, "/dokumenty/regulamin.txt", sciezka=files["it"])
+        assert chosen.status_code == 200 and "administratorowi" in chosen.text
+        other = get(url, "/dokumenty/regulamin.txt", sciezka="/etc/passwd")
+        assert other.status_code == 404 and "root:" not in other.text
+
+
 def raw_get(base: str, raw_path: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
     """Ścieżka wysłana dokładnie tak, jak podana (httpx usunąłby z niej „../”)."""
     address = urlsplit(base)

@@ -81,7 +81,7 @@ def test_search_unit_and_streamed_answer(browser, base: str, tmp_path: Path) -> 
     citation = page.locator("#odpowiedz-tekst a.cytat")
     assert citation.inner_text() == f"[{PATIENTS}, art. 9]"
     href = citation.get_attribute("href")
-    assert href.startswith(f"/dokumenty/{PATIENTS}#page=")
+    assert href.startswith(f"/dokumenty/{PATIENTS}?sciezka=") and "#page=" in href  # the path: same-named files
     pdf = page.request.get(base + href.split("#")[0])
     assert pdf.status == 200 and pdf.headers["content-type"] == "application/pdf"
     assert page.locator("#zrodla li").count() >= 1
@@ -118,3 +118,24 @@ def test_page_fits_a_phone(browser, base: str) -> None:
     search(page, "prawo do informacji o stanie zdrowia")
     assert page.evaluate(fits)
     page.close()
+
+
+def test_citation_of_a_same_named_file_links_to_that_file(browser, same_named_db: Path, fake_llm: FakeLlm) -> None:
+    from serving_support import running_server
+
+    fake_llm.default = Reply(text="Administratorowi [it/regulamin.txt, s. 1].")
+    try:
+        with running_server(same_named_db) as url:
+            page = browser.new_page()
+            page.goto(url)
+            page.wait_for_selector("#plik option:nth-child(2)", state="attached")
+            page.fill("#pytanie", "Komu zgłasza się urlop od pracy przy serwerach?")
+            page.click("#zapytaj")
+            page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+            href = page.locator("#odpowiedz-tekst a.cytat").get_attribute("href")
+            assert href.startswith("/dokumenty/regulamin.txt?sciezka=") and "%2Fit%2Fregulamin.txt" in href
+            document = page.request.get(url + href.split("#")[0])
+            assert document.status == 200 and "administratorowi" in document.text()
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+

@@ -128,12 +128,16 @@ def _ask(index: Index):
 
 def _document(index: Index):
     def document(request: Request) -> Response:
-        name = request.path_params["plik"]
-        # Only names from the index are looked up; the request never becomes a path on disk.
-        recorded = {info.name: info.path for info in index.files()}
-        if name not in recorded:
+        name, wanted = request.path_params["plik"], request.query_params.get("sciezka")
+        # Only names and paths from the index are looked up; the request never becomes a path on disk.
+        recorded = [info.path for info in index.files() if info.name == name and wanted in (None, info.path)]
+        if not recorded:
             return error(404, f"W indeksie nie ma pliku „{name}”; listę plików zwraca /api/pliki.")
-        path = Path(recorded[name])
+        if len(recorded) > 1:
+            folders = ", ".join(str(Path(path).parent) for path in recorded)
+            return error(409, f"Plik „{name}” jest w kilku folderach ({folders}) – otwórz go z wyników wyszukiwania "
+                              "albo dodaj ?sciezka=PEŁNA_ŚCIEŻKA.")
+        path = Path(recorded[0])
         if not path.is_file():
             return error(404, f"Pliku „{name}” nie ma już na dysku ({path.parent}) – zaindeksuj go ponownie.")
         media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"

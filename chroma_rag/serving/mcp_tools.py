@@ -11,7 +11,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from ..answering import citation_label
+from ..answering import citation_label, citation_names
 from ..api import Index
 from ..errors import UserError
 from ..filters import SearchFilters
@@ -50,7 +50,8 @@ def build_mcp(index: Index) -> MCPServer:
             files=plik or [], types=typ or [], year=rok, year_from=od_roku, year_to=do_roku, articles=art or []
         )
         result = _user_errors(lambda: index.search(pytanie, k=k, filters=filters))
-        return {"wyniki": [_hit(hit) for hit in result], "powod": result.reason}
+        names = citation_names(result)
+        return {"wyniki": [_hit(hit, names) for hit in result], "powod": result.reason}
 
     @server.tool(annotations=_READ_ONLY)
     def pokaz_jednostke(
@@ -89,12 +90,12 @@ def _user_errors(call: Any) -> Any:
         raise ToolError(str(exc)) from exc
 
 
-def _hit(hit: Hit) -> dict[str, Any]:
+def _hit(hit: Hit, names: dict[str, str]) -> dict[str, Any]:
     meta = hit.metadata
     return {
         "plik": hit.file,
         "jednostka": hit.unit,
-        "cytat": citation_label(hit),
+        "cytat": citation_label(hit, names),
         "strona_od": meta.get("strona_od", hit.page),
         "strona_do": meta.get("strona_do", hit.page),
         "rozdzial": meta.get("rozdzial", ""),

@@ -33,9 +33,11 @@ function unitLabel(art) {
   return art.startsWith("§") ? art : `art. ${art}`;
 }
 
-function documentLink(file, page) {
+// The path tells apart same-named files from different folders (the server serves only indexed paths).
+function documentLink(file, page, path) {
   const link = element("a", `PDF, str. ${page}`);
-  link.href = `/dokumenty/${encodeURIComponent(file)}#page=${page}`;
+  const where = path ? `?sciezka=${encodeURIComponent(path)}` : "";
+  link.href = `/dokumenty/${encodeURIComponent(file)}${where}#page=${page}`;
   link.target = "_blank";
   link.rel = "noopener";
   return link;
@@ -92,7 +94,7 @@ function renderHit(hit) {
     whole.addEventListener("click", () => showUnit(hit.plik, hit.art));
     actions.append(whole);
   }
-  actions.append(documentLink(hit.plik, hit.strona_od ?? hit.strona));
+  actions.append(documentLink(hit.plik, hit.strona_od ?? hit.strona, hit.sciezka));
   item.append(actions);
   return item;
 }
@@ -146,11 +148,15 @@ async function showUnit(file, art) {
   }
 }
 
-// "[plik.pdf, art. 5]" → a link to the page of the fragment it cites (the model may drop the extension).
+// "[plik.pdf, art. 5]" → a link to the page of the fragment it cites (the model may drop the extension);
+// same-named files are cited with their folder, "[kadry/regulamin.txt, § 1]".
 function citationTarget(inner, hits) {
   const [file, unit] = inner.split(",").map((s) => s.trim().toLowerCase());
   const stem = (name) => name.replace(/\.[a-z0-9]+$/, "");
-  return hits.find((hit) => stem(hit.plik.toLowerCase()) === stem(file || "")
+  const cited = stem(file || "");
+  const named = (hit) => stem(hit.plik.toLowerCase()) === cited
+    || (cited.includes("/") && stem((hit.sciezka || "").toLowerCase()).endsWith(`/${cited}`));
+  return hits.find((hit) => named(hit)
     && (!unit || unit === unitLabel(hit.art).toLowerCase() || unit === `s. ${hit.strona}`));
 }
 
@@ -162,7 +168,7 @@ function renderAnswer(text, hits) {
     box.append(text.slice(last, match.index));
     const hit = citationTarget(match[1], hits);
     if (hit) {
-      const link = documentLink(hit.plik, hit.strona_od ?? hit.strona);
+      const link = documentLink(hit.plik, hit.strona_od ?? hit.strona, hit.sciezka);
       link.textContent = match[0];
       link.className = "cytat";
       box.append(link);
@@ -178,7 +184,7 @@ function renderSources(hits) {
   $("zrodla").replaceChildren(...hits.map((hit) => {
     const item = element("li", `${hit.plik}${hit.art ? `, ${unitLabel(hit.art)}` : ""}, str. `
       + `${pages(hit.strona_od, hit.strona_do)} `);
-    item.append(documentLink(hit.plik, hit.strona_od ?? hit.strona));
+    item.append(documentLink(hit.plik, hit.strona_od ?? hit.strona, hit.sciezka));
     return item;
   }));
 }
