@@ -37,8 +37,8 @@ from .preview import preview as preview  # re-exported: chroma_rag.api.preview(p
 from .registry import Registry
 from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, validate
 from .store import Store, collection_name
-from .units import Unit, assemble_unit, unit_where
-from .validation import checked_search, resolve_files, resolve_name
+from .units import Unit, assemble_unit, unit_file, unit_where
+from .validation import checked_search, resolve_files
 
 
 @dataclass
@@ -252,14 +252,17 @@ class Index:
         return ask(question, retrieve, settings=settings, on_token=on_token)
 
     def unit(self, file: str, art: str) -> Unit:
-        """Cała jednostka ``art`` pliku ``file`` (nazwa jak w ``files()``): wszystkie jej części sklejone,
-        ścieżka nagłówków, strony i brzmienia (obecne i przyszłe osobno)."""
+        """Cała jednostka ``art`` pliku ``file`` (nazwa jak w ``files()`` albo pełna ścieżka, gdy ta sama nazwa
+        należy do kilku różnych plików): wszystkie jej części sklejone, ścieżka nagłówków, strony i brzmienia
+        (obecne i przyszłe osobno)."""
         self.store.require_existing()
         _ = self.embedder
         with read_session(self.store):
             collection = self._collection()
-            file = resolve_name(file, sorted(collection.file_titles()))
-            return assemble_unit(file, art, collection.hits(collection.ids(unit_where(file, art))))
+            records = Registry(self.store.client).records()
+            selection = unit_file(file, [(r.name, r.path) for r in records], {r.path: r.same_as for r in records})
+            shown = selection.files[0] if selection.files else file
+            return assemble_unit(shown, art, collection.hits(collection.ids(unit_where(selection, art))))
 
     def evaluate(
         self,

@@ -102,7 +102,7 @@ def search_command(
         paths_by_name.setdefault(hit.file, set()).add(str(hit.metadata.get("sciezka", "")))
     for rank, hit in enumerate(hits, start=1):  # same-named files from two folders are shown by their paths
         _print_hit(rank, hit, top, show_path=len(paths_by_name[hit.file]) > 1)
-    _print_unit_hint(hits)
+    _print_unit_hint(hits, paths_by_name)
 
 
 SNIPPET_CHARS = 400
@@ -142,19 +142,23 @@ def _unit_part(hit: Hit) -> str:
     return f"{hit.unit}, {label}" if hit.unit else label
 
 
-def _print_unit_hint(hits: list[Hit]) -> None:
+def _print_unit_hint(hits: list[Hit], paths_by_name: dict[str, set[str]]) -> None:
     import shlex
 
     first = next((hit for hit in hits if hit.unit), None)
     if first is not None:
-        command = f"chroma-rag pokaz {shlex.quote(first.file)} {shlex.quote(first.art)}"
+        # a name of several files cannot show one unit: the path can
+        file = str(first.metadata.get("sciezka")) if len(paths_by_name[first.file]) > 1 else first.file
+        command = f"chroma-rag pokaz {shlex.quote(file)} {shlex.quote(first.art)}"
         # one line even at 80 columns: a command wrapped inside a file name cannot be copied
         out.print(f"Całą jednostkę pokaże: {command}", style="dim", markup=False, highlight=False, soft_wrap=True)
 
 
 def show_unit_command(
-    file: Annotated[str, typer.Argument(metavar="PLIK", help="Nazwa pliku, jak w `chroma-rag lista`.",
-                                        show_default=False)],
+    file: Annotated[str, typer.Argument(
+        metavar="PLIK", show_default=False,
+        help="Nazwa pliku, jak w `chroma-rag lista` (pełna ścieżka, gdy ta sama nazwa jest w kilku folderach).",
+    )],
     art: Annotated[str, typer.Argument(metavar="ART", help="Artykuł lub paragraf, np. 23, 385^1, '§ 6'.",
                                        show_default=False)],
     as_json: JsonOption = False,

@@ -3,12 +3,13 @@ strony i brzmienia – obecne „[…]” i przyszłe „<…>” – osobno."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errors import UserError
 from .filters import SearchFilters, build_where, normalize_article
 from .models import Hit
+from .validation import resolve_files
 
 # Metadata telling apart different units printed with the same number in one file (a quoted article of an amended
 # act, an annex); the act's own unit, without them, comes first.
@@ -77,9 +78,24 @@ class Unit:
         }
 
 
-def unit_where(file: str, art: str) -> dict[str, Any] | None:
+def unit_file(requested: str, indexed: list[tuple[str, str]], same_as: dict[str, str | None]) -> SearchFilters:
+    """Plik jednostki jako filtr: nazwa (jak ``--plik``) albo pełna ścieżka. Nazwa kilku różnych plików (z różną
+    treścią w różnych folderach) to błąd z ich ścieżkami – sklejenie ich artykułów dałoby jednostkę, której nie
+    ma w żadnym. ``indexed``: pary (nazwa, ścieżka) z rejestru; ``same_as``: ścieżka → ścieżka tej samej treści."""
+    holders = {path: other for path, other in same_as.items() if other}
+    selection = resolve_files(SearchFilters(files=[requested]), indexed, holders)
+    documents = sorted({holders.get(path, path) for name, path in indexed if name in selection.files})
+    if len(documents) > 1:
+        raise UserError(
+            f"„{requested}” to nazwa kilku różnych plików: {', '.join(documents)} – podaj pełną ścieżkę jednego "
+            f"z nich, np. chroma-rag pokaz {documents[0]} ART."
+        )
+    return selection
+
+
+def unit_where(selection: SearchFilters, art: str) -> dict[str, Any] | None:
     """Filtr wszystkich fragmentów jednostki – także uchylonej (o nią też można zapytać wprost)."""
-    return build_where(SearchFilters(files=[file], articles=[art], include_repealed=True))
+    return build_where(replace(selection, articles=[art], include_repealed=True))
 
 
 def assemble_unit(file: str, art: str, chunks: list[Hit]) -> Unit:

@@ -75,14 +75,18 @@ def samples_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def same_named_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Baza z dwoma plikami „regulamin.txt” z folderów kadry/ i it/ (cytaty muszą je rozróżnić)."""
+    """Baza z dwoma plikami „regulamin.md” (art. 1 i 2) z folderów kadry/ i it/: cytaty i pokaz muszą je rozróżnić."""
     from chroma_rag import Index
 
     root = tmp_path_factory.mktemp("same-named")
-    for folder, text in (("kadry", "Urlop wypoczynkowy planuje kierownik działu."),
-                         ("it", "Urlop od pracy przy serwerach zgłasza się administratorowi.")):
+    for folder, first, second in (
+        ("kadry", "Urlop wypoczynkowy planuje kierownik działu.", "Wynagrodzenie wypłaca się dziesiątego."),
+        ("it", "Urlop od pracy przy serwerach zgłasza się administratorowi.", "Hasło zmienia się co 90 dni."),
+    ):
         (root / folder).mkdir()
-        (root / folder / "regulamin.txt").write_text(text + "\n", encoding="utf-8")
+        (root / folder / "regulamin.md").write_text(
+            f"# Regulamin\n\nArt. 1. {first}\n\nArt. 2. {second}\n", encoding="utf-8"
+        )
     Index(root / "db").add([root / "kadry", root / "it"])
     return root / "db"
 

@@ -97,8 +97,8 @@ def test_mcp_citations_tell_same_named_files_apart(same_named_db: Path) -> None:
         async def main() -> None:
             async with Client(f"{url}/mcp", read_timeout_seconds=120) as client:
                 found = structured(await client.call_tool("szukaj", {"pytanie": "urlop", "k": 2}))
-                assert {hit["cytat"] for hit in found["wyniki"]} == {"[kadry/regulamin.txt, s. 1]",
-                                                                      "[it/regulamin.txt, s. 1]"}
+                assert {hit["cytat"] for hit in found["wyniki"]} == {"[kadry/regulamin.md, art. 1]",
+                                                                      "[it/regulamin.md, art. 1]"}
 
         anyio.run(main)
 

@@ -104,3 +104,15 @@ def test_szukaj_says_how_to_open_the_whole_unit(two_acts_db: Path, capsys: pytes
     assert out.strip().splitlines()[-1] == f"Całą jednostkę pokaże: chroma-rag pokaz {PATIENTS} 9"
     code, out, _ = run_cli(capsys, "szukaj", "prawo do informacji", "--json", "--baza", two_acts_db)
     assert "chroma-rag pokaz" not in out
+
+
+def test_a_name_of_two_different_files_is_refused_and_a_path_chooses_one(capsys, same_named_db):
+    code, out, err = run_cli(capsys, "pokaz", "regulamin.md", "1", "--baza", same_named_db)
+    assert code == 1 and "kilku różnych plików" in err and "kadry" in err and "it" in err and not out
+    it_path = next(info.path for info in Index(same_named_db).files() if "/it/" in info.path)
+    code, out, err = run_cli(capsys, "szukaj", "urlop od pracy przy serwerach", "--baza", same_named_db, "--prog", "0")
+    assert code == 0 and f"chroma-rag pokaz {it_path} 1" in out  # the hint names the path, not the name
+    code, out, err = run_cli(capsys, "pokaz", it_path, "1", "--baza", same_named_db)
+    assert code == 0, err
+    assert "administratorowi" in out and "kierownik" not in out
+

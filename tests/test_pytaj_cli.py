@@ -193,7 +193,7 @@ def test_console_script_streams_to_a_pipe(two_acts_db, fake, tmp_path):
 
 def test_same_named_files_in_two_folders_are_told_apart_in_the_prompt_and_sources(capsys, fake, same_named_db):
     code, out, _ = pytaj(capsys, same_named_db, "Kto planuje urlop?", "--pokaz-prompt", "--prog", "0")
-    assert code == 0 and "[kadry/regulamin.txt, s. 1]" in out and "[it/regulamin.txt, s. 1]" in out
-    fake.enqueue(Reply(text="Kierownik działu [kadry/regulamin.txt, s. 1]."))
+    assert code == 0 and "[kadry/regulamin.md, art. 1]" in out and "[it/regulamin.md, art. 1]" in out
+    fake.enqueue(Reply(text="Kierownik działu [kadry/regulamin.md, art. 1]."))
     code, out, err = pytaj(capsys, same_named_db, "Kto planuje urlop?", "--prog", "0")
-    assert code == 0 and "Źródła:" in out and "kadry/regulamin.txt, s. 1" in out and "niepasujące" not in err
+    assert code == 0 and "Źródła:" in out and "kadry/regulamin.md, art. 1" in out and "niepasujące" not in err

@@ -206,11 +206,11 @@ def test_dokumenty_serves_indexed_file(base: str, ustawy: Path) -> None:
 def test_dokumenty_of_a_same_named_file_needs_its_path(same_named_db: Path) -> None:
     files = {Path(info.path).parent.name: info.path for info in Index(same_named_db).files()}
     with running_server(same_named_db) as url:
-        ambiguous = get(url, "/dokumenty/regulamin.txt")
+        ambiguous = get(url, "/dokumenty/regulamin.md")
         assert ambiguous.status_code == 409 and "w kilku folderach" in ambiguous.json()["blad"]
-        chosen = get(url, "/dokumenty/regulamin.txt", sciezka=files["it"])
+        chosen = get(url, "/dokumenty/regulamin.md", sciezka=files["it"])
         assert chosen.status_code == 200 and "administratorowi" in chosen.text
-        other = get(url, "/dokumenty/regulamin.txt", sciezka="/etc/passwd")
+        other = get(url, "/dokumenty/regulamin.md", sciezka="/etc/passwd")
         assert other.status_code == 404 and "root:" not in other.text
 
 

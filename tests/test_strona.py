@@ -123,17 +123,23 @@ def test_page_fits_a_phone(browser, base: str) -> None:
 def test_citation_of_a_same_named_file_links_to_that_file(browser, same_named_db: Path, fake_llm: FakeLlm) -> None:
     from serving_support import running_server
 
-    fake_llm.default = Reply(text="Administratorowi [it/regulamin.txt, s. 1].")
+    fake_llm.default = Reply(text="Administratorowi [it/regulamin.md, art. 1].")
     try:
         with running_server(same_named_db) as url:
             page = browser.new_page()
             page.goto(url)
             page.wait_for_selector("#plik option:nth-child(2)", state="attached")
+            search(page, "Komu zgłasza się urlop od pracy przy serwerach?")
+            page.locator("#wyniki li", has_text="administratorowi").locator(".cala-jednostka").click()
+            page.wait_for_selector("#jednostka[open] .wersja")
+            unit_text = page.inner_text("#jednostka-tresc")
+            assert "administratorowi" in unit_text and "kierownik" not in unit_text
+            page.click("#jednostka .zamknij")
             page.fill("#pytanie", "Komu zgłasza się urlop od pracy przy serwerach?")
             page.click("#zapytaj")
             page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
             href = page.locator("#odpowiedz-tekst a.cytat").get_attribute("href")
-            assert href.startswith("/dokumenty/regulamin.txt?sciezka=") and "%2Fit%2Fregulamin.txt" in href
+            assert href.startswith("/dokumenty/regulamin.md?sciezka=") and "%2Fit%2Fregulamin.md" in href
             document = page.request.get(url + href.split("#")[0])
             assert document.status == 200 and "administratorowi" in document.text()
     finally:

@@ -91,7 +91,7 @@ function renderHit(hit) {
   if (hit.art) {
     const whole = element("button", unit.startsWith("§") ? "cały paragraf" : "cały artykuł", "drugi cala-jednostka");
     whole.type = "button";
-    whole.addEventListener("click", () => showUnit(hit.plik, hit.art));
+    whole.addEventListener("click", () => showUnit(hit.plik, hit.art, hit.sciezka));
     actions.append(whole);
   }
   actions.append(documentLink(hit.plik, hit.strona_od ?? hit.strona, hit.sciezka));
@@ -123,13 +123,14 @@ function showHits(hits, reason) {
   else say(`Znaleziono fragmentów: ${hits.length}.`);
 }
 
-async function showUnit(file, art) {
+// The API takes the path as well as the name: a name of several files cannot show one unit.
+async function showUnit(file, art, path) {
   const dialog = $("jednostka");
   $("jednostka-naglowek").textContent = `${file} · ${unitLabel(art)}`;
   $("jednostka-tresc").replaceChildren(element("p", "Wczytuję…"));
   if (!dialog.open) dialog.showModal();
   try {
-    const unit = await fetchJson(`/api/jednostka?${new URLSearchParams({ plik: file, art })}`);
+    const unit = await fetchJson(`/api/jednostka?${new URLSearchParams({ plik: path || file, art })}`);
     const parts = [];
     if (unit.tytul) parts.push(element("p", unit.tytul, "rozdzial"));
     for (const version of unit.wersje) {
@@ -138,7 +139,7 @@ async function showUnit(file, art) {
       if (label) box.append(element("h3", label));
       if (version.rozdzial) box.append(element("div", version.rozdzial, "rozdzial"));
       box.append(element("p", version.tekst));
-      box.append(documentLink(unit.plik, version.strona_od));
+      box.append(documentLink(unit.plik, version.strona_od, path));
       parts.push(box);
     }
     if (unit.uchylony) parts.unshift(element("p", "Jednostka uchylona.", "blad"));
