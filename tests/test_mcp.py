@@ -99,6 +99,11 @@ def test_mcp_citations_tell_same_named_files_apart(same_named_db: Path) -> None:
                 found = structured(await client.call_tool("szukaj", {"pytanie": "urlop", "k": 2}))
                 assert {hit["cytat"] for hit in found["wyniki"]} == {"[kadry/regulamin.md, art. 1]",
                                                                       "[it/regulamin.md, art. 1]"}
+                ambiguous = await client.call_tool("pokaz_jednostke", {"plik": "regulamin.md", "art": "1"})
+                assert ambiguous.is_error and "kilku różnych plików" in ambiguous.content[0].text
+                unit = structured(await client.call_tool("pokaz_jednostke", {"plik": "it/regulamin.md", "art": "1"}))
+                assert "administratorowi" in json.dumps(unit, ensure_ascii=False)
+                assert unit["cytat"] == "[it/regulamin.md, art. 1]"
 
         anyio.run(main)
 

@@ -55,13 +55,15 @@ def build_mcp(index: Index) -> MCPServer:
 
     @server.tool(annotations=_READ_ONLY)
     def pokaz_jednostke(
-        plik: Annotated[str, Field(description="Nazwa pliku, jak w wynikach szukaj albo lista_plikow.")],
+        plik: Annotated[str, Field(description="Nazwa pliku, jak w wynikach szukaj albo lista_plikow; plik o nazwie "
+                                               "powtarzającej się w kilku folderach – z folderem, jak w cytacie.")],
         art: Annotated[str, Field(description="Artykuł lub paragraf, np. 23, 385^1, '§ 6'.")],
     ) -> dict[str, Any]:
         """Cała jednostka (artykuł, paragraf) pliku: wszystkie części, rozdział, strony i brzmienia – obecne
         i przyszłe (zmiana, która jeszcze nie weszła w życie) osobno."""
         unit = _user_errors(lambda: index.unit(plik, art))
-        return {**unit.to_json(), "cytat": f"[{unit.file}, {unit.label}]"}
+        # a name given with its folder tells apart same-named files: the citation keeps it
+        return {**unit.to_json(), "cytat": f"[{plik if '/' in plik else unit.file}, {unit.label}]"}
 
     @server.tool(annotations=_READ_ONLY)
     def lista_plikow() -> dict[str, Any]:
