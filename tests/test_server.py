@@ -93,7 +93,7 @@ def test_every_command_works_in_both_modes(capsys, two_acts, tmp_path):
     keyword_hits = search_json(capsys, two_acts, "dokumentacja medyczna", "--tryb", "slowa", "-k", "3")
     assert keyword_hits and all(h["plik"] == PATIENTS for h in keyword_hits)
     code, out, err = run_cli(capsys, "sprawdz", "--json", *two_acts.args)
-    assert code == 0, err
+    assert code == 0, err + out  # the report says which check failed
     assert json.loads(out)["ok"] and json.loads(out)["pliki"] == 2
     questions = tmp_path / "pytania.jsonl"
     questions.write_text(
