@@ -163,9 +163,7 @@ class Index:
         _ = self.embedder  # resolved before the read session: it may need its own short read of the DB
         with read_session(self.store):
             if filters is not None and filters.files:
-                records = Registry(self.store.client).records()
-                holders = {r.path: r.same_as for r in records if r.same_as}
-                filters = resolve_files(filters, [(r.name, r.path) for r in records], holders)
+                filters = resolve_files(filters, *self._file_names())
             searcher = self.searcher(mode)
             request = SearchRequest(question, k, filters, mode, threshold)
             if rewrite:
@@ -259,10 +257,15 @@ class Index:
         _ = self.embedder
         with read_session(self.store):
             collection = self._collection()
-            records = Registry(self.store.client).records()
-            selection = unit_file(file, [(r.name, r.path) for r in records], {r.path: r.same_as for r in records})
+            selection = unit_file(file, *self._file_names())
             shown = selection.files[0] if selection.files else file
             return assemble_unit(shown, art, collection.hits(collection.ids(unit_where(selection, art))))
+
+    def _file_names(self) -> tuple[list[tuple[str, str]], dict[str, str]]:
+        """Pary (nazwa, ścieżka) z rejestru i druga ścieżka dokumentu → ścieżka z jego fragmentami – do
+        rozpoznania pliku, który wpisał użytkownik (``resolve_files``)."""
+        records = Registry(self.store.client).records()
+        return [(r.name, r.path) for r in records], {r.path: r.same_as for r in records if r.same_as}
 
     def evaluate(
         self,

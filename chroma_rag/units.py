@@ -78,16 +78,10 @@ class Unit:
         }
 
 
-def unit_file(requested: str, indexed: list[tuple[str, str]], same_as: dict[str, str | None]) -> SearchFilters:
-    """Plik jednostki jako filtr: nazwa (jak ``--plik``), nazwa z folderem jak w cytacie („it/regulamin.md”)
-    albo pełna ścieżka. Nazwa kilku różnych plików (z różną
-    treścią w różnych folderach) to błąd z ich ścieżkami – sklejenie ich artykułów dałoby jednostkę, której nie
-    ma w żadnym. ``indexed``: pary (nazwa, ścieżka) z rejestru; ``same_as``: ścieżka → ścieżka tej samej treści."""
-    holders = {path: other for path, other in same_as.items() if other}
-    suffix = "/" + requested.strip().strip("/")
-    by_folder = {holders.get(path, path) for _, path in indexed if "/" in requested and path.endswith(suffix)}
-    if len(by_folder) == 1:  # a citation's folder-qualified name, "it/regulamin.md"
-        return SearchFilters(paths=list(by_folder))
+def unit_file(requested: str, indexed: list[tuple[str, str]], holders: dict[str, str]) -> SearchFilters:
+    """Plik jednostki jako filtr – nazwa, ścieżka albo nazwa z folderem, jak ``--plik`` (``resolve_files``, te same
+    argumenty). Nazwa kilku różnych plików (różna treść w różnych folderach) to błąd z ich ścieżkami: sklejenie
+    ich artykułów dałoby jednostkę, której nie ma w żadnym."""
     selection = resolve_files(SearchFilters(files=[requested]), indexed, holders)
     documents = sorted({holders.get(path, path) for name, path in indexed if name in selection.files})
     if len(documents) > 1:

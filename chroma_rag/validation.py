@@ -85,9 +85,10 @@ def resolve_files(
     filters: SearchFilters, indexed: Iterable[tuple[str, str]], holders: dict[str, str] | None = None
 ) -> SearchFilters:
     """``--plik`` jako nazwy (i ścieżki) z indeksu: dokładna nazwa, ścieżka podana przy indeksowaniu, nazwa
-    w innej wielkości liter albo bez rozszerzenia, jednoznaczny początek nazwy. Wieloznaczny – błąd z listą
-    kandydatów; nieznany – błąd z najbliższymi nazwami. ``indexed``: pary (nazwa, ścieżka) z rejestru;
-    ``holders``: druga ścieżka dokumentu → ścieżka, pod którą są jego fragmenty (``documents.py``)."""
+    z folderem jak w cytacie („it/regulamin.md”), nazwa w innej wielkości liter albo bez rozszerzenia,
+    jednoznaczny początek nazwy. Wieloznaczny – błąd z listą kandydatów; nieznany – błąd z najbliższymi nazwami.
+    ``indexed``: pary (nazwa, ścieżka) z rejestru; ``holders``: druga ścieżka dokumentu → ścieżka, pod którą są
+    jego fragmenty (``documents.py``)."""
     holders = holders or {}
     pairs = list(indexed)
     names = sorted({name for name, _ in pairs})
@@ -99,11 +100,23 @@ def resolve_files(
         if requested not in names and key in paths:
             found_paths.append(holders.get(key, key))
             continue
+        by_folder = _folder_qualified(requested, paths)
+        if requested not in names and len(by_folder) == 1:
+            found_paths.append(holders.get(by_folder[0], by_folder[0]))
+            continue
         name = requested if requested in names else resolve_name(requested, names)
         if any(n == name and p not in holders for n, p in pairs):
             found_names.append(name)
         found_paths.extend(holders[p] for n, p in pairs if n == name and p in holders)
     return replace(filters, files=list(dict.fromkeys(found_names)), paths=list(dict.fromkeys(found_paths)))
+
+
+def _folder_qualified(requested: str, paths: Iterable[str]) -> list[str]:
+    """Ścieżki kończące się nazwą z folderem, jak w cytacie pliku o powtarzającej się nazwie („it/regulamin.md”)."""
+    if "/" not in requested:
+        return []
+    suffix = "/" + requested.strip().strip("/")
+    return [path for path in paths if path.endswith(suffix)]
 
 
 def _as_key(requested: str) -> str:
