@@ -76,7 +76,8 @@ def search_command(
     """Pokazuje fragmenty najbardziej pasujące do pytania (filtry działają przed wyszukiwaniem)."""
     filters = search_filters(files, types, year, year_from, year_to, articles)
     planned, settings = planning_choice(rewrite)
-    hits = open_index(db, model, dimensions, server).search(
+    index = open_index(db, model, dimensions, server)
+    hits = index.search(
         question, k=count_setting(count), filters=filters, mode=mode, threshold=threshold_setting(threshold),
         rewrite=planned, fresh_plan=fresh_plan, settings=settings,
     )
@@ -97,12 +98,12 @@ def search_command(
             out.print("Nie znaleziono nic trafnego. Spróbuj innych słów albo zdejmij filtry.")
         return
     top = hits[0].score or 1.0
-    paths_by_name: dict[str, set[str]] = {}
-    for hit in hits:
-        paths_by_name.setdefault(hit.file, set()).add(str(hit.metadata.get("sciezka", "")))
-    for rank, hit in enumerate(hits, start=1):  # same-named files from two folders are shown by their paths
-        _print_hit(rank, hit, top, show_path=len(paths_by_name[hit.file]) > 1)
-    _print_unit_hint(hits, paths_by_name)
+    # a name of several files in the index, even if only one of them is found, is shown by its path
+    names = [info.name for info in index.files()]
+    shared = {name for name in names if names.count(name) > 1}
+    for rank, hit in enumerate(hits, start=1):
+        _print_hit(rank, hit, top, show_path=hit.file in shared)
+    _print_unit_hint(hits, shared)
 
 
 SNIPPET_CHARS = 400
@@ -142,13 +143,13 @@ def _unit_part(hit: Hit) -> str:
     return f"{hit.unit}, {label}" if hit.unit else label
 
 
-def _print_unit_hint(hits: list[Hit], paths_by_name: dict[str, set[str]]) -> None:
+def _print_unit_hint(hits: list[Hit], shared: set[str]) -> None:
     import shlex
 
     first = next((hit for hit in hits if hit.unit), None)
     if first is not None:
         # a name of several files cannot show one unit: the path can
-        file = str(first.metadata.get("sciezka")) if len(paths_by_name[first.file]) > 1 else first.file
+        file = str(first.metadata.get("sciezka")) if first.file in shared else first.file
         command = f"chroma-rag pokaz {shlex.quote(file)} {shlex.quote(first.art)}"
         # one line even at 80 columns: a command wrapped inside a file name cannot be copied
         out.print(f"Całą jednostkę pokaże: {command}", style="dim", markup=False, highlight=False, soft_wrap=True)

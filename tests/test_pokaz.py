@@ -112,6 +112,10 @@ def test_a_name_of_two_different_files_is_refused_and_a_path_chooses_one(capsys,
     it_path = next(info.path for info in Index(same_named_db).files() if "/it/" in info.path)
     code, out, err = run_cli(capsys, "szukaj", "urlop od pracy przy serwerach", "--baza", same_named_db, "--prog", "0")
     assert code == 0 and f"chroma-rag pokaz {it_path} 1" in out  # the hint names the path, not the name
+    # also when only one of the two files is among the results: the name is shared in the index
+    code, out, err = run_cli(capsys, "szukaj", "urlop", "--plik", "it/regulamin.md", "--baza", same_named_db,
+                             "--prog", "0")
+    assert code == 0 and f"chroma-rag pokaz {it_path} 1" in out
     code, out, err = run_cli(capsys, "pokaz", it_path, "1", "--baza", same_named_db)
     assert code == 0, err
     assert "administratorowi" in out and "kierownik" not in out
