@@ -17,8 +17,8 @@ from collections import Counter
 import simplemma
 from common import USTAWY, write_section
 
-from chroma_rag.chunking import chunk_document
-from chroma_rag.loading import load_document
+from chroma_rag.ingest.chunking import chunk_document
+from chroma_rag.ingest.loading import load_document
 
 KINDS = {
     "nagłówki/stopki stron (`©Kancelaria Sejmu`, `s. 12/235`, `Dziennik Ustaw – 3 – Poz.`, daty)": re.compile(

@@ -25,10 +25,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from ollama_server import OllamaTestServer  # noqa: E402
 
-from chroma_rag.chunking import chunk_document  # noqa: E402
-from chroma_rag.embedding import Embedder, LocalE5Embedder  # noqa: E402
-from chroma_rag.embedding_http import OllamaEmbedder, OpenAIEmbedder  # noqa: E402
-from chroma_rag.loading import load_document  # noqa: E402
+from chroma_rag.embedding.embedder import Embedder, LocalE5Embedder  # noqa: E402
+from chroma_rag.embedding.remote import OllamaEmbedder, OpenAIEmbedder  # noqa: E402
+from chroma_rag.ingest.chunking import chunk_document  # noqa: E402
+from chroma_rag.ingest.loading import load_document  # noqa: E402
 
 PDF_NAME = "konstytucja-DU-1997-483.pdf"
 # Klon repozytorium leży obok shared/; worktree (…/wt/NAZWA) – poziom niżej.

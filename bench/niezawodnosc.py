@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from chroma_rag import Index
-from chroma_rag.discovery import collect_files, fingerprint
+from chroma_rag.indexing.discovery import collect_files, fingerprint
 
 REPO = Path(__file__).resolve().parents[1]
 USTAWY = REPO.parent / "shared" / "dane" / "ustawy"

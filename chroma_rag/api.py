@@ -17,28 +17,28 @@ from pathlib import Path
 from typing import Any
 
 from . import config
-from .answering import Answer, ask
-from .collection import ChunkCollection
-from .consistency import ConsistencyReport, check
-from .documents import owner_of
-from .embedding import DEFAULT_MODEL, Embedder, get_embedder, known_dim
+from .answering.answer import Answer, ask
+from .embedding.embedder import DEFAULT_MODEL, Embedder, get_embedder, known_dim
 from .errors import UserError
-from .evaluation import Question, evaluate, load_questions, split_by_index
-from .file_writes import drop_file
 from .filters import SearchFilters
-from .index_report import IndexReport, Progress
-from .indexing import SyncOptions, sync
-from .keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions, collection_texts, index_folder
+from .indexing.consistency import ConsistencyReport, check
+from .indexing.file_writes import drop_file
+from .indexing.report import IndexReport, Progress
+from .indexing.sync import SyncOptions, sync
+from .ingest.preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
 from .llm import ChatClient, LlmSettings
-from .locking import DEFAULT_WAIT, read_session, write_session
 from .models import Hit, Plan, SearchResult
-from .planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog_from, plan_messages
-from .preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
-from .registry import Registry
-from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, validate
-from .store import Store, collection_name
-from .units import Unit, assemble_unit, unit_file, unit_where
-from .validation import checked_search, resolve_files
+from .retrieval.evaluation import Question, evaluate, load_questions, split_by_index
+from .retrieval.keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions, collection_texts, index_folder
+from .retrieval.planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog_from, plan_messages
+from .retrieval.search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, validate
+from .retrieval.units import Unit, assemble_unit, unit_file, unit_where
+from .retrieval.validation import checked_search, resolve_files
+from .storage.collection import ChunkCollection
+from .storage.documents import owner_of
+from .storage.locking import DEFAULT_WAIT, read_session, write_session
+from .storage.registry import Registry
+from .storage.store import Store, collection_name
 
 
 @dataclass

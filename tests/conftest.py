@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chroma_rag.cli import main
+from chroma_rag.cli.app import main
 
 REPO = Path(__file__).resolve().parents[1]
 USTAWY = REPO.parent / "shared" / "dane" / "ustawy"

@@ -11,7 +11,7 @@ import time
 import pytest
 from llm_server import FakeLlm, Reply, running_fake_llm
 
-from chroma_rag.answering import (
+from chroma_rag.answering.answer import (
     NOT_FOUND,
     SYSTEM_PROMPT,
     Answer,

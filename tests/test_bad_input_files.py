@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, run_cli
 
-from chroma_rag.loading import is_supported
+from chroma_rag.ingest.loading import is_supported
 
 SOURCE_PDF = "rozporzadzenie-technika-prawodawcza-DU-2002-908.pdf"
 GOOD_NOTE = "Zebranie zarządu odbędzie się w piątek o 10:00 w sali 204. Obecność obowiązkowa."
@@ -104,7 +104,7 @@ def test_only_good_files_indexed_and_no_garbage(capsys, bad_run):
     _, _, _, db = bad_run
     listed = {f["plik"] for f in json.loads(run_cli(capsys, "lista", "--json", "--baza", db)[1])}
     assert listed == {"notatka.txt", "tylko-haslo-wlasciciela.pdf"}
-    from chroma_rag.store import Store
+    from chroma_rag.storage.store import Store
 
     store = Store(db)
     collection = store.client.get_collection(next(c.name for c in store.client.list_collections()

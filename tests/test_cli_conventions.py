@@ -14,11 +14,11 @@ import pytest
 from conftest import run_cli
 
 from chroma_rag import Index
-from chroma_rag.cli_output import shorten
-from chroma_rag.cli_progress import PLAIN_EVERY_S, PlainProgress, eta
+from chroma_rag.cli.output import shorten
+from chroma_rag.cli.progress import PLAIN_EVERY_S, PlainProgress, eta
+from chroma_rag.indexing.preparing import part_counts
 from chroma_rag.models import Chunk
 from chroma_rag.plural import FRAGMENT, TOKEN, count
-from chroma_rag.preparing import part_counts
 
 ENGLISH = re.compile(
     r"Usage:|Options|Arguments|Commands|Show this message|\[required\]|\[default:|<list|<bool>|<int>|<str>|"
@@ -86,7 +86,7 @@ def test_help_of_unknown_command_is_a_usage_error(capsys):
 def test_every_option_states_its_default():
     from typer.main import get_command
 
-    from chroma_rag.cli import app
+    from chroma_rag.cli.app import app
 
     group = get_command(app)
     for name, command in group.commands.items():

@@ -14,7 +14,7 @@ from processes import ENV, cli, expected_chunks, run, start, verify_in_fresh_pro
 from sync_corpus import write_docs
 
 from chroma_rag import Index
-from chroma_rag.locking import DbLock
+from chroma_rag.storage.locking import DbLock
 
 _READER = """
 import json, sys, time

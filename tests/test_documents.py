@@ -103,7 +103,7 @@ def test_a_colleagues_path_is_not_taken_for_a_move(tmp_path, monkeypatch):
         folder.mkdir(parents=True)
         (folder / "ustawa.txt").write_text(regulation("ustawa", 2), encoding="utf-8")
     db = tmp_path / "db"
-    from chroma_rag import documents
+    from chroma_rag.storage import documents
 
     monkeypatch.setattr(documents, "this_host", lambda: "laptop-kolegi")
     Index(db).add([theirs])

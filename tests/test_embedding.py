@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from chroma_rag.embedding import LocalE5Embedder, get_embedder, parse_spec
-from chroma_rag.embedding_http import OllamaEmbedder, OpenAIEmbedder, family_for
+from chroma_rag.embedding.embedder import LocalE5Embedder, get_embedder, parse_spec
+from chroma_rag.embedding.remote import OllamaEmbedder, OpenAIEmbedder, family_for
 from chroma_rag.errors import UserError
 
 

@@ -11,9 +11,9 @@ import pytest
 from conftest import SAMPLES, run_cli
 from ollama_server import Fault, OllamaTestServer
 
-from chroma_rag.cli import main
-from chroma_rag.embedding import LocalE5Embedder
-from chroma_rag.embedding_http import OllamaEmbedder
+from chroma_rag.cli.app import main
+from chroma_rag.embedding.embedder import LocalE5Embedder
+from chroma_rag.embedding.remote import OllamaEmbedder
 from chroma_rag.errors import ServiceError
 
 TEXTS = [

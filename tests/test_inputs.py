@@ -29,7 +29,7 @@ def test_diacritics_are_accepted_for_enumerated_values(capsys, two_acts_db):
     # rozporządzenie is spelled as the user writes it; the DB has none, so the filters match nothing (exit 0)
     assert search(capsys, two_acts_db, "dokumentacja", "--typ", "rozporządzenie")["powod"] == "filtry"
     assert search(capsys, two_acts_db, "dokumentacja medyczna", "--tryb", "słowa")["wyniki"]
-    from chroma_rag.validation import fold
+    from chroma_rag.retrieval.validation import fold
 
     assert fold("Rozporządzenie ŁÓDŹ") == "rozporzadzenie lodz"
 
@@ -92,7 +92,7 @@ def test_plik_accepts_the_path_given_to_indeksuj(capsys, two_acts_db, ustawy, mo
 
 
 def test_ambiguous_or_unknown_plik_lists_candidates():
-    from chroma_rag.validation import resolve_files
+    from chroma_rag.retrieval.validation import resolve_files
 
     indexed = [("umowa.pdf", "/a/umowa.pdf"), ("umowa.docx", "/a/umowa.docx"), ("regulamin.txt", "/b/regulamin.txt")]
     with pytest.raises(UserError, match=re.escape("pasuje do kilku plików: umowa.docx, umowa.pdf")):

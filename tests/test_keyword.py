@@ -8,7 +8,7 @@ import pytest
 
 from chroma_rag import Index
 from chroma_rag.filters import SearchFilters
-from chroma_rag.keyword import KeywordIndex, query_terms, tokenize
+from chroma_rag.retrieval.keyword import KeywordIndex, query_terms, tokenize
 
 ACT_A = """USTAWA
 z dnia 1 stycznia 2020 r.

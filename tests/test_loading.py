@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from pypdf import PdfWriter
 
-from chroma_rag.chunking import TEXT_CHUNK_CHARS, chunk_document, embedding_text
 from chroma_rag.errors import UnreadableFile
-from chroma_rag.loading import is_supported, load_document
-from chroma_rag.metadata import detect_publication, detect_title, detect_type
+from chroma_rag.ingest.chunking import TEXT_CHUNK_CHARS, chunk_document, embedding_text
+from chroma_rag.ingest.loading import is_supported, load_document
+from chroma_rag.ingest.metadata import detect_publication, detect_title, detect_type
 
 USTAWY = Path(__file__).resolve().parents[1] / ".." / "shared" / "dane" / "ustawy"
 REGULAMIN = (

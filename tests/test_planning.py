@@ -17,8 +17,8 @@ from plan_replay import load_plans, plan_responder
 from chroma_rag import Index
 from chroma_rag.filters import SearchFilters, build_where
 from chroma_rag.llm import LlmSettings
-from chroma_rag.planning import Catalog, DocumentEntry, plan_messages
-from chroma_rag.search import DEFAULT_FUSION, FusionList, fuse
+from chroma_rag.retrieval.planning import Catalog, DocumentEntry, plan_messages
+from chroma_rag.retrieval.search import DEFAULT_FUSION, FusionList, fuse
 
 KEY = "sk-test-PLAN-0123456789"
 # Colloquial: the statute says "dokumentacja medyczna", "udostępnia", not "papiery ze szpitala".

@@ -10,9 +10,9 @@ from conftest import PATIENTS, run_cli
 
 from chroma_rag import Index
 from chroma_rag.errors import UserError
+from chroma_rag.ingest.preview import preview
 from chroma_rag.models import Hit
-from chroma_rag.preview import preview
-from chroma_rag.units import assemble_unit, join_overlapping
+from chroma_rag.retrieval.units import assemble_unit, join_overlapping
 
 
 def unit_rows(path: Path, art: str, version: str | None = None) -> list[dict]:

@@ -14,7 +14,7 @@ from conftest import DATA_PROTECTION, PATIENTS, REPO, run_cli
 from llm_server import FakeLlm, Reply, llm_environment, running_fake_llm
 
 from chroma_rag import Index
-from chroma_rag.answering import NOT_FOUND, SYSTEM_PROMPT
+from chroma_rag.answering.answer import NOT_FOUND, SYSTEM_PROMPT
 from chroma_rag.filters import FILTERS_MATCH_NOTHING, SearchFilters
 from chroma_rag.llm import LlmSettings
 

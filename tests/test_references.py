@@ -1,6 +1,6 @@
 """Rozpoznawanie odwołań w pytaniu: numery jednostek i nazwy aktów."""
 
-from chroma_rag.references import find_articles, find_references
+from chroma_rag.retrieval.references import find_articles, find_references
 
 FILES = {
     "kodeks-karny-DU-1997-553.pdf": "USTAWA z dnia 6 czerwca 1997 r. Kodeks karny",

@@ -10,7 +10,7 @@ import pytest
 from conftest import DATA_PROTECTION, PATIENTS, SAMPLES, Target, free_port, run_cli
 
 from chroma_rag.errors import ServiceError, UserError
-from chroma_rag.store import Store, check_server_version, parse_server
+from chroma_rag.storage.store import Store, check_server_version, parse_server
 
 
 def search_json(capsys, target: Target, *args: str) -> list[dict]:
@@ -301,7 +301,7 @@ def test_long_lived_index_notices_other_writers_on_the_server(monkeypatch, chrom
 
 def test_keyword_index_compares_chunks_only_after_a_change(monkeypatch, two_acts_private):
     """Zgodność indeksu słów z kolekcją: przy tym samym znaczniku zmiany bez pobierania wersji fragmentów."""
-    from chroma_rag.collection import ChunkCollection
+    from chroma_rag.storage.collection import ChunkCollection
 
     two_acts_private.index().search("urlop", threshold=None)  # syncs and stores the collection's marker
     compared = []

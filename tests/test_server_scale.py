@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chroma_rag import collection as collection_module
-from chroma_rag import filtered_ranking
-from chroma_rag import snapshot as snapshot_module
-from chroma_rag.collection import ChunkCollection
 from chroma_rag.filters import SearchFilters, build_where
-from chroma_rag.store import Store
-from chroma_rag.where import matches_where
+from chroma_rag.storage import collection as collection_module
+from chroma_rag.storage import filtered_ranking
+from chroma_rag.storage import snapshot as snapshot_module
+from chroma_rag.storage.collection import ChunkCollection
+from chroma_rag.storage.store import Store
+from chroma_rag.storage.where import matches_where
 
 N, DIM, K = 3000, 64, 5
 

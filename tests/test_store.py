@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from chroma_rag.collection import ChunkCollection
-from chroma_rag.store import Store
+from chroma_rag.storage.collection import ChunkCollection
+from chroma_rag.storage.store import Store
 
 
 def test_gets_are_paged_by_max_batch(tmp_path):

@@ -13,10 +13,12 @@ import pytest
 from conftest import DATA_PROTECTION, PATIENTS, run_cli
 from sync_corpus import regulation, write_docs
 
-from chroma_rag import Index, index_report, indexing
+from chroma_rag import Index
 from chroma_rag.errors import UserError
-from chroma_rag.registry import FileRecord, Registry
-from chroma_rag.store import Store
+from chroma_rag.indexing import report as index_report
+from chroma_rag.indexing import sync as indexing
+from chroma_rag.storage.registry import FileRecord, Registry
+from chroma_rag.storage.store import Store
 
 
 def listing(capsys, db: Path) -> str:

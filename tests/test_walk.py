@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from chroma_rag import discovery
-from chroma_rag.discovery import collect_files, fingerprint
 from chroma_rag.errors import UserError
+from chroma_rag.indexing import discovery
+from chroma_rag.indexing.discovery import collect_files, fingerprint
 
 GOOD_NAMES = [
     "Regulamin pracy (wersja 2) – zmiana.TXT",

@@ -11,7 +11,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from ..answering import citation_label, citation_names
+from ..answering.answer import citation_label, citation_names
 from ..api import Index
 from ..errors import UserError
 from ..filters import SearchFilters

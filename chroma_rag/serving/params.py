@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..filters import SearchFilters
-from ..search import DEFAULT_MODE
+from ..retrieval.search import DEFAULT_MODE
 
 MAX_QUESTION_CHARS = 2000
 MAX_RESULTS = 50

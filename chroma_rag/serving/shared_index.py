@@ -8,7 +8,7 @@ from typing import Any
 
 from ..api import FileInfo, Index
 from ..models import SearchResult
-from ..units import Unit
+from ..retrieval.units import Unit
 
 
 class SharedIndex(Index):

@@ -1,0 +1,204 @@
+"""Odpowiedzi z cytatami: fragmenty z wyszukiwania → prompt → model czatu → sprawdzenie cytatów.
+
+Wyszukiwanie jest wstrzykiwane (``retrieve``), więc ten moduł nie zna magazynu ani progów – dostaje
+fragmenty już przefiltrowane i przycięte progiem trafności, najlepszy pierwszy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any, NamedTuple
+
+from ..errors import UserError
+from ..filters import FILTERS_MATCH_NOTHING, normalize_article
+from ..llm import ChatClient, LlmSettings, Usage
+from ..models import Hit, Plan
+
+NOT_FOUND = "Nie ma tego w dokumentach."
+
+SYSTEM_PROMPT = f"""Jesteś asystentem, który odpowiada na pytania o treść polskich aktów prawnych i innych \
+dokumentów. Użytkownik podaje fragmenty dokumentów i pytanie.
+
+Zasady:
+1. Odpowiadaj po polsku wyłącznie na podstawie podanych fragmentów. Nie korzystaj z własnej wiedzy \
+ani z innych źródeł.
+2. Każde stwierdzenie opatrz cytatem w nawiasach kwadratowych w postaci [plik, art. N] – dokładnie \
+tak, jak w nagłówku fragmentu, z którego pochodzi (dla paragrafów [plik, § N], dla dokumentów bez \
+artykułów [plik, s. N]). Nie cytuj niczego, czego nie ma we fragmentach.
+3. Jeśli fragmenty nie zawierają odpowiedzi na pytanie, odpowiedz dokładnie: {NOT_FOUND}
+4. Odpowiadaj zwięźle i rzeczowo."""
+
+_BRACKET = re.compile(r"\[([^\[\]\n]+)\]")
+# "art. 385^1" and "art. 385¹" (as printed in the text) are article 385^1, not 385
+_UNIT = re.compile(r"(art\.|§|str\.|s\.)\s*(\d+[a-z]*(?:\s?\^\s?\d+|[⁰¹²³⁴⁵⁶⁷⁸⁹]+)?)", re.IGNORECASE)
+
+
+class Citation(NamedTuple):
+    """Cytat ``[plik, jednostka]``; jednostka w postaci kanonicznej: „art. 5”, „§ 3” albo „s. 2”."""
+
+    file: str
+    unit: str
+
+    def __str__(self) -> str:
+        return f"[{self.file}, {self.unit}]"
+
+
+@dataclass
+class Answer:
+    """Odpowiedź modelu; ``hits`` to fragmenty przekazane modelowi, najlepszy pierwszy."""
+
+    text: str
+    hits: list[Hit]
+    usage: Usage = field(default_factory=Usage)
+    model: str | None = None  # None: model nie był pytany
+    invalid_citations: list[Citation] = field(default_factory=list)
+    reason: str | None = None  # like SearchResult.reason: "filtry" or "prog" when no fragment was given
+    plan: Plan | None = None  # the query plan retrieval used (``SearchResult.plan``)
+
+    @property
+    def found(self) -> bool:
+        return self.reason is None and self.text.strip() != NOT_FOUND
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "odpowiedz": self.text,
+            "fragmenty": [hit.to_json() for hit in self.hits],
+            "uzycie": self.usage.to_json(),
+            "model": self.model,
+            "niepasujace_cytaty": [str(c) for c in self.invalid_citations],
+            "plan": self.plan.to_json() if self.plan is not None else None,
+            "powod": self.reason,
+        }
+
+
+def ask(
+    question: str,
+    retrieve: Callable[[str], list[Hit]],
+    *,
+    settings: LlmSettings | None = None,
+    on_token: Callable[[str], None] | None = None,
+    client: ChatClient | None = None,
+) -> Answer:
+    """Odpowiada na ``question`` z fragmentów zwróconych przez ``retrieve`` (najlepszy pierwszy; wynik
+    ``SearchResult`` wnosi też plan zapytania).
+
+    Bez fragmentów zwraca „Nie ma tego w dokumentach.” bez zapytania do modelu. ``on_token``
+    dostaje odpowiedź kawałkami w miarę jej nadchodzenia (także odpowiedź bez modelu, w całości).
+    """
+    question = question.strip()
+    if not question:
+        raise UserError("Pytanie jest puste.")
+    client = client or ChatClient(settings or LlmSettings.from_env())
+    hits = retrieve(question)
+    plan = getattr(hits, "plan", None)
+    if not hits:
+        reason = getattr(hits, "reason", None)
+        text = FILTERS_MATCH_NOTHING if reason == "filtry" else NOT_FOUND
+        if on_token is not None:
+            on_token(text)
+        return Answer(text, [], Usage(), None, [], reason, plan)
+    completion = client.complete(build_messages(question, hits), on_token)
+    return Answer(
+        text=completion.text,
+        hits=list(hits),
+        usage=completion.usage,
+        model=completion.model,
+        invalid_citations=invalid_citations(completion.text, hits),
+        plan=plan,
+    )
+
+
+def build_messages(question: str, hits: list[Hit]) -> list[dict[str, str]]:
+    """Wiadomości dla modelu: reguły, potem fragmenty od najmniej do najbardziej trafnego (``hits``
+    przychodzą najlepszy pierwszy) i na końcu pytanie – model najlepiej pamięta to, co tuż przed nim.
+    Nagłówki „=== … ===” nie mylą się z nagłówkami Markdown w samych dokumentach."""
+    names = citation_names(hits)
+    blocks = [
+        f"=== Fragment {number}: {citation_label(hit, names)}, strona {hit.page} ===\n{hit.text}"
+        for number, hit in enumerate(reversed(hits), start=1)
+    ]
+    user = (
+        "Fragmenty dokumentów (od najmniej do najbardziej trafnego):\n\n"
+        + "\n\n".join(blocks)
+        + f"\n\nPytanie: {question}"
+    )
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def citation_label(hit: Hit, names: dict[str, str] | None = None) -> str:
+    """Cytat, którego model ma użyć dla fragmentu, np. ``[ustawa.pdf, art. 5]``; ``names`` z ``citation_names``
+    tych samych fragmentów rozróżnia pliki o tej samej nazwie."""
+    return str(Citation((names or {}).get(_path(hit), hit.file), _hit_units(hit)[0]))
+
+
+def citation_names(hits: list[Hit]) -> dict[str, str]:
+    """Ścieżka → nazwa pliku w cytacie: sama nazwa, a gdy ta sama nazwa przychodzi z kilku folderów – z tyloma
+    folderami nad nią, ile trzeba, żeby je rozróżnić („kadry/regulamin.txt”, „it/regulamin.txt”)."""
+    paths_by_name: dict[str, set[str]] = {}
+    for hit in hits:
+        paths_by_name.setdefault(hit.file, set()).add(_path(hit))
+    names: dict[str, str] = {}
+    for name, paths in paths_by_name.items():
+        if len(paths) == 1:
+            names[paths.pop()] = name
+            continue
+        parts = {path: PurePath(path).parts for path in paths}
+        labels = {path: path for path in paths}
+        for depth in range(2, max(len(p) for p in parts.values()) + 1):
+            labels = {path: "/".join(p[-depth:]) for path, p in parts.items()}
+            if len(set(labels.values())) == len(labels):
+                break
+        names.update(labels)
+    return names
+
+
+def find_citations(text: str) -> list[Citation]:
+    """Cytaty w odpowiedzi: ``[plik, art. 5]``, ``[plik, art. 5 ust. 2; plik2, § 3]``,
+    ``[plik, art. 1, art. 2]``.
+
+    Z „art. 148 § 1” liczy się tylko artykuł (§ jest tu jego częścią)."""
+    found: list[Citation] = []
+    for bracket in _BRACKET.finditer(text):
+        for part in bracket.group(1).split(";"):
+            file, comma, units = part.partition(",")
+            if not comma or not file.strip():
+                continue
+            for segment in units.split(","):
+                match = _UNIT.search(segment)
+                if match:
+                    found.append(Citation(file.strip(), _canonical_unit(match)))
+    return list(dict.fromkeys(found))
+
+
+def invalid_citations(text: str, hits: list[Hit]) -> list[Citation]:
+    """Cytaty z odpowiedzi, którym nie odpowiada żaden z podanych fragmentów."""
+    names = citation_names(hits)
+    given = {(_file_key(names[_path(hit)]), unit) for hit in hits for unit in _hit_units(hit)}
+    return [c for c in find_citations(text) if (_file_key(c.file), c.unit) not in given]
+
+
+def _hit_units(hit: Hit) -> list[str]:
+    """Jednostki, którymi wolno zacytować fragment: jego artykuł/paragraf (jeśli ma) i strona."""
+    page = f"s. {hit.page}"
+    return [hit.unit, page] if hit.unit else [page]
+
+
+def _canonical_unit(match: re.Match[str]) -> str:
+    kind = match.group(1).lower()
+    if kind in ("str.", "s."):
+        return f"s. {match.group(2).lower()}"
+    return f"{kind} {normalize_article(match.group(2))}"
+
+
+def _path(hit: Hit) -> str:
+    return str(hit.metadata.get("sciezka") or hit.file)
+
+
+def _file_key(name: str) -> str:
+    # Models often drop the extension or change case; the stem (with the folders a same-named file is cited
+    # with) still identifies the file.
+    path = PurePath(name.strip().lower())
+    return str(path.parent / path.stem)

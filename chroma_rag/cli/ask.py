@@ -1,0 +1,156 @@
+"""Polecenie pytaj: odpowiedź modelu czatu z samych fragmentów (na bieżąco albo jako JSON), prompt bez pytania
+modelu i źródła odpowiedzi."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ..plural import TOKEN, count
+from .options import (
+    ArticlesOption,
+    AskCountOption,
+    DbOption,
+    DimensionsOption,
+    FilesOption,
+    FreshPlanOption,
+    JsonOption,
+    ModelOption,
+    ModeOption,
+    ServerOption,
+    ThresholdOption,
+    TypesOption,
+    YearFromOption,
+    YearOption,
+    YearToOption,
+    count_setting,
+    open_index,
+    search_filters,
+    threshold_setting,
+)
+from .output import err, out, print_json
+from .search import print_plan, relevance_label
+
+if TYPE_CHECKING:
+    from ..answering.answer import Answer
+    from ..models import Hit
+
+
+def ask_command(
+    question: Annotated[str, typer.Argument(metavar="PYTANIE", help="Pytanie do dokumentów.", show_default=False)],
+    count: AskCountOption = None,
+    files: FilesOption = None,
+    types: TypesOption = None,
+    year: YearOption = None,
+    year_from: YearFromOption = None,
+    year_to: YearToOption = None,
+    articles: ArticlesOption = None,
+    rewrite: Annotated[
+        bool | None,
+        typer.Option("--przepisz/--bez-planu", help="Plan zapytania od modelu czatu przed wyszukiwaniem (domyślnie "
+                     "tak; $CHROMA_RAG_PRZEPISZ=0 zmienia domyślną).", show_default=False),
+    ] = None,
+    fresh_plan: FreshPlanOption = False,
+    show_prompt: Annotated[
+        bool, typer.Option("--pokaz-prompt", help="Pokaż wiadomości dla modelu i zakończ bez pytania go.")
+    ] = False,
+    no_stream: Annotated[
+        bool, typer.Option("--bez-strumienia", help="Poczekaj na całą odpowiedź zamiast wypisywać ją na bieżąco.")
+    ] = False,
+    mode: ModeOption = "hybryda",
+    threshold: ThresholdOption = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    model: ModelOption = None,
+    dimensions: DimensionsOption = None,
+    server: ServerOption = None,
+) -> None:
+    """Odpowiada na pytanie modelem czatu wyłącznie na podstawie znalezionych fragmentów, z cytatami."""
+    filters = search_filters(files, types, year, year_from, year_to, articles)
+    index = open_index(db, model, dimensions, server)
+    from ..llm import LlmSettings
+
+    settings = LlmSettings.from_env()
+    planned = rewrite if rewrite is not None else settings.planning is not False
+    if show_prompt:
+        hits = index.search(
+            question, k=count_setting(count), filters=filters, mode=mode, threshold=threshold_setting(threshold)
+        )
+        planning = index.planning_messages(question, filters, mode) if planned else None
+        _print_prompt(question, hits, planning, as_json)
+        return
+    streaming = not (no_stream or as_json)
+    answer = index.ask(
+        question,
+        k=count_setting(count),
+        filters=filters,
+        threshold=threshold_setting(threshold),
+        mode=mode,
+        rewrite=planned,
+        fresh_plan=fresh_plan,
+        settings=settings,
+        on_token=_write if streaming else None,
+        on_plan=None if as_json else print_plan,
+    )
+    if as_json:
+        print_json(answer.to_json())
+        return
+    _write(("" if streaming else answer.text) + "\n")
+    _print_sources(answer)
+
+
+def _write(text: str) -> None:
+    # Plain stdout, not rich: the answer's [plik, art. N] would be taken for markup.
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _print_prompt(question: str, hits: list[Hit], planning: list[dict[str, str]] | None, as_json: bool) -> None:
+    from ..answering.answer import NOT_FOUND, build_messages
+
+    if as_json:
+        print_json({"planowanie": planning, "wiadomosci": build_messages(question, hits) if hits else None})
+        return
+    if planning is not None:
+        out.print("Zapytanie 1 – plan wyszukiwania (zapytania językiem ustaw, dokumenty, jednostki):", style="bold")
+        _print_messages(planning)
+        out.print(
+            "Zapytanie 2 – odpowiedź (poniżej z fragmentami wyszukiwania bez planu; z planem mogą być inne):",
+            style="bold",
+        )
+    if not hits:
+        out.print(f"Brak pasujących fragmentów – odpowiedź „{NOT_FOUND}” bez pytania modelu.")
+        return
+    _print_messages(build_messages(question, hits))
+
+
+def _print_messages(messages: list[dict[str, str]]) -> None:
+    for message in messages:
+        out.rule(message["role"])
+        _write(message["content"] + "\n")
+
+
+def _print_sources(answer: Answer) -> None:
+    from ..answering.answer import citation_label, citation_names
+
+    if answer.hits:
+        out.print("Źródła:", style="bold")
+        top = answer.hits[0].score or 1.0
+        names = citation_names(answer.hits)
+        for rank, hit in enumerate(answer.hits, start=1):
+            line = f"  {rank}. {citation_label(hit, names)}, strona {hit.page}, {relevance_label(hit, top)}"
+            out.print(line, markup=False, highlight=False)
+    if answer.invalid_citations:
+        cited = ", ".join(str(c) for c in answer.invalid_citations)
+        err.print(f"Uwaga: cytaty niepasujące do żadnego podanego fragmentu: {cited}", style="yellow", markup=False)
+    if answer.model:
+        usage = answer.usage
+        cost = f", koszt {usage.cost:.6f} USD" if usage.cost is not None else ""
+        tokens = f"{count(usage.prompt_tokens, TOKEN)} wejścia, {usage.completion_tokens} wyjścia"
+        err.print(
+            f"Model {answer.model}: {tokens}{cost}.",
+            style="dim",
+            markup=False,
+        )

@@ -1,0 +1,191 @@
+"""Polecenia indeksu: indeksuj, sprawdz, lista, podglad i usun – zapis plików do bazy, jej spójność i zawartość."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ..errors import UserError
+from ..plural import FILE, FRAGMENT, ORPHAN, count
+from .completion import complete_indexed_files
+from .options import DbOption, DimensionsOption, JsonOption, ModelOption, ServerOption, open_index
+from .output import err, out, page_range, print_json, shorten
+
+WaitOption = Annotated[
+    float,
+    typer.Option("--czekaj", metavar="SEKUNDY", help="Ile sekund (co najmniej 0) czekać, gdy bazę blokuje inny proces.",
+                 min=0),
+]
+
+# Exit codes of `indeksuj`: all fine / some files skipped / nothing could be indexed.
+EXIT_PARTIAL = 3
+
+
+def index_command(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(metavar="SCIEZKI", help="Pliki lub foldery (PDF, DOCX, TXT, MD).", show_default=False),
+    ],
+    doc_type: Annotated[
+        str | None,
+        typer.Option("--typ", metavar="RODZAJ", help="Wymuś rodzaj dokumentu dla wszystkich plików (domyślnie "
+                     "rozpoznawany z nazwy i treści każdego pliku).", show_default=False),
+    ] = None,
+    prune: Annotated[
+        bool, typer.Option("--usun-brakujace", help="Usuń z indeksu pliki, których nie ma już w podanych folderach.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--wymus", help="Z --usun-brakujace: pozwól usunąć wszystko z pustego folderu.")
+    ] = False,
+    wait: WaitOption = 120.0,
+    quiet: Annotated[bool, typer.Option("--cicho", help="Bez postępu na stderr (domyślnie postęp widać).")] = False,
+    db: DbOption = None,
+    model: ModelOption = None,
+    dimensions: DimensionsOption = None,
+    server: ServerOption = None,
+) -> None:
+    """Synchronizuje indeks z plikami: nowe i zmienione indeksuje, niezmienione pomija (po hashu).
+
+    Kod wyjścia: 0 – wszystko w porządku, 3 – część plików pominięto, 1 – nic nie dało się zaindeksować.
+    """
+    started = time.perf_counter()
+    index = open_index(db, model, dimensions, server)
+    from .progress import progress_for
+
+    with progress_for(err, quiet) as progress:
+        report = index.add(
+            paths, doc_type=doc_type, progress=progress, prune=prune, force=force, wait=wait,
+            on_wait=lambda message: err.print(f"[yellow]{message}[/]"),
+        )
+    for path, reason in report.skipped.items():
+        reason = reason.removeprefix(f"{Path(path).name}: ")  # readers' messages start with the file name
+        err.print(f"[yellow]Pominięto[/] {escape(path)}: {escape(reason)}")
+    for note in report.notes:
+        err.print(f"[yellow]Uwaga:[/] {note}")
+    if report.indexed:
+        table = Table(title="Zaindeksowano")
+        for column in ("Plik", "Fragmenty"):
+            table.add_column(column, overflow="fold")
+        for path, chunks in report.indexed.items():
+            table.add_row(Path(path).name, str(chunks))
+        out.print(table)
+    for old, new in report.moved.items():
+        out.print(f"Przeniesiony: {old} → {new}")
+    for path, owner in report.same_document.items():
+        out.print(f"Ten sam dokument co {owner}: {path} (zapisany jako druga ścieżka, bez nowych fragmentów)")
+    for path in report.removed:
+        out.print(f"Usunięto z indeksu (brak pliku): {path}")
+    if report.orphans_removed:
+        out.print(f"Usunięto {count(report.orphans_removed, ORPHAN)} po przerwanym wcześniej zapisie.")
+    out.print(
+        f"Zaindeksowano: {len(report.indexed)} (fragmentów: {report.chunks}, nowych wektorów: {report.embedded}, "
+        f"użytych ponownie: {report.reused}), bez zmian: {len(report.unchanged)}, "
+        f"pominięto: {len(report.skipped)}, usunięto: {len(report.removed)}, "
+        f"{f'drugich ścieżek tych samych dokumentów: {len(report.same_document)}, ' if report.same_document else ''}"
+        f"czas: {time.perf_counter() - started:.1f} s"
+    )
+    if report.skipped and not (report.indexed or report.unchanged):
+        raise UserError("Nie udało się zaindeksować żadnego pliku – powody są wypisane wyżej.")
+    if report.skipped:
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+def check_command(
+    repair: Annotated[bool, typer.Option("--napraw", help="Napraw, co się da (sieroty, niepełne pliki).")] = False,
+    wait: WaitOption = 120.0,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    server: ServerOption = None,
+) -> None:
+    """Sprawdza spójność bazy: rejestr plików a fragmenty, każdy fragment odnajdywalny po własnym wektorze."""
+    report = open_index(db, server=server).check(repair=repair, wait=wait)
+    if as_json:
+        print_json({
+            "ok": report.ok, "pliki": report.files, "fragmenty": report.chunks, "sieroty": len(report.orphans),
+            "niepelne": report.incomplete, "nieodnajdywalne": report.unfindable,
+            "brak_na_dysku": report.missing_on_disk, "stara_wersja_ciecia": report.old_chunker,
+            "naprawiono": report.repaired,
+        })
+    else:
+        for action in report.repaired:
+            out.print(f"Naprawa: {action}")
+        for path in report.missing_on_disk:
+            out.print(f"Brak na dysku: {path} (usuń z indeksu: chroma-rag indeksuj FOLDER --usun-brakujace)")
+        if report.old_chunker:
+            old = count(len(report.old_chunker), FILE)
+            err.print(f"[yellow]Uwaga:[/] {old} pocięto starą wersją – zaindeksuj ponownie.")
+        out.print(
+            f"Plików: {report.files}, fragmentów: {report.chunks}, sierot: {len(report.orphans)}, "
+            f"niepełnych plików: {len(report.incomplete)}, nieodnajdywalnych fragmentów: {len(report.unfindable)}, "
+            f"brak na dysku: {len(report.missing_on_disk)}."
+        )
+    if not report.ok:
+        raise UserError("Baza jest niespójna – uruchom: chroma-rag sprawdz --napraw, potem indeksuj ponownie.")
+    if not as_json:
+        out.print("[green]Baza jest spójna.[/]")
+
+
+def list_command(as_json: JsonOption = False, db: DbOption = None, server: ServerOption = None) -> None:
+    """Wypisuje zaindeksowane pliki z liczbą fragmentów, rodzajem, rokiem i modelem."""
+    infos = open_index(db, server=server).files()
+    if as_json:
+        print_json([info.to_json() for info in infos])
+        return
+    table = Table(title="Zaindeksowane pliki")
+    for column in ("Plik", "Typ", "Rok", "Fragmenty", "Modele"):
+        table.add_column(column, overflow="fold")  # a long name wraps instead of losing its end to "…"
+    for info in infos:
+        name = "\n".join([info.name, *(f"= {Path(p).parent.name}/{Path(p).name}" for p in info.other_paths)])
+        table.add_row(name, info.type, str(info.year), str(info.chunks), ", ".join(info.models))
+    out.print(table)
+
+
+def preview_command(
+    path: Annotated[Path, typer.Argument(metavar="PLIK", help="Plik PDF, DOCX, TXT lub MD.", show_default=False)],
+    as_json: JsonOption = False,
+) -> None:
+    """Pokazuje, jak plik zostanie pocięty (bez embeddingu i bez bazy)."""
+    from ..ingest.preview import preview
+
+    rows = preview(path)
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(title=f"{path.name}: {count(len(rows), FRAGMENT)}")
+    for column in ("Art.", "Strony", "Część", "Rozdział", "Uwagi", "Tekst"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        notes = ", ".join(
+            note
+            for note in (
+                "uchylony" if row.get("uchylony") else "",
+                f"wersja {row['wersja']}" if row.get("wersja") else "",
+                f"zmienia: {row['akt_zmieniany']}" if row.get("akt_zmieniany") else "",
+                f"załącznik {row['zalacznik']}" if row.get("zalacznik") else "",
+            )
+            if note
+        )
+        table.add_row(row["art"] or "–", page_range(row), str(row["fragment"]), row["rozdzial"][-60:], notes,
+                      shorten(row["tekst"], 120))
+    out.print(table)
+
+
+def remove_command(
+    name: Annotated[
+        str, typer.Argument(metavar="NAZWA", help="Nazwa pliku, jak w `chroma-rag lista`.", show_default=False,
+                            autocompletion=complete_indexed_files)
+    ],
+    db: DbOption = None,
+    server: ServerOption = None,
+) -> None:
+    """Usuwa z indeksu wszystkie fragmenty jednego pliku."""
+    removed = open_index(db, server=server).remove(name)
+    if removed:
+        out.print(f"Usunięto {count(removed, FRAGMENT)} pliku {name}.")
+    else:
+        out.print(f"Usunięto z indeksu ścieżkę {name}; ten sam dokument zostaje pod inną ścieżką (chroma-rag lista).")

@@ -1,0 +1,48 @@
+"""Jedyne miejsca, w których plik wchodzi do indeksu i z niego znika (fragmenty i wpis rejestru w ustalonej
+kolejności), oraz fragmenty bez wpisu – ślad przerwanego zapisu.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..storage.collection import ChunkCollection
+from ..storage.documents import aliases, rehome
+from ..storage.registry import FileRecord, Registry
+from .preparing import PreparedFile
+
+
+def write_file(collection: ChunkCollection, registry: Registry, record: FileRecord, prepared: PreparedFile,
+               vectors: np.ndarray) -> None:
+    """Jedyne miejsce, w którym fragmenty pliku są wstawiane/zastępowane (tu podpina się każdy indeks
+    pochodny): najpierw wszystkie nowe fragmenty, potem usunięcie nieaktualnych, na końcu wpis rejestru."""
+    collection.upsert(prepared.ids, vectors, prepared.texts, prepared.metadatas)
+    previous = registry.get(record.model, record.path)
+    stale = set(collection.stored_ids({"sciezka": record.path})) | set(previous.chunk_ids if previous else [])
+    stale -= set(prepared.ids)
+    if stale:
+        collection.delete(sorted(stale))
+    registry.put(record)
+
+
+def drop_file(collection: ChunkCollection | None, registry: Registry, record: FileRecord) -> int:
+    """Jedyne miejsce, w którym plik znika z indeksu: najpierw wpis rejestru (plik przestaje się liczyć),
+    potem jego fragmenty. Gdy ten sam dokument ma inne ścieżki, fragmenty przechodzą na jedną z nich
+    (``documents.rehome``) i nic nie jest usuwane. Zwraca liczbę usuniętych fragmentów."""
+    record = registry.get(record.model, record.path) or record  # an earlier step may have changed it
+    heirs = aliases(registry, record) if record.same_as is None else []
+    if heirs and collection is not None:
+        rehome(collection, registry, record, heirs[0])
+        return 0
+    registry.delete([record])
+    if collection is None:
+        return 0
+    ids = set(record.chunk_ids) | set(collection.stored_ids({"sciezka": record.path}))
+    collection.delete(sorted(ids))
+    return len(ids)
+
+
+def orphan_ids(collection: ChunkCollection, records: list[FileRecord]) -> set[str]:
+    """Fragmenty, których nie obejmuje żaden wpis rejestru (przerwany zapis albo usunięcie)."""
+    owned = {i for record in records for i in record.chunk_ids}
+    return set(collection.stored_ids()) - owned

@@ -1,0 +1,374 @@
+"""Wyszukiwanie: pytanie → noga wektorowa (Chroma) i słowna (BM25 na lematach) → fuzja RRF → próg
+„nic trafnego”. Obie nogi dostają te same filtry; odwołania z pytania (``art. 23``, nazwa aktu) dokładają
+własne, zawężone listy do fuzji."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from ..config import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
+from ..embedding.embedder import Embedder
+from ..errors import UsageError, UserError
+from ..filters import SearchFilters, article_key, build_where, normalize_article
+from ..models import Hit, Plan, SearchResult
+from ..storage.collection import ChunkCollection
+from .keyword import KeywordIndex
+from .references import References, find_references
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MODES = ("hybryda", "wektor", "slowa")
+DEFAULT_MODE = "hybryda"
+
+
+@dataclass(frozen=True)
+class FusionSettings:
+    """Parametry fuzji dostrojone na zbiorze dev (``chroma-rag ocena``, ``bench/quality.py``)."""
+
+    rrf_k: int = 60
+    vector_weight: float = 1.0
+    keyword_weight: float = 1.5
+    reference_weight: float = 1.0
+    depth: int = 50
+    one_per_unit: bool = True
+    # Planned search (``Plan``): each planned query, the hinted documents and the hinted units add lists to
+    # the question's own (those count ``question_weight`` times). Chosen leave-one-out on the dev set.
+    question_weight: float = 1.0
+    query_weight: float = 1.0
+    document_weight: float = 1.0
+    unit_weight: float = 2.0
+    # RRF constant of the planned lists: a statute-worded query ranks the answering unit first, so its top
+    # places must count more than breadth across many lists (k 60 let a fragment ranked 3rd everywhere win)
+    plan_rrf_k: int = 5
+    # A planned list keeps only fragments nearly as similar to the question itself as its best one: a wrong
+    # plan brings fragments on another subject, which this drops (bench/planning.py, docs/BENCHMARKS.md).
+    plan_margin: float = 0.06
+    query_margin: float = 0.0  # the same for a planned query as a whole (its similarity to the question)
+    # hinted units are judged on their own: statute wording of a good plan's queries may be farther from a
+    # colloquial question than its best fragment, while the hinted article of a good plan stays close to it
+    unit_margin: float = 0.02
+
+    def weight(self, source: str) -> float:
+        """Waga listy fuzji według jej źródła (``FusionList.source``)."""
+        base = {
+            "slowa": self.keyword_weight,
+            "wektor": self.vector_weight,
+            "odwolanie": self.reference_weight,
+            # a unit the question names ("art. 3 ustawy o …") counts as much as being first in both legs
+            "jednostka": self.vector_weight + self.keyword_weight,
+        }
+        kind, _, origin = source.partition("/")
+        if origin == "pytanie":  # scaling every list alike leaves an unplanned ranking unchanged
+            return self.question_weight * base[kind]
+        if origin == "plan":
+            return self.query_weight * base.get(kind, 1.0)
+        if origin == "dokumenty":
+            return self.document_weight * base.get(kind, 1.0)
+        return self.unit_weight
+
+
+DEFAULT_FUSION = FusionSettings()
+PLAN_REFUSAL_MARGIN = 0.05
+AGREEMENT_DEPTH = 10  # how many first fragments of a planned list show whether it is on the question's subject
+COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
+
+
+@dataclass
+class SearchRequest:
+    """Jedno wyszukiwanie tak, jak je zadaje użytkownik."""
+
+    question: str
+    k: int = 5
+    filters: SearchFilters | None = None
+    mode: str = DEFAULT_MODE
+    threshold: float | None = None
+    plan: Plan | None = None
+
+
+@dataclass
+class FusionList:
+    """Jedna lista fuzji: źródło (``slowa/pytanie``, ``wektor/plan``, ``wektor/dokumenty``, ``jednostki``, …)
+    i id fragmentów, najlepszy pierwszy."""
+
+    source: str
+    ids: list[str]
+    query_similarity: float | None = None  # a planned query's similarity to the question itself
+
+
+@dataclass
+class Searcher:
+    """Wyszukiwarka jednej kolekcji: noga wektorowa, słowna (``keywords``; tylko tryb ``wektor`` jej nie
+    potrzebuje) i parametry fuzji."""
+
+    collection: ChunkCollection
+    embedder: Embedder
+    keywords: KeywordIndex | None
+    fusion: FusionSettings = DEFAULT_FUSION
+    _allowed_ids: dict[str, list[str]] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def titles(self) -> dict[str, str]:
+        """Nazwa pliku → tytuł aktu, do rozpoznawania nazw aktów w pytaniu."""
+        return self.collection.file_titles()
+
+    def _allowed(self, where: dict | None) -> list[str] | None:
+        """Id spełniające filtr – dla nogi słownej; zapamiętane, bo ``ocena`` pyta wiele razy z tym samym."""
+        if where is None:
+            return None
+        key = json.dumps(where, sort_keys=True)
+        if key not in self._allowed_ids:
+            self._allowed_ids[key] = self.collection.ids(where)
+        return self._allowed_ids[key]
+
+    @cached_property
+    def file_facts(self) -> tuple[dict[str, str], dict[str, int]]:
+        """Nazwa pliku → rodzaj i → rok, do listy dokumentów w prośbie o plan; raz na wersję kolekcji, a nie przy
+        każdym pytaniu (przejście po kolumnach wszystkich fragmentów)."""
+        column = self.collection.column
+        files = column("plik", None)
+        types = {str(files[i]): str(v) for i, v in column("typ", "").items() if files.get(i) is not None}
+        years = {str(files[i]): int(v) for i, v in column("rok", 0).items() if files.get(i) is not None and v}
+        return types, years
+
+    @cached_property
+    def units(self) -> dict[str, set[str]]:
+        """Nazwa pliku → jego jednostki (``normalize_article``: „27”, „§ 3”), do sprawdzania planu."""
+        files, arts = self.collection.column("plik", None), self.collection.column("art", None)
+        units: dict[str, set[str]] = {}
+        for chunk_id, name in files.items():
+            art = arts.get(chunk_id)
+            if name is not None and art not in (None, "", "None"):
+                units.setdefault(str(name), set()).add(normalize_article(str(art)))
+        return units
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        """Najlepsze fragmenty (najlepszy pierwszy); gdy nic nie jest wystarczająco trafne – pusta lista
+        z powodem ``"prog"``, gdy same filtry nie pasują do żadnego fragmentu – z powodem ``"filtry"``."""
+        hits = self.rank(request)
+        filters = request.filters
+        if not hits and filters is not None and filters.where_conditions() and not self.collection.ids(
+            build_where(filters)
+        ):
+            return SearchResult([], reason="filtry", plan=request.plan)
+        if self.refuses(request.question, hits, request.threshold, request.plan, request.filters):
+            return SearchResult([], reason="prog", plan=request.plan)
+        return SearchResult(hits, plan=request.plan)
+
+    def refuses(
+        self,
+        question: str,
+        hits: list[Hit],
+        threshold: float | None,
+        plan: Plan | None = None,
+        filters: SearchFilters | None = None,
+    ) -> bool:
+        """„Nic trafnego”: najlepszy wynik jest semantycznie słaby (podobieństwo poniżej progu) i nie
+        wszystkie słowa pytania występują w pierwszych wynikach. Pełne pokrycie ratuje krótkie zapytania
+        hasłowe („dane”, „urlop”), dla których e5 daje niskie podobieństwo, choć tekst je zawiera.
+
+        Jednostka wskazana filtrem (``--art``) nigdy nie jest odmawiana. Plan bez dokumentów (model uznał,
+        że żaden plik nie zawiera odpowiedzi) podnosi próg o ``PLAN_REFUSAL_MARGIN``."""
+        if filters is not None and filters.articles:
+            return False
+        planned = plan is not None and plan.ok
+        # planned lists may put first a fragment a little less similar to the question than another one found
+        best = [max(hits, key=lambda hit: hit.similarity)] if planned and hits else hits
+        nothing_named = planned and not plan.documents
+        if threshold is not None and nothing_named:
+            threshold += PLAN_REFUSAL_MARGIN
+        if not refuses(best, threshold):
+            return False
+        if self.keywords is None or nothing_named:
+            return True
+        return self.keywords.coverage(question, [h.id for h in hits[:COVERAGE_DEPTH]]) < 1.0
+
+    def rank(self, request: SearchRequest) -> list[Hit]:
+        """Ranking bez progu; każdy wynik ma podobieństwo kosinusowe i wynik fuzji (``score``)."""
+        validate(request)
+        check_known_files(self.titles, (request.filters or SearchFilters()).files)
+        query_vector = self.embedder.embed_query(request.question)
+        depth = max(self.fusion.depth, request.k)
+        if request.mode == "wektor" and not _planned(request):
+            hits = self.collection.query(query_vector, depth, build_where(request.filters or SearchFilters()))
+            for hit in hits:
+                hit.score = hit.similarity
+            return _dedupe(hits, self.fusion)[: request.k]
+        lists = self.fusion_lists(request, query_vector, depth)
+        similarity = self.collection.similarities(list({i for item in lists for i in item.ids}), query_vector)
+        scores = fuse(lists, similarity, self.fusion)
+        ordered = sorted(scores, key=lambda i: -scores[i])[:depth]
+        hits = self.collection.hits(ordered, query_vector)
+        for hit in hits:
+            hit.score = scores[hit.id]
+        return _dedupe(hits, self.fusion)[: request.k]
+
+    def fusion_lists(self, request: SearchRequest, query_vector: np.ndarray, depth: int) -> list[FusionList]:
+        """Listy do fuzji: pytania (słowa, wektor, odwołania z pytania) i – z planem – każdego planowanego
+        zapytania, tych zapytań zawężonych do wskazanych plików oraz wskazanych jednostek. Filtry
+        użytkownika obowiązują każdą listę; wskazówki planu tylko dokładają listy, niczego nie wycinają."""
+        filters = request.filters or SearchFilters()
+        where = build_where(filters)
+        lists: list[FusionList] = []
+        if request.mode != "wektor":
+            lists.append(FusionList("slowa/pytanie", self.keyword_ids(request.question, depth, where)))
+        if request.mode != "slowa":
+            lists.append(FusionList("wektor/pytanie", self.vector_ids(request.question, query_vector, depth, where)))
+        if request.mode == "hybryda":
+            refs = find_references(request.question, self.titles)
+            for ref_filters in reference_filters(refs, filters):
+                ranked = self.collection.ranked(query_vector, depth, build_where(ref_filters))
+                source = "jednostka/pytanie" if ref_filters.articles != filters.articles else "odwolanie/pytanie"
+                lists.append(FusionList(source, [i for i, _ in ranked]))
+        plan = request.plan
+        if plan is None or not plan.ok:
+            return lists
+        hinted = _hinted_filters(plan, filters)
+        hinted_where = build_where(hinted) if hinted is not None else None
+        for query in plan.queries:
+            vector = self.embedder.embed_query(query)
+            near = float(vector @ query_vector)
+            if request.mode != "wektor":
+                lists.append(FusionList("slowa/plan", self.keyword_ids(query, depth, where), near))
+                if hinted is not None:
+                    lists.append(FusionList("slowa/dokumenty", self.keyword_ids(query, depth, hinted_where), near))
+            if request.mode != "slowa":
+                ranked = self.collection.ranked(vector, depth, where)
+                lists.append(FusionList("wektor/plan", [i for i, _ in ranked], near))
+                if hinted is not None:
+                    ranked = self.collection.ranked(vector, depth, hinted_where)
+                    lists.append(FusionList("wektor/dokumenty", [i for i, _ in ranked], near))
+        units = [u for u in plan.units if not filters.articles or _same_unit(u, filters.articles)]
+        if hinted is not None and units:
+            ranked = self.collection.ranked(query_vector, depth, build_where(replace(hinted, articles=units)))
+            lists.append(FusionList("jednostki", [i for i, _ in ranked]))
+        return lists
+
+    def keyword_ids(self, query: str, depth: int, where: dict | None) -> list[str]:
+        assert self.keywords is not None, "tryb słowny wymaga indeksu słów"
+        return [h.id for h in self.keywords.search(query, depth, self._allowed(where))]
+
+    def vector_ids(self, question: str, query_vector: np.ndarray, depth: int, where: dict | None) -> list[str]:
+        """Lista nogi wektorowej hybrydy; osobna metoda, bo ``bench/quality_ideas.py`` podmienia ją na
+        porównywane warianty."""
+        return [i for i, _ in self.collection.ranked(query_vector, depth, where)]
+
+
+def refuses(hits: list[Hit], threshold: float | None) -> bool:
+    """Czy pewność najlepszego wyniku jest poniżej progu (warunek semantyczny odmowy)."""
+    return threshold is not None and bool(hits) and confidence(hits[0]) < threshold
+
+
+def validate(request: SearchRequest) -> None:
+    if not request.question.strip():
+        raise UsageError("Pytanie jest puste – wpisz, czego szukasz.")
+    if request.k < 1:
+        raise UsageError("Liczba wyników (-k/--ile) musi być dodatnia.")
+    if request.mode not in MODES:
+        raise UsageError(f"Nieznany tryb „{request.mode}”; dostępne: {', '.join(MODES)}.")
+
+
+def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSettings) -> dict[str, float]:
+    """RRF list pytania i planu, mierzonych podobieństwem do pytania względem jego najlepszego fragmentu
+    (``similarity``: id → podobieństwo do pytania): zapytanie planu dalsze niż ``query_margin`` odpada
+    w całości, wskazane jednostki – gdy ich najbliższy fragment jest dalszy niż ``unit_margin``; z list planu
+    odpadają fragmenty dalsze niż ``plan_margin``, a lista waży tyle, jaka część jej czołówki została.
+    Listy pytania liczą się ze stałą RRF ``rrf_k``, listy planu z ``plan_rrf_k``."""
+    own = [similarity.get(i, 0.0) for item in lists if item.source.endswith("/pytanie") for i in item.ids]
+    best = max(own) if own else 0.0
+    floor = best - fusion.plan_margin
+    own_lists: list[tuple[float, list[str]]] = []
+    planned_lists: list[tuple[float, list[str]]] = []
+    for item in lists:
+        ids, weight = item.ids, fusion.weight(item.source)
+        if item.query_similarity is not None and item.query_similarity < best - fusion.query_margin:
+            continue  # a planned query farther from the question than its own best fragment: off the subject
+        if item.source == "jednostki" and (not ids or similarity.get(ids[0], 0.0) < best - fusion.unit_margin):
+            continue  # the list is ranked by the question itself: its first fragment is the units' closest
+        if item.source.endswith("/pytanie"):
+            own_lists.append((weight, ids))
+        else:
+            kept = [i for i in ids if similarity.get(i, 0.0) >= floor]
+            head = ids[:AGREEMENT_DEPTH]
+            # a list whose best fragments are off the question's subject (a wrong plan) counts that much less
+            weight *= sum(similarity.get(i, 0.0) >= floor for i in head) / len(head) if head else 0.0
+            planned_lists.append((weight, kept))
+    scores = rrf(own_lists, fusion.rrf_k)
+    for chunk_id, score in rrf(planned_lists, fusion.plan_rrf_k).items():
+        scores[chunk_id] = scores.get(chunk_id, 0.0) + score
+    return scores
+
+
+def rrf(lists: Iterable[tuple[float, list[str]]], k: int) -> dict[str, float]:
+    """Reciprocal Rank Fusion: suma wag/(k + pozycja) po listach, w których fragment wystąpił."""
+    scores: dict[str, float] = {}
+    for weight, ids in lists:
+        for position, chunk_id in enumerate(ids, start=1):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + position)
+    return scores
+
+
+def confidence(hit: Hit) -> float:
+    """Wielkość porównywana z progiem „nic trafnego”: podobieństwo kosinusowe najlepszego wyniku
+    (po fuzji – tego, który wygrał), bo tylko ono ma tę samą skalę dla każdego pytania i trybu."""
+    return hit.similarity
+
+
+
+def reference_filters(refs: References, filters: SearchFilters) -> list[SearchFilters]:
+    """Zawężenia wynikające z odwołań: jednostki wskazane wprost (w akcie z pytania, jeśli go nazwano)
+    i sam nazwany akt. Każde daje osobną listę do fuzji, więc pomyłka rozpoznania nie wycina reszty."""
+    named_files = refs.files if refs.files and not filters.files else []
+    narrowed = []
+    if refs.articles:
+        narrowed.append(replace(filters, articles=refs.articles, files=named_files or filters.files))
+    if named_files:
+        narrowed.append(replace(filters, files=named_files))
+    return narrowed
+
+
+def _planned(request: SearchRequest) -> bool:
+    return request.plan is not None and request.plan.ok and bool(request.plan.queries or request.plan.documents)
+
+
+def _same_unit(unit: str, articles: list[str]) -> bool:
+    return article_key(unit) in {article_key(a) for a in articles}
+
+
+def _hinted_filters(plan: Plan, filters: SearchFilters) -> SearchFilters | None:
+    """Filtry użytkownika zawężone do plików wskazanych przez plan; ``None``, gdy plan nie wskazał żadnego
+    albo wskazane wykluczają filtry użytkownika."""
+    files = [name for name in plan.documents if not filters.files or name in filters.files]
+    return replace(filters, files=files) if files else None
+
+
+def _dedupe(hits: list[Hit], fusion: FusionSettings) -> list[Hit]:
+    """Jedna (najlepsza) część na jednostkę: kolejne części tego samego artykułu nie zabierają miejsc."""
+    if not fusion.one_per_unit:
+        return hits
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for hit in hits:  # per document (path): a same-named file in another folder is another document
+        key = (str(hit.metadata.get("sciezka", hit.file)), hit.art or hit.id)
+        if key not in seen:
+            seen.add(key)
+            unique.append(hit)
+    return unique
+
+
+def check_known_files(indexed_files: Iterable[str], names: Iterable[str]) -> None:
+    """Nazwa w ``--plik``, której nie ma w indeksie, to błąd z podpowiedzią najbliższych nazw."""
+    indexed = sorted(indexed_files)
+    missing = [name for name in names if name not in indexed]
+    if not missing:
+        return
+    name = missing[0]
+    close = difflib.get_close_matches(name, indexed, n=3, cutoff=0.4)
+    hint = f" Może chodziło o: {', '.join(close)}?" if close else ""
+    raise UserError(f"W indeksie nie ma pliku „{name}”.{hint} Listę plików pokazuje: chroma-rag lista.")
+

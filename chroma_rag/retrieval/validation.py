@@ -1,0 +1,142 @@
+"""Wartości podane przez użytkownika (filtry, tryb, liczby) sprawdzane i sprowadzane do postaci z bazy,
+zanim trafią do wyszukiwania – w API, więc tak samo dla CLI i serwera HTTP. Zła wartość to błąd wywołania
+(kod 2) z listą dozwolonych, a nie pusty wynik, który wygląda jak „nie ma tego w dokumentach”."""
+
+from __future__ import annotations
+
+import difflib
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from ..errors import UsageError, UserError
+from ..filters import SearchFilters
+from ..ingest.metadata import DOCUMENT_TYPES
+from .search import MODES, check_known_files
+
+MIN_YEAR, MAX_YEAR = 1000, 9999
+_FOLD = str.maketrans("łŁ", "lL")
+
+
+def fold(text: str) -> str:
+    """Postać do porównań: małe litery bez polskich znaków (``Rozporządzenie`` → ``rozporzadzenie``)."""
+    decomposed = unicodedata.normalize("NFKD", text.strip().translate(_FOLD).casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def choice(value: str, allowed: Sequence[str], option: str) -> str:
+    """Wartość z ``allowed`` pasująca bez względu na wielkość liter i polskie znaki; inaczej błąd wywołania."""
+    folded = fold(value)
+    for candidate in allowed:
+        if fold(candidate) == folded:
+            return candidate
+    close = difflib.get_close_matches(folded, list(allowed), n=1, cutoff=0.6)
+    hint = f" Może chodziło o: {close[0]}?" if close else ""
+    raise UsageError(f"Nieznana wartość {option} „{value}”; dozwolone: {', '.join(allowed)}.{hint}")
+
+
+def normalize_mode(mode: str) -> str:
+    return choice(mode, MODES, "--tryb")
+
+
+def normalize_type(doc_type: str) -> str:
+    return choice(doc_type, DOCUMENT_TYPES, "--typ")
+
+
+def check_count(k: int, option: str = "-k/--ile") -> None:
+    if k < 1:
+        raise UsageError(f"Liczba wyników ({option}) musi być dodatnia, a podano {k}.")
+
+
+def check_threshold(threshold: float | None) -> None:
+    if threshold is not None and not 0.0 <= threshold <= 1.0:
+        raise UsageError(f"Próg (--prog) to podobieństwo od 0 do 1 (0 wyłącza próg), a podano {threshold:g}.")
+
+
+def checked_search(
+    k: int, mode: str, threshold: float | None, filters: SearchFilters | None
+) -> tuple[str, SearchFilters | None]:
+    """Parametry jednego wyszukiwania sprawdzone; zwraca tryb i filtry w postaci z bazy."""
+    check_count(k)
+    check_threshold(threshold)
+    return normalize_mode(mode), normalize_filters(filters)
+
+
+def normalize_filters(filters: SearchFilters | None) -> SearchFilters | None:
+    """Typy w postaci z bazy, lata sprawdzone (zakres i zgodność ``--rok`` z ``--od-roku``/``--do-roku``)."""
+    if filters is None:
+        return None
+    for option, year in (("--rok", filters.year), ("--od-roku", filters.year_from), ("--do-roku", filters.year_to)):
+        if year is not None and not MIN_YEAR <= year <= MAX_YEAR:
+            raise UsageError(f"Rok ({option}) musi być liczbą od {MIN_YEAR} do {MAX_YEAR}, a podano {year}.")
+    low, high = filters.year_from, filters.year_to
+    if low is not None and high is not None and low > high:
+        raise UsageError(f"--od-roku {low} jest późniejszy niż --do-roku {high} – zamień je miejscami.")
+    year = filters.year
+    if year is not None and ((low is not None and year < low) or (high is not None and year > high)):
+        bounds = " ".join(f"{o} {v}" for o, v in (("--od-roku", low), ("--do-roku", high)) if v is not None)
+        raise UsageError(f"--rok {year} wyklucza się z {bounds} – podaj albo rok, albo zgodny zakres lat.")
+    types = list(dict.fromkeys(normalize_type(t) for t in filters.types))
+    return replace(filters, types=types)
+
+
+def resolve_files(
+    filters: SearchFilters, indexed: Iterable[tuple[str, str]], holders: dict[str, str] | None = None
+) -> SearchFilters:
+    """``--plik`` jako nazwy (i ścieżki) z indeksu: dokładna nazwa, ścieżka podana przy indeksowaniu, nazwa
+    z folderem jak w cytacie („it/regulamin.md”), nazwa w innej wielkości liter albo bez rozszerzenia,
+    jednoznaczny początek nazwy. Wieloznaczny – błąd z listą kandydatów; nieznany – błąd z najbliższymi nazwami.
+    ``indexed``: pary (nazwa, ścieżka) z rejestru; ``holders``: druga ścieżka dokumentu → ścieżka, pod którą są
+    jego fragmenty (``documents.py``)."""
+    holders = holders or {}
+    pairs = list(indexed)
+    names = sorted({name for name, _ in pairs})
+    paths = {path for _, path in pairs}
+    found_names: list[str] = []
+    found_paths: list[str] = []
+    for requested in filters.files:
+        key = _as_key(requested)
+        if requested not in names and key in paths:
+            found_paths.append(holders.get(key, key))
+            continue
+        by_folder = _folder_qualified(requested, paths)
+        if requested not in names and len(by_folder) == 1:
+            found_paths.append(holders.get(by_folder[0], by_folder[0]))
+            continue
+        name = requested if requested in names else resolve_name(requested, names)
+        if any(n == name and p not in holders for n, p in pairs):
+            found_names.append(name)
+        found_paths.extend(holders[p] for n, p in pairs if n == name and p in holders)
+    return replace(filters, files=list(dict.fromkeys(found_names)), paths=list(dict.fromkeys(found_paths)))
+
+
+def _folder_qualified(requested: str, paths: Iterable[str]) -> list[str]:
+    """Ścieżki kończące się nazwą z folderem, jak w cytacie pliku o powtarzającej się nazwie („it/regulamin.md”)."""
+    if "/" not in requested:
+        return []
+    suffix = "/" + requested.strip().strip("/")
+    return [path for path in paths if path.endswith(suffix)]
+
+
+def _as_key(requested: str) -> str:
+    try:
+        return str(Path(requested).expanduser().resolve())
+    except (OSError, RuntimeError):
+        return requested
+
+
+def resolve_name(requested: str, names: list[str]) -> str:
+    """Nazwa pliku z indeksu dla tego, co wpisał użytkownik: dokładna, bez rozszerzenia, inną wielkością liter
+    albo jednoznaczny początek; wieloznaczna lub nieznana – błąd z kandydatami."""
+    folded = fold(requested)
+    same = [n for n in names if folded in (fold(n), fold(Path(n).stem))]
+    candidates = same or [n for n in names if fold(n).startswith(folded)]
+    if len(candidates) == 1:
+        return candidates[0]
+    if candidates:
+        raise UserError(
+            f"Nazwa „{requested}” pasuje do kilku plików: {', '.join(candidates)} – podaj pełną nazwę jednego z nich."
+        )
+    check_known_files(names, [requested])  # raises: unknown, with the closest names
+    raise AssertionError("unreachable")

@@ -1,0 +1,7 @@
+"""Etap 3, magazyn: fragmenty z wektorami w kolekcji Chromy (folder albo ``chroma run``) i wszystko, co czyta je
+szybko i bezpiecznie.
+
+Otwarcie bazy (``store``), zapis i odczyt kolekcji (``collection``), migawka wektorów z metadanymi i ranking z
+filtrem przed podobieństwem (``snapshot``, ``filtered_ranking``, ``where``), rejestr plików (``registry``),
+dokumenty o tej samej treści pod kilkoma ścieżkami (``documents``), blokady między procesami (``locking``),
+folder tylko do odczytu (``readonly``) i pamięć podręczna wektorów (``vector_cache``)."""

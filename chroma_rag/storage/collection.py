@@ -1,0 +1,243 @@
+"""Kolekcja fragmentów jednego modelu (``ChunkCollection``): zapis porcjami ze znacznikiem zmiany,
+odczyty stronicowane i lokalna migawka do wyszukiwania z filtrem."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..models import Hit
+from . import snapshot as snapshots
+from .filtered_ranking import FilteredRanking
+from .where import supported
+
+VERSION_KEY = "zmiana"  # collection metadata: a new uuid after every write through ChunkCollection
+
+# Loaded snapshots by folder: the id → row map is built once per process and collection version.
+_SNAPSHOTS: dict[str, snapshots.Snapshot] = {}
+
+
+class ChunkCollection(FilteredRanking):
+    """Operacje na fragmentach jednej kolekcji, z podziałem na porcje wg limitu klienta; z ``snapshot_dir``
+    wyszukiwanie z filtrem korzysta z lokalnej migawki (``snapshot.py``)."""
+
+    def __init__(self, collection: Any, max_batch: int, client: Any = None, snapshot_dir: Path | None = None,
+                 journal: bool = False) -> None:
+        self._collection = collection
+        self._max_batch = max_batch
+        self._client = client
+        self._snapshot_dir = snapshot_dir
+        self._journal = journal  # folder mode: writes are serialized by the lock, so the journal is a chain
+
+    @property
+    def model_id(self) -> str:
+        return str(self._collection.metadata["model"])
+
+    def count(self) -> int:
+        return int(self._collection.count())
+
+    def version(self) -> str:
+        """Znacznik zmiany kolekcji, czytany na świeżo (pusty w kolekcji sprzed znaczników). Każdy zapis przez
+        ``upsert``/``delete`` ustawia nowy – także cudzy zapis na serwerze, więc dane pochodne (indeks słów,
+        migawka) wiedzą, kiedy są nieaktualne."""
+        current = (
+            self._client.get_collection(self._collection.name, embedding_function=None)
+            if self._client else self._collection
+        )
+        return str((current.metadata or {}).get(VERSION_KEY, ""))
+
+    def announce_version(self, ids: list[str]) -> str:
+        """Znacznik dla zapisu, który zaraz zmieni ``ids``; w trybie folderu najpierw wpis w dzienniku zmian
+        migawki (``snapshot.journal``), dzięki któremu czytelnik dociąga tylko zmienione fragmenty."""
+        marker = uuid.uuid4().hex
+        if self._journal and self._snapshot_dir is not None:
+            snapshots.journal(self._snapshot_dir, self.version(), marker, ids)
+        return marker
+
+    def publish_version(self, marker: str) -> None:
+        """Nowy znacznik – zawsze po zapisie danych: czytelnik, który zobaczy nowy znacznik, widzi już dane.
+        Chroma 1.5.9 zastępuje całe metadane kolekcji, więc przepisujemy model i wymiar."""
+        self._collection.modify(metadata={**(self._collection.metadata or {}), VERSION_KEY: marker})
+
+    def upsert(
+        self,
+        ids: Sequence[str],
+        embeddings: np.ndarray,
+        documents: Sequence[str],
+        metadatas: Sequence[dict[str, Any]],
+    ) -> None:
+        for start in range(0, len(ids), self._max_batch):
+            end = start + self._max_batch
+            marker = self.announce_version(list(ids[start:end]))
+            self._collection.upsert(
+                ids=list(ids[start:end]),
+                embeddings=embeddings[start:end],
+                documents=list(documents[start:end]),
+                metadatas=list(metadatas[start:end]),
+            )
+            self.publish_version(marker)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), self._max_batch):
+            batch = list(ids[start : start + self._max_batch])
+            marker = self.announce_version(batch)
+            self._collection.delete(ids=batch)
+            self.publish_version(marker)
+
+    def snapshot(self) -> snapshots.Snapshot | None:
+        """Migawka bieżącej wersji kolekcji: z pamięci, z dysku albo zbudowana od nowa (przy 100 tys.
+        fragmentów kilkanaście sekund, raz na zmianę kolekcji). ``None``, gdy kolekcja nie ma znacznika,
+        migawki nie da się zapisać albo kolekcja zmieniła się w trakcie budowy (wtedy zapytanie idzie starą
+        ścieżką przez Chromę). W trybie folderu nowa wersja powstaje zwykle z poprzedniej i dziennika zmian
+        (pobierane są tylko zmienione fragmenty)."""
+        if self._snapshot_dir is None:
+            return None
+        marker = self.version()
+        if not marker:
+            return None
+        key = str(self._snapshot_dir)
+        found = _SNAPSHOTS.get(key)
+        if found is not None and found.marker == marker:
+            return found
+        previous = found
+        found = snapshots.load(self._snapshot_dir, marker)
+        if found is None:
+            try:
+                found = self._next_snapshot(marker, previous)
+            except (OSError, TypeError, ValueError):
+                return None
+            if self.version() != marker:
+                return None
+        _SNAPSHOTS[key] = found
+        return found
+
+    def _next_snapshot(self, marker: str, previous: snapshots.Snapshot | None) -> snapshots.Snapshot:
+        assert self._snapshot_dir is not None
+        dim = int(self._collection.metadata.get("wymiar", 0))
+        previous = previous or snapshots.latest(self._snapshot_dir, marker)
+        changed = snapshots.changed_since(self._snapshot_dir, previous.marker, marker) if previous else None
+        if previous is None or changed is None:
+            return snapshots.build(self._snapshot_dir, marker, dim, self._get(["embeddings", "metadatas"]))
+        pages = self._get(["embeddings", "metadatas"], ids=sorted(changed))
+        return snapshots.update(previous, self._snapshot_dir, marker, dim, changed, pages)
+
+    def column(self, key: str, default: Any) -> dict[str, Any]:
+        """Id → wartość metadanej ``key`` wszystkich fragmentów (z migawki, bez pobierania metadanych)."""
+        found = self.snapshot()
+        if found is not None and key in snapshots.COLUMNS:
+            return found.column(key, default)
+        return {i: meta.get(key, default) for i, meta in self.metadatas().items()}
+
+    def file_titles(self) -> dict[str, str]:
+        """Nazwa pliku → tytuł aktu."""
+        found = self.snapshot()
+        if found is None:
+            pairs = {(m.get("plik"), m.get("tytul")) for m in self.metadatas().values()}
+        else:
+            pairs = found.pairs("plik", "tytul")
+        return {str(name): str(title or "") for name, title in sorted(pairs, key=str) if name is not None}
+
+    def _get(
+        self,
+        include: list[str],
+        ids: Sequence[str] | None = None,
+        where: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Wyniki ``get`` porcjami po ``max_batch``: Chroma 1.5.9 przy ~100 tys. fragmentów naraz kończy się
+        błędem SQLite „too many SQL variables”."""
+        if ids is not None:
+            for start in range(0, len(ids), self._max_batch):
+                yield self._collection.get(ids=list(ids[start : start + self._max_batch]), where=where, include=include)
+            return
+        offset = 0
+        while limit is None or offset < limit:
+            size = self._max_batch if limit is None else min(self._max_batch, limit - offset)
+            result = self._collection.get(where=where, limit=size, offset=offset, include=include)
+            yield result
+            offset += len(result["ids"])
+            if len(result["ids"]) < size:
+                return
+
+    def metadatas(
+        self, where: dict[str, Any] | None = None, limit: int | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Metadane fragmentów (spełniających ``where``) według id."""
+        return {
+            i: meta
+            for result in self._get(["metadatas"], where=where, limit=limit)
+            for i, meta in zip(result["ids"], result["metadatas"], strict=True)
+        }
+
+    def records(
+        self, ids: Sequence[str] | None = None, where: dict[str, Any] | None = None
+    ) -> dict[str, tuple[dict[str, Any], str, np.ndarray]]:
+        """Pełne fragmenty (metadane, tekst, wektor) według id – do ponownego użycia wektorów i kontroli."""
+        if ids is not None and not ids:
+            return {}
+        out: dict[str, tuple[dict[str, Any], str, np.ndarray]] = {}
+        for result in self._get(["metadatas", "documents", "embeddings"], ids=ids, where=where):
+            for i, meta, doc, vector in zip(
+                result["ids"], result["metadatas"], result["documents"], result["embeddings"], strict=True
+            ):
+                out[i] = (meta, doc, np.asarray(vector, dtype=np.float32))
+        return out
+
+    def nearest_ids(self, embeddings: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """Dla każdego wektora: k najbliższych (id, odległość)."""
+        result = self._collection.query(query_embeddings=embeddings, n_results=k, include=["distances"])
+        pairs = zip(result["ids"], result["distances"], strict=True)
+        return [list(zip(ids, dists, strict=True)) for ids, dists in pairs]
+
+    def ids(self, where: dict[str, Any] | None = None) -> list[str]:
+        """Id fragmentów spełniających ``where`` (bez pobierania treści)."""
+        found = self.snapshot() if where is None or supported(where) else None
+        if found is not None and found.covers(where):
+            return found.id_list(np.flatnonzero(found.mask(where)))
+        return self.stored_ids(where)
+
+    def stored_ids(self, where: dict[str, Any] | None = None) -> list[str]:
+        """Id prosto z Chromy, bez migawki: dla zapisu (po nim migawka i tak jest nieaktualna) i kontroli
+        spójności – o tym, co usunąć, nie decydują dane pochodne."""
+        return [i for result in self._get([], where=where) for i in result["ids"]]
+
+    def hits(self, ids: Sequence[str], query_embedding: np.ndarray | None = None) -> list[Hit]:
+        """Fragmenty o podanych id (w tej kolejności); z wektorem pytania – z ich podobieństwem do niego."""
+        found: dict[str, Hit] = {}
+        include = ["documents", "metadatas", *(["embeddings"] if query_embedding is not None else [])]
+        for start in range(0, len(ids), self._max_batch):
+            result = self._collection.get(ids=list(ids[start : start + self._max_batch]), include=include)
+            vectors = result["embeddings"] if query_embedding is not None else [None] * len(result["ids"])
+            for i, doc, meta, vector in zip(
+                result["ids"], result["documents"], result["metadatas"], vectors, strict=True
+            ):
+                similarity = float(np.dot(vector, query_embedding)) if vector is not None else 0.0
+                found[i] = Hit(id=i, text=doc, metadata=meta, similarity=similarity)
+        return [found[i] for i in ids if i in found]
+
+    def similarities(self, ids: Sequence[str], embedding: np.ndarray) -> dict[str, float]:
+        """Podobieństwo kosinusowe wektora do fragmentów o podanych id (z migawki, bez pobierania treści)."""
+        found = self.snapshot()
+        if found is None:
+            return {hit.id: hit.similarity for hit in self.hits(ids, embedding)}
+        rows = found.rows(list(ids))
+        known = rows >= 0
+        values = np.asarray(found.vectors[rows[known]] @ embedding).tolist()
+        return dict(zip([i for i, ok in zip(ids, known.tolist(), strict=True) if ok], values, strict=True))
+
+    def query(self, embedding: np.ndarray, k: int, where: dict[str, Any] | None) -> list[Hit]:
+        """Najbliższe ``k`` fragmentów spełniających ``where`` (najlepszy pierwszy) z treścią i metadanymi."""
+        return self._hits(self.ranked(embedding, k, where))
+
+    def _hits(self, ranked: list[tuple[str, float]]) -> list[Hit]:
+        if not ranked:
+            return []
+        result = self._collection.get(ids=[i for i, _ in ranked], include=["documents", "metadatas"])
+        found = {i: (doc, meta) for i, doc, meta in zip(result["ids"], result["documents"], result["metadatas"],
+                                                          strict=True)}
+        # a chunk deleted by a concurrent writer since the ranking is simply left out
+        return [Hit(id=i, text=found[i][0], metadata=found[i][1], similarity=sim) for i, sim in ranked if i in found]

@@ -1,0 +1,323 @@
+"""Kolekcje Chromy (HNSW, cosinus), jedna na model embeddingów: w folderze bazy albo na serwerze
+``chroma run`` (tryb zespołowy, ``--serwer URL``)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import ServiceError, UsageError, UserError
+from .collection import VERSION_KEY, ChunkCollection
+from .readonly import is_read_only, readable_copy
+
+DEFAULT_DB = "chroma_db"
+CHANGE_MARK = "chroma-rag.zmiana"  # rewritten by every write session, so readers know their client is stale
+COLLECTION_PREFIX = "fragmenty-"
+# The Rust server of chromadb 1.x reports its HTTP API version (1.x), not the package version.
+SUPPORTED_SERVER_MAJOR = 1
+TOKEN_HEADER = "X-Chroma-Token"
+
+
+# One reading client per DB folder in this process, with the change mark it was opened at (Store.opened).
+_READ_CLIENTS: dict[str, tuple[str, Any]] = {}
+
+
+def default_db_path() -> Path:
+    return Path(os.environ.get("CHROMA_RAG_BAZA") or DEFAULT_DB)
+
+
+def collection_name(model_id: str) -> str:
+    """Nazwa kolekcji z identyfikatora modelu (Chroma dopuszcza tylko [a-zA-Z0-9._-])."""
+    slug = re.sub(r"[^a-zA-Z0-9._-]+", "-", model_id).strip("-._")[:40]
+    digest = hashlib.sha1(model_id.encode()).hexdigest()[:8]
+    return f"{COLLECTION_PREFIX}{slug}-{digest}"
+
+
+@dataclass(frozen=True)
+class ServerAddress:
+    """Adres serwera Chromy z ``--serwer``: ``http://host:port``, ``https://host`` albo ``host:port``."""
+
+    host: str
+    port: int
+    ssl: bool
+
+    @property
+    def url(self) -> str:
+        return f"{'https' if self.ssl else 'http'}://{self.host}:{self.port}"
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^a-zA-Z0-9.-]+", "-", f"{self.host}-{self.port}")
+
+
+def parse_server(raw: str) -> ServerAddress:
+    text = raw.strip()
+    parts = urlsplit(text if "://" in text else f"http://{text}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == -1 or parts.path not in ("", "/"):
+        raise UserError(f"Niepoprawny adres serwera „{raw}” – podaj np. http://127.0.0.1:8000.")
+    ssl = parts.scheme == "https"
+    return ServerAddress(parts.hostname, port or (443 if ssl else 8000), ssl)
+
+
+def check_server_version(version: str, url: str) -> None:
+    """Klient chromadb 1.x rozmawia tylko z serwerem API 1.x (starsze serwery 0.x mają inne API)."""
+    major = version.strip().strip('"').split(".")[0]
+    if major != str(SUPPORTED_SERVER_MAJOR):
+        raise ServiceError(
+            f"Serwer Chromy „{url}” ma wersję {version}, a chroma-rag wymaga serwera Chromy 1.x "
+            "(chromadb 1.5.9, polecenie `chroma run`) – zaktualizuj serwer."
+        )
+
+
+def cache_root() -> Path:
+    """Folder danych pochodnych poza bazą: ``$CHROMA_RAG_CACHE`` albo ``~/.cache/chroma-rag``."""
+    return Path(os.environ["CHROMA_RAG_CACHE"]) if os.environ.get("CHROMA_RAG_CACHE") else default_cache_root()
+
+
+def default_cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "chroma-rag"
+
+
+class Store:
+    """Kolekcje fragmentów w folderze bazy albo na serwerze Chromy; klient tworzony leniwie.
+
+    Serwer wybiera ``server`` albo zmienna ``CHROMA_RAG_SERWER`` (token: ``CHROMA_RAG_SERWER_TOKEN``);
+    bez nich baza to folder ``path`` (albo ``CHROMA_RAG_BAZA``, domyślnie ``./chroma_db``).
+    """
+
+    def __init__(self, path: Path | None = None, server: str | None = None, token: str | None = None) -> None:
+        if server and path is not None:
+            raise UsageError("Podaj albo --baza (folder), albo --serwer (adres serwera Chromy), nie oba naraz.")
+        if path is None:  # an explicit --baza outranks a server from the environment or the config file
+            server = server or os.environ.get("CHROMA_RAG_SERWER") or None
+        self.server = parse_server(server) if server else None
+        self.token = token or os.environ.get("CHROMA_RAG_SERWER_TOKEN") or None
+        self.path = Path(path) if path else default_db_path()
+        if not self.server and self.path.exists() and not self.path.is_dir():
+            raise UserError(
+                f"„{self.path}” to plik, a nie folder bazy – podaj w --baza folder (istniejący albo nowy, "
+                "np. chroma_db)."
+            )
+        self._client: Any = None
+        self._read_copy: Path | None = None
+
+    @property
+    def is_server(self) -> bool:
+        return self.server is not None
+
+    @property
+    def location(self) -> str:
+        """Opis bazy do komunikatów: folder albo serwer."""
+        return f"baza na serwerze „{self.server.url}”" if self.server else f"baza „{self.path}”"
+
+    @property
+    def work_dir(self) -> Path:
+        """Lokalny katalog na dane pochodne (np. indeks słów kluczowych, znaczniki, pamięć podręczna).
+
+        W trybie folderu to sam folder bazy; w trybie serwera – ``$CHROMA_RAG_CACHE`` albo
+        ``~/.cache/chroma-rag/serwer-<host>-<port>/`` (każdy członek zespołu ma własną kopię, więc dane
+        pochodne trzeba umieć odbudować z zawartości serwera). Katalog nie jest tworzony tutaj.
+        """
+        if not self.server:
+            return self.readable_path
+        return cache_root() / f"serwer-{self.server.slug}"
+
+    @property
+    def read_only(self) -> bool:
+        """Folder bazy bez prawa zapisu (nośnik albo montaż tylko do odczytu)."""
+        return not self.server and is_read_only(self.path)
+
+    @property
+    def readable_path(self) -> Path:
+        """Folder, który otwiera Chroma: sam folder bazy albo – gdy jest tylko do odczytu – jego kopia."""
+        if not self.read_only:
+            return self.path
+        if self._read_copy is None:
+            self._read_copy = readable_copy(self.path, cache_root())
+        return self._read_copy
+
+    def require_writable(self) -> None:
+        if self.read_only:
+            raise UserError(
+                f"Folder bazy „{self.path}” jest tylko do odczytu – szukać w nim można, ale indeksować i usuwać "
+                "tylko w folderze z prawem zapisu (np. skopiuj bazę i podaj kopię w --baza)."
+            )
+
+    @property
+    def needs_lock(self) -> bool:
+        """Blokada zapisu w folderze bazy; serwer sam szereguje zapisy, więc przy nim jej nie ma."""
+        return not self.server
+
+    def exists(self) -> bool:
+        if self.server:
+            return any(c.name.startswith(COLLECTION_PREFIX) for c in self.client.list_collections())
+        return (self.path / "chroma.sqlite3").exists()
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = self._connect_server() if self.server else self._open_folder()
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            for key, (_, client) in list(_READ_CLIENTS.items()):
+                if client is self._client:
+                    del _READ_CLIENTS[key]
+            self._client.close()
+            self._client = None
+
+    def generation(self) -> str:
+        """Znacznik ostatniego zapisu do folderu bazy (pusty, gdy jeszcze nic nie zapisano)."""
+        try:
+            return (self.path / CHANGE_MARK).read_text(encoding="ascii")
+        except FileNotFoundError:
+            return ""
+
+    def mark_changed(self) -> None:
+        if not self.server and self.path.is_dir():
+            (self.path / CHANGE_MARK).write_text(uuid.uuid4().hex, encoding="ascii")
+
+    @contextmanager
+    def opened(self, reuse: bool = False) -> Iterator[None]:
+        """Klient na czas jednej operacji. Otwarty klient trzyma w pamięci własną kopię indeksu HNSW (Chroma
+        dzieli ją między klientów tego samego folderu w procesie), więc po zapisie innego procesu trzeba ją
+        otworzyć od nowa. Odczyty (``reuse``) używają jednego klienta na folder w procesie, dopóki znacznik
+        zmiany jest ten sam (zamknięcie nieaktualnego klienta niczego na dysku nie zmienia – sprawdzone na
+        Chromie 1.5.9); zapis zamyka go i pracuje na świeżym kliencie."""
+        if self.server:  # the server is the single owner of its data: one client is always current
+            yield
+            return
+        key = str(self.path.resolve())
+        if reuse:
+            current = self.generation()
+            cached = _READ_CLIENTS.get(key)
+            if cached is not None and cached[0] != current:
+                _READ_CLIENTS.pop(key)[1].close()
+                cached = None
+            if cached is None:
+                self._client = None
+                _READ_CLIENTS[key] = (current, self.client)
+            self._client = _READ_CLIENTS[key][1]
+            yield
+            return
+        stale = _READ_CLIENTS.pop(key, None)
+        if stale is not None:
+            stale[1].close()
+        self._client = None
+        try:
+            yield
+        finally:
+            self.close()
+
+    def _open_folder(self) -> Any:
+        import chromadb
+        from chromadb.config import Settings
+
+        return chromadb.PersistentClient(path=str(self.readable_path), settings=Settings(anonymized_telemetry=False))
+
+    def _connect_server(self) -> Any:
+        """Najpierw jedno lekkie zapytanie o wersję, żeby niedostępny serwer, zły token i niezgodna
+        wersja były jednym polskim zdaniem zamiast wyjątku z głębi klienta."""
+        import chromadb
+        import httpx
+        from chromadb.config import Settings
+
+        assert self.server
+        url = self.server.url
+        headers = {TOKEN_HEADER: self.token} if self.token else {}
+        try:
+            response = httpx.get(f"{url}/api/v2/version", headers=headers, timeout=10.0)
+        except httpx.HTTPError as exc:
+            raise ServiceError(
+                f"Nie można połączyć się z serwerem Chromy „{url}” ({type(exc).__name__}) – sprawdź, czy serwer "
+                "działa (make serwer / chroma run) i czy adres oraz port są poprawne."
+            ) from exc
+        if response.status_code in (401, 403):
+            raise ServiceError(
+                f"Serwer Chromy „{url}” odrzucił dostęp (HTTP {response.status_code}) – sprawdź token "
+                "w CHROMA_RAG_SERWER_TOKEN."
+            )
+        if response.status_code in (404, 410):
+            raise ServiceError(
+                f"Pod adresem „{url}” nie odpowiada serwer Chromy 1.x (HTTP {response.status_code}) – "
+                "chroma-rag wymaga serwera chromadb 1.5.9 (`chroma run`)."
+            )
+        if response.status_code != 200:
+            raise ServiceError(f"Serwer Chromy „{url}” odpowiedział błędem HTTP {response.status_code}.")
+        check_server_version(response.text, url)
+        return chromadb.HttpClient(
+            host=self.server.host,
+            port=self.server.port,
+            ssl=self.server.ssl,
+            headers=headers,
+            settings=Settings(anonymized_telemetry=False),
+        )
+
+    def require_existing(self) -> None:
+        if self.exists():
+            return
+        if self.server:
+            raise UserError(
+                f"Na serwerze „{self.server.url}” nie ma jeszcze zaindeksowanych dokumentów – najpierw: "
+                f"chroma-rag indeksuj ŚCIEŻKA --serwer {self.server.url}."
+            )
+        raise UserError(
+            f"Baza „{self.path}” jeszcze nie istnieje – najpierw zaindeksuj dokumenty: chroma-rag indeksuj ŚCIEŻKA."
+        )
+
+    def indexed_models(self) -> dict[str, int]:
+        """Modele, którymi zbudowano kolekcje w tej bazie, z wymiarem wektorów."""
+        if not self.server and not self.exists():
+            return {}
+        models = {}
+        for collection in self.client.list_collections():
+            if collection.name.startswith(COLLECTION_PREFIX):
+                meta = collection.metadata or {}
+                models[str(meta.get("model"))] = int(meta.get("wymiar", 0))
+        return models
+
+    def chunks(self, model_id: str, dim: int, create: bool = False) -> ChunkCollection:
+        """Kolekcja fragmentów danego modelu; inny wymiar niż zapisany to błąd, nie ciche śmieci."""
+        name = collection_name(model_id)
+        if create:
+            collection = self.client.get_or_create_collection(
+                name,
+                embedding_function=None,
+                configuration={"hnsw": {"space": "cosine"}},
+                metadata={"model": model_id, "wymiar": dim, VERSION_KEY: uuid.uuid4().hex},
+            )
+            if VERSION_KEY not in (collection.metadata or {}):  # built before the marker existed
+                ChunkCollection(collection, 1).publish_version(uuid.uuid4().hex)
+        else:
+            self.require_existing()
+            models = self.indexed_models()
+            if model_id not in models:
+                built_with = ", ".join(sorted(models)) or "żadnym"
+                place = self.location[0].upper() + self.location[1:]
+                raise UserError(
+                    f"{place} została zbudowana modelem {built_with}, a pytasz modelem {model_id}: "
+                    "użyj --model z tym samym modelem albo zaindeksuj dokumenty tym modelem."
+                )
+            collection = self.client.get_collection(name, embedding_function=None)
+        stored_dim = int((collection.metadata or {}).get("wymiar", dim))
+        if stored_dim != dim:
+            raise UserError(
+                f"Kolekcja modelu {model_id} ma wektory o wymiarze {stored_dim}, a model daje {dim}: "
+                "zaindeksuj dokumenty ponownie tym modelem w nowej bazie."
+            )
+        return ChunkCollection(collection, self.client.get_max_batch_size(), self.client,
+                               self.work_dir / f"migawka-{name}", journal=not self.server)
