@@ -33,7 +33,7 @@ from .retrieval.keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions,
 from .retrieval.planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog_from, plan_messages
 from .retrieval.search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, validate
 from .retrieval.units import Unit, assemble_unit, unit_file, unit_where
-from .retrieval.validation import checked_search, resolve_files
+from .retrieval.validation import checked_search, normalize_type, resolve_files
 from .storage.collection import ChunkCollection
 from .storage.documents import owner_of
 from .storage.locking import DEFAULT_WAIT, read_session, write_session
@@ -127,6 +127,7 @@ class Index:
         """Synchronizuje indeks z plikami i folderami (rekurencyjnie): niezmienione pomija, zmienione zastępuje,
         ``prune`` usuwa pliki, które zniknęły z podanych folderów (pusty folder tylko z ``force``)."""
         self.store.require_writable()
+        doc_type = normalize_type(doc_type) if doc_type is not None else None
         options = SyncOptions(doc_type=doc_type, prune=prune, force=force, wait=wait)
         embedder = self._get_embedder(wait, on_wait)
         known_dim(embedder)  # a remote model's errors surface before the DB is created or changed

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,7 +20,6 @@ import numpy as np
 from ..embedding.embedder import Embedder
 from ..errors import UnreadableFile, UserError
 from ..ingest.chunking import CHUNKER_VERSION
-from ..retrieval.validation import normalize_type
 from ..storage.collection import ChunkCollection
 from ..storage.documents import aliases, owner_of, standing, this_host
 from ..storage.locking import DEFAULT_WAIT, read_session, write_session
@@ -184,8 +183,6 @@ def sync(
     (wektory niezmienionych fragmentów z bazy), przeniesione rozpoznaje po hashu; nieczytelny plik jest
     pomijany z powodem, reszta idzie dalej. Model liczy bez blokady; blokadę bierze tylko na zapis."""
     options = options or SyncOptions()
-    if options.doc_type is not None:
-        options = replace(options, doc_type=normalize_type(options.doc_type))
     progress = progress or Progress()
     found = collect_files(paths, allow_empty=options.prune and options.force)
     report = IndexReport(skipped=dict(found.skipped))
