@@ -54,7 +54,7 @@ def prepare(index: Index, questions: list[Question], plans: list[dict | None]) -
     for question, raw in zip(questions, plans, strict=True):
         request = SearchRequest(question.text, 10, question.filters, "hybryda")
         if raw is not None:
-            request.plan = parse_plan(json.dumps(raw, ensure_ascii=False), index._catalog(searcher, request))
+            request.plan = parse_plan(json.dumps(raw, ensure_ascii=False), index.retrieval.catalog(searcher, request))
         vector = searcher.embedder.embed_query(question.text)
         lists = searcher.fusion_lists(request, vector, DEPTH)
         similarity = dict(zip(ids, (snapshot.vectors @ vector).tolist(), strict=True))

@@ -19,26 +19,25 @@ from typing import Any
 from . import config
 from .answering.answer import Answer, ask
 from .embedding.embedder import DEFAULT_MODEL, Embedder, get_embedder, known_dim
-from .errors import UserError
 from .filters import SearchFilters
 from .indexing.consistency import ConsistencyReport, check
-from .indexing.file_writes import drop_file
+from .indexing.removal import remove_file
 from .indexing.report import IndexReport, Progress
 from .indexing.sync import SyncOptions, sync
 from .ingest.preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
-from .llm import ChatClient, LlmSettings
-from .models import Hit, Plan, SearchResult
-from .retrieval.evaluation import Question, evaluate, load_questions, split_by_index
-from .retrieval.keyword import DEFAULT_LEMMATIZER, KeywordIndex, chunk_versions, collection_texts, index_folder
-from .retrieval.planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog_from, plan_messages
-from .retrieval.search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, validate
-from .retrieval.units import Unit, assemble_unit, unit_file, unit_where
-from .retrieval.validation import checked_search, normalize_type, resolve_files
+from .llm import LlmSettings
+from .models import Plan, SearchResult
+from .retrieval.keyword import DEFAULT_LEMMATIZER, KeywordIndex
+from .retrieval.planning import Planner, PlanningStats
+from .retrieval.search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher
+from .retrieval.service import Retrieval
+from .retrieval.units import Unit
+from .retrieval.validation import normalize_type
 from .storage.collection import ChunkCollection
 from .storage.documents import owner_of
-from .storage.locking import DEFAULT_WAIT, read_session, write_session
+from .storage.locking import DEFAULT_WAIT, read_session
 from .storage.registry import Registry
-from .storage.store import Store, collection_name
+from .storage.store import Store
 
 
 @dataclass
@@ -83,10 +82,7 @@ class Index:
         self._model_spec = model
         self._dimensions = dimensions
         self._embedder: Embedder | None = None
-        self._lemmatizer = lemmatizer
-        self._keywords: dict[str, KeywordIndex] = {}
-        self._searchers: dict[str, tuple[Any, str, Searcher]] = {}
-        self._planner: Planner | None = None
+        self.retrieval = Retrieval(self.store, lambda: self.embedder, lemmatizer)
 
     def _resolve_model_spec(self) -> str:
         """Model jawnie podany, z ``CHROMA_RAG_MODEL``, a gdy baza ma jedną kolekcję – ten, którym ją
@@ -110,9 +106,6 @@ class Index:
                 spec = self._resolve_model_spec()
             self._embedder = get_embedder(spec, self._dimensions)
         return self._embedder
-
-    def _collection(self) -> ChunkCollection:
-        return self.store.chunks(self.embedder.model_id, known_dim(self.embedder))
 
     def add(
         self,
@@ -139,7 +132,7 @@ class Index:
         """Po zmianie kolekcji indeks słów dogania ją (dodane, zastąpione, usunięte fragmenty)."""
         with read_session(self.store, wait, on_wait):
             if self.embedder.model_id in self.store.indexed_models():
-                self.sync_keywords(self._collection())
+                self.sync_keywords()
 
     def search(
         self,
@@ -159,59 +152,23 @@ class Index:
         ``rewrite``: najpierw plan zapytania od modelu czatu (``settings`` albo ``CHROMA_RAG_LLM_*``), zob.
         ``planning``; plan jest w ``SearchResult.plan``, a jego błąd tylko ostrzega (wyszukiwanie bez planu).
         ``fresh_plan``: pomija plany zapamiętane na dysku."""
-        mode, filters = checked_search(k, mode, threshold, filters)
-        self.store.require_existing()
-        _ = self.embedder  # resolved before the read session: it may need its own short read of the DB
-        with read_session(self.store):
-            if filters is not None and filters.files:
-                filters = resolve_files(filters, *self._file_names())
-            searcher = self.searcher(mode)
-            request = SearchRequest(question, k, filters, mode, threshold)
-            if rewrite:
-                request.plan = self._plan(searcher, request, settings, fresh_plan)
-            return searcher.search(request)
-
-    def _plan(
-        self, searcher: Searcher, request: SearchRequest, settings: LlmSettings | None, fresh: bool
-    ) -> Plan:
-        validate(request)
-        planner = self.planner(settings)
-        planner.use_cache = not fresh
-        return planner.plan(request.question, self._catalog(searcher, request))
+        return self.retrieval.search(
+            question, k, filters, mode, threshold, rewrite=rewrite, fresh_plan=fresh_plan, settings=settings
+        )
 
     def planner(self, settings: LlmSettings | None = None) -> Planner:
         """Planista zapytań tej bazy (plany zapamiętane w jej katalogu danych pochodnych, ``plany/``)."""
-        if self._planner is None or (settings is not None and self._planner.client.settings != settings):
-            client = ChatClient(settings or LlmSettings.from_env())
-            self._planner = Planner(client, self.store.work_dir / "plany")
-        return self._planner
+        return self.retrieval.planner(settings)
 
     def planning_messages(
         self, question: str, filters: SearchFilters | None = None, mode: str = DEFAULT_MODE
     ) -> list[dict[str, str]]:
         """Wiadomości zapytania planowania dla pytania (``pytaj --pokaz-prompt``), bez pytania modelu."""
-        self.store.require_existing()
-        _ = self.embedder
-        with read_session(self.store):
-            searcher = self.searcher(mode)
-            request = SearchRequest(question, 5, filters, mode)
-            validate(request)
-            return plan_messages(request.question, self._catalog(searcher, request))
+        return self.retrieval.planning_messages(question, filters, mode)
 
     @property
     def planning_stats(self) -> PlanningStats:
-        return self._planner.stats if self._planner is not None else PlanningStats()
-
-    def _catalog(self, searcher: Searcher, request: SearchRequest) -> Catalog:
-        """Dokumenty dla promptu planowania; przy wielu plikach najpierw te, które wyszukiwanie bez planu
-        stawia najwyżej."""
-        titles = searcher.titles
-        ranked: list[str] = []
-        if len(titles) > LISTED_DOCUMENTS:
-            unplanned = SearchRequest(request.question, searcher.fusion.depth, request.filters, request.mode)
-            ranked = [hit.file for hit in searcher.rank(unplanned)]
-        types, years = searcher.file_facts
-        return catalog_from(titles, types, years, searcher.units, ranked)
+        return self.retrieval.planning_stats
 
     def ask(
         self,
@@ -254,19 +211,7 @@ class Index:
         """Cała jednostka ``art`` pliku ``file`` (nazwa jak w ``files()`` albo pełna ścieżka, gdy ta sama nazwa
         należy do kilku różnych plików): wszystkie jej części sklejone, ścieżka nagłówków, strony i brzmienia
         (obecne i przyszłe osobno)."""
-        self.store.require_existing()
-        _ = self.embedder
-        with read_session(self.store):
-            collection = self._collection()
-            selection = unit_file(file, *self._file_names())
-            shown = selection.files[0] if selection.files else file
-            return assemble_unit(shown, art, collection.hits(collection.ids(unit_where(selection, art))))
-
-    def _file_names(self) -> tuple[list[tuple[str, str]], dict[str, str]]:
-        """Pary (nazwa, ścieżka) z rejestru i druga ścieżka dokumentu → ścieżka z jego fragmentami – do
-        rozpoznania pliku, który wpisał użytkownik (``resolve_files``)."""
-        records = Registry(self.store.client).records()
-        return [(r.name, r.path) for r in records], {r.path: r.same_as for r in records if r.same_as}
+        return self.retrieval.unit(file, art)
 
     def evaluate(
         self,
@@ -281,59 +226,20 @@ class Index:
     ) -> dict[str, Any]:
         """``ocena``: hit@1/3/5/10, MRR, odmowy progu i pudła dla pytań z pliku JSONL; z ``rewrite`` –
         wyszukiwanie planowane i koszt planowania (``planowanie``)."""
-        mode, _ = checked_search(k, mode, threshold, None)
-        loaded = load_questions(Path(questions))
-        self.store.require_existing()
-        _ = self.embedder
-        with read_session(self.store):
-            searcher = self.searcher(mode)
-            kept, missing = split_by_index(loaded, set(searcher.titles))
-            plans: dict[str, Plan | None] = {}
-
-            def ranker(question: Question) -> list[Hit]:
-                request = SearchRequest(question.text, k, question.filters, mode)
-                if rewrite:
-                    request.plan = self._plan(searcher, request, settings, fresh_plan)
-                plans[question.text] = request.plan
-                return searcher.rank(request)
-
-            def refuses(question: Question, hits: list[Hit]) -> bool:
-                return searcher.refuses(question.text, hits, threshold, plans.get(question.text), question.filters)
-
-            result = evaluate(kept, ranker, refuses)
-        if rewrite:
-            result["planowanie"] = self.planning_stats.to_json()
-        result["pominiete"] = {"pytania": len(loaded) - len(kept), "pliki": missing}
-        return result
+        return self.retrieval.evaluate(
+            questions, k, mode, threshold, rewrite=rewrite, fresh_plan=fresh_plan, settings=settings
+        )
 
     def searcher(self, mode: str = DEFAULT_MODE) -> Searcher:
         """Wyszukiwarka kolekcji tego modelu; indeks słów synchronizowany, gdy tryb go używa. Zapamiętana
         do następnego zapisu do kolekcji (jej znacznik zmiany – także zapisu kogoś innego na serwerze), więc
         kolejne pytania nie płacą za jej budowę."""
-        client = self.store.client  # searchers hold collections of one client: reuse them only with it
-        cached = self._searchers.get(mode)
-        if cached is not None and cached[0] is client and cached[2].collection.version() == cached[1]:
-            return cached[2]
-        collection = self._collection()
-        version = collection.version()
-        keywords = self.sync_keywords(collection) if mode != "wektor" else None
-        searcher = Searcher(collection, self.embedder, keywords)
-        self._searchers[mode] = (client, version, searcher)
-        return searcher
+        return self.retrieval.searcher(mode)
 
     def sync_keywords(self, collection: ChunkCollection | None = None) -> KeywordIndex:
         """Indeks słów zgodny z fragmentami kolekcji (dodane, zastąpione, usunięte). Pełne porównanie wersji
         fragmentów tylko wtedy, gdy znacznik zmiany kolekcji różni się od zapisanego z indeksem."""
-        collection = collection or self._collection()
-        name = collection_name(collection.model_id)
-        keywords = self._keywords.get(name)
-        if keywords is None:
-            keywords = KeywordIndex(index_folder(self.store.work_dir, name, self._lemmatizer), self._lemmatizer)
-            self._keywords[name] = keywords
-        version = collection.version()  # read before the chunks: a write after it makes the next check resync
-        if not version or version != keywords.collection_version or not len(keywords):
-            keywords.sync(chunk_versions(collection), lambda ids: collection_texts(collection, ids), version)
-        return keywords
+        return self.retrieval.sync_keywords(collection)
 
     def files(self) -> list[FileInfo]:
         """Zaindeksowane pliki (wg rejestru: tylko zapisane w całości) ze wszystkich modeli bazy."""
@@ -357,30 +263,9 @@ class Index:
         ten sam dokument zostaje pod inną ścieżką). Nazwa kilku plików w różnych folderach to błąd z ich listą."""
         self.store.require_existing()
         self.store.require_writable()
-        removed, matched = 0, False
-        with write_session(self.store, wait, command="usun"):
-            registry = Registry(self.store.client, create=True)
-            models = self.store.indexed_models()
-            records = registry.records()
-            key = str(Path(name).expanduser().resolve())
-            paths = sorted({r.path for r in records if name == r.name}) or sorted(
-                {r.path for r in records if r.path in (name, key)}
-            )
-            if len(paths) > 1:
-                raise UserError(
-                    f"Plików o nazwie „{name}” jest w indeksie kilka: {', '.join(paths)} – podaj ścieżkę tego, "
-                    "który usunąć (np. chroma-rag usun ŚCIEŻKA)."
-                )
-            for record in records:
-                if record.path in paths and record.model in models:
-                    matched = True
-                    collection = self.store.chunks(record.model, models[record.model])
-                    removed += drop_file(collection, registry, record)
-                    self.sync_keywords(collection)
-        if not matched:
-            known = ", ".join(info.name for info in self.files()) or "brak"
-            raise UserError(f"W indeksie nie ma pliku „{name}”; zaindeksowane pliki: {known}.")
-        return removed
+        return remove_file(
+            self.store, name, wait, self.sync_keywords, lambda: [info.name for info in self.files()]
+        )
 
     def check(self, repair: bool = False, wait: float = DEFAULT_WAIT) -> ConsistencyReport:
         """Zgodność rejestru z kolekcjami i odnajdywalność fragmentów; ``repair`` naprawia, co się da."""

@@ -1,0 +1,184 @@
+"""Wyszukiwanie jednej bazy jako jeden obiekt: wyszukiwarki i indeksy słów zapamiętane między pytaniami, plan
+zapytania, całe jednostki i ocena. ``chroma_rag.api.Index`` deleguje tu wszystko, co czyta fragmenty."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..embedding.embedder import Embedder, known_dim
+from ..filters import SearchFilters
+from ..llm import ChatClient, LlmSettings
+from ..models import Hit, Plan, SearchResult
+from ..storage.collection import ChunkCollection
+from ..storage.locking import read_session
+from ..storage.registry import Registry
+from ..storage.store import Store, collection_name
+from .evaluation import Question, evaluate, load_questions, split_by_index
+from .keyword import KeywordIndex, chunk_versions, collection_texts, index_folder
+from .planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog_from, plan_messages
+from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, validate
+from .units import Unit, assemble_unit, unit_file, unit_where
+from .validation import checked_search, resolve_files
+
+
+class Retrieval:
+    """Odczyty jednej bazy; ``embedder`` podaje model zapytań (rozpoznawany leniwie przez ``Index``)."""
+
+    def __init__(self, store: Store, embedder: Callable[[], Embedder], lemmatizer: str) -> None:
+        self.store = store
+        self._embedder = embedder
+        self._lemmatizer = lemmatizer
+        self._keywords: dict[str, KeywordIndex] = {}
+        self._searchers: dict[str, tuple[Any, str, Searcher]] = {}
+        self._planner: Planner | None = None
+
+    def collection(self) -> ChunkCollection:
+        embedder = self._embedder()
+        return self.store.chunks(embedder.model_id, known_dim(embedder))
+
+    def search(
+        self,
+        question: str,
+        k: int,
+        filters: SearchFilters | None,
+        mode: str = DEFAULT_MODE,
+        threshold: float | None = DEFAULT_THRESHOLD,
+        *,
+        rewrite: bool = False,
+        fresh_plan: bool = False,
+        settings: LlmSettings | None = None,
+    ) -> SearchResult:
+        """Zob. ``Index.search``."""
+        mode, filters = checked_search(k, mode, threshold, filters)
+        self.store.require_existing()
+        _ = self._embedder()  # resolved before the read session: it may need its own short read of the DB
+        with read_session(self.store):
+            if filters is not None and filters.files:
+                filters = resolve_files(filters, *self.file_names())
+            searcher = self.searcher(mode)
+            request = SearchRequest(question, k, filters, mode, threshold)
+            if rewrite:
+                request.plan = self.plan(searcher, request, settings, fresh_plan)
+            return searcher.search(request)
+
+    def plan(self, searcher: Searcher, request: SearchRequest, settings: LlmSettings | None, fresh: bool) -> Plan:
+        """Plan zapytania od modelu czatu dla ``request`` (z pamięci planów, chyba że ``fresh``)."""
+        validate(request)
+        planner = self.planner(settings)
+        planner.use_cache = not fresh
+        return planner.plan(request.question, self.catalog(searcher, request))
+
+    def planner(self, settings: LlmSettings | None = None) -> Planner:
+        """Planista zapytań tej bazy (plany zapamiętane w jej katalogu danych pochodnych, ``plany/``)."""
+        if self._planner is None or (settings is not None and self._planner.client.settings != settings):
+            client = ChatClient(settings or LlmSettings.from_env())
+            self._planner = Planner(client, self.store.work_dir / "plany")
+        return self._planner
+
+    def planning_messages(
+        self, question: str, filters: SearchFilters | None = None, mode: str = DEFAULT_MODE
+    ) -> list[dict[str, str]]:
+        """Wiadomości zapytania planowania dla pytania (``pytaj --pokaz-prompt``), bez pytania modelu."""
+        self.store.require_existing()
+        _ = self._embedder()
+        with read_session(self.store):
+            searcher = self.searcher(mode)
+            request = SearchRequest(question, 5, filters, mode)
+            validate(request)
+            return plan_messages(request.question, self.catalog(searcher, request))
+
+    @property
+    def planning_stats(self) -> PlanningStats:
+        return self._planner.stats if self._planner is not None else PlanningStats()
+
+    def catalog(self, searcher: Searcher, request: SearchRequest) -> Catalog:
+        """Dokumenty dla promptu planowania; przy wielu plikach najpierw te, które wyszukiwanie bez planu
+        stawia najwyżej."""
+        titles = searcher.titles
+        ranked: list[str] = []
+        if len(titles) > LISTED_DOCUMENTS:
+            unplanned = SearchRequest(request.question, searcher.fusion.depth, request.filters, request.mode)
+            ranked = [hit.file for hit in searcher.rank(unplanned)]
+        types, years = searcher.file_facts
+        return catalog_from(titles, types, years, searcher.units, ranked)
+
+    def unit(self, file: str, art: str) -> Unit:
+        """Zob. ``Index.unit``."""
+        self.store.require_existing()
+        _ = self._embedder()
+        with read_session(self.store):
+            collection = self.collection()
+            selection = unit_file(file, *self.file_names())
+            shown = selection.files[0] if selection.files else file
+            return assemble_unit(shown, art, collection.hits(collection.ids(unit_where(selection, art))))
+
+    def file_names(self) -> tuple[list[tuple[str, str]], dict[str, str]]:
+        """Pary (nazwa, ścieżka) z rejestru i druga ścieżka dokumentu → ścieżka z jego fragmentami – do
+        rozpoznania pliku, który wpisał użytkownik (``resolve_files``)."""
+        records = Registry(self.store.client).records()
+        return [(r.name, r.path) for r in records], {r.path: r.same_as for r in records if r.same_as}
+
+    def evaluate(
+        self,
+        questions: Path,
+        k: int = 10,
+        mode: str = DEFAULT_MODE,
+        threshold: float | None = DEFAULT_THRESHOLD,
+        *,
+        rewrite: bool = False,
+        fresh_plan: bool = False,
+        settings: LlmSettings | None = None,
+    ) -> dict[str, Any]:
+        """Zob. ``Index.evaluate``."""
+        mode, _ = checked_search(k, mode, threshold, None)
+        loaded = load_questions(Path(questions))
+        self.store.require_existing()
+        _ = self._embedder()
+        with read_session(self.store):
+            searcher = self.searcher(mode)
+            kept, missing = split_by_index(loaded, set(searcher.titles))
+            plans: dict[str, Plan | None] = {}
+
+            def ranker(question: Question) -> list[Hit]:
+                request = SearchRequest(question.text, k, question.filters, mode)
+                if rewrite:
+                    request.plan = self.plan(searcher, request, settings, fresh_plan)
+                plans[question.text] = request.plan
+                return searcher.rank(request)
+
+            def refuses(question: Question, hits: list[Hit]) -> bool:
+                return searcher.refuses(question.text, hits, threshold, plans.get(question.text), question.filters)
+
+            result = evaluate(kept, ranker, refuses)
+        if rewrite:
+            result["planowanie"] = self.planning_stats.to_json()
+        result["pominiete"] = {"pytania": len(loaded) - len(kept), "pliki": missing}
+        return result
+
+    def searcher(self, mode: str = DEFAULT_MODE) -> Searcher:
+        """Zob. ``Index.searcher``."""
+        client = self.store.client  # searchers hold collections of one client: reuse them only with it
+        cached = self._searchers.get(mode)
+        if cached is not None and cached[0] is client and cached[2].collection.version() == cached[1]:
+            return cached[2]
+        collection = self.collection()
+        version = collection.version()
+        keywords = self.sync_keywords(collection) if mode != "wektor" else None
+        searcher = Searcher(collection, self._embedder(), keywords)
+        self._searchers[mode] = (client, version, searcher)
+        return searcher
+
+    def sync_keywords(self, collection: ChunkCollection | None = None) -> KeywordIndex:
+        """Zob. ``Index.sync_keywords``."""
+        collection = collection or self.collection()
+        name = collection_name(collection.model_id)
+        keywords = self._keywords.get(name)
+        if keywords is None:
+            keywords = KeywordIndex(index_folder(self.store.work_dir, name, self._lemmatizer), self._lemmatizer)
+            self._keywords[name] = keywords
+        version = collection.version()  # read before the chunks: a write after it makes the next check resync
+        if not version or version != keywords.collection_version or not len(keywords):
+            keywords.sync(chunk_versions(collection), lambda ids: collection_texts(collection, ids), version)
+        return keywords
