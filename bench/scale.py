@@ -182,7 +182,7 @@ def build(store: Store, data: dict[str, Any], marker: Path) -> tuple[ChunkCollec
 def raw_same_batches(collection: ChunkCollection, data: dict[str, Any], n: int, per_file: int = 100) -> float:
     """Goły ``upsert`` Chromy tych samych porcji (po ``per_file``) do tej samej dużej kolekcji – uczciwe
     odniesienie dla ścieżki zapisu; fragmenty są potem usuwane."""
-    raw = collection._collection
+    raw = collection.chroma
     meta = metadatas({k: v[:n] for k, v in data["meta"].items()})
     ids = [f"surowe-{i:06d}" for i in range(n)]
     started = time.perf_counter()
@@ -249,7 +249,7 @@ def ingest_breakdown(store: Store, data: dict[str, Any], files: int = 20, per_fi
         with write_session(store):
             collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim, create=True)
             registry = Registry(store.client, create=True)
-            timed(collection._collection, ["upsert"], spent, "upsert")
+            timed(collection.chroma, ["upsert"], spent, "upsert")
             timed(collection, ["announce_version", "publish_version"], spent, "znacznik")
             timed(collection, ["stored_ids"], spent, "stare fragmenty")
             timed(registry, ["get", "put"], spent, "rejestr")
@@ -267,7 +267,7 @@ def ingest_breakdown(store: Store, data: dict[str, Any], files: int = 20, per_fi
 
 def snapshot_build(collection: ChunkCollection) -> float:
     """Czas zbudowania lokalnej migawki od zera (jak po zmianie kolekcji)."""
-    root = collection._snapshot_dir
+    root = collection.snapshot_dir
     assert root is not None
     shutil.rmtree(root, ignore_errors=True)
     from chroma_rag.storage import collection as collection_module
@@ -299,7 +299,7 @@ def measure(collection: ChunkCollection, data: dict[str, Any], queries: np.ndarr
         for query, (filters, _), exact in zip(queries, cases, expected, strict=True):
             where = build_where(filters)
             started = time.perf_counter()
-            native = collection._collection.query(query_embeddings=[query], n_results=K, where=where, include=[])
+            native = collection.chroma.query(query_embeddings=[query], n_results=K, where=where, include=[])
             native_latencies.append(time.perf_counter() - started)
             native_recalls.append(len(exact & set(native["ids"][0])) / max(len(exact), 1))
         rows.append({
@@ -373,7 +373,7 @@ def run(sizes: list[int], modes: list[str], scratch: Path) -> str:
                     f"- {num(n)} fragmentów, {mode}: zapis {num(rate)} fragm./s (goły upsert Chromy: {num(raw)} "
                     f"fragm./s), dysk {num(disk_mib(folder / 'dane'))} MiB, pamięć (RSS "
                     f"{'serwera' if server else 'procesu'}) {num(rss_mib(pid))} MiB, budowa migawki {built:.1f} s "
-                    f"(dysk {num(disk_mib(collection._snapshot_dir))} MiB)"
+                    f"(dysk {num(disk_mib(collection.snapshot_dir))} MiB)"
                 )
                 parts = ", ".join(f"{k} {v:.2f} s" for k, v in ingest.items() if k not in ("fragmenty", "razem"))
                 notes.append(

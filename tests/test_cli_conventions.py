@@ -104,6 +104,20 @@ def test_help_texts_name_the_calibrated_threshold_and_what_k_means_for_pytaj(cap
     assert "Ile najlepszych fragmentów dać modelowi" in pytaj
 
 
+def test_typer_internals_we_patch_still_exist():
+    """Polska pomoc pisze w prywatne miejsca przypiętego Typera (nie ma na to publicznego API): po jego
+    aktualizacji ten test, a nie angielska pomoc u użytkownika, mówi, co zniknęło."""
+    from typer import rich_utils
+    from typer.core import TyperArgument, TyperOption
+
+    from chroma_rag.cli.help import RICH_TEXTS
+
+    assert [name for name in RICH_TEXTS if not isinstance(getattr(rich_utils, name, None), str)] == []
+    assert callable(rich_utils._get_rich_console)
+    assert callable(TyperOption.display_type_rich) and callable(TyperOption._get_number_range_help_str)
+    assert callable(TyperArgument._usage_display_name) and callable(TyperArgument._get_number_range_help_str)
+
+
 def test_version(capsys):
     from chroma_rag import __version__
 

@@ -17,6 +17,21 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from .output import TrimmedLines
 
+# Typer 0.29 has no public API for these texts: ``rich_help_panel`` names a panel per parameter, but not the
+# default panels, "[default: …]", "[required]" or "Aborted."; the help console is built by a private function.
+# Every write into Typer's internals is in ``_localize_rich_help`` and ``_polish_params``, and
+# tests/test_cli_conventions.py checks that each patched name still exists in the pinned Typer.
+RICH_TEXTS = {
+    "DEFAULT_STRING": "[domyślnie: {}]",
+    "REQUIRED_LONG_STRING": "[wymagany]",
+    "ENVVAR_STRING": "[zmienna: {}]",
+    "DEPRECATED_STRING": "(przestarzałe) ",
+    "ARGUMENTS_PANEL_TITLE": "Argumenty",
+    "OPTIONS_PANEL_TITLE": "Opcje",
+    "COMMANDS_PANEL_TITLE": "Polecenia",
+    "ERRORS_PANEL_TITLE": "Błąd",
+    "ABORTED_TEXT": "Przerwano.",
+}
 _localized = False
 
 
@@ -28,15 +43,8 @@ def _localize_rich_help() -> None:
         return
     from typer import rich_utils
 
-    rich_utils.DEFAULT_STRING = "[domyślnie: {}]"
-    rich_utils.REQUIRED_LONG_STRING = "[wymagany]"
-    rich_utils.ENVVAR_STRING = "[zmienna: {}]"
-    rich_utils.DEPRECATED_STRING = "(przestarzałe) "
-    rich_utils.ARGUMENTS_PANEL_TITLE = "Argumenty"
-    rich_utils.OPTIONS_PANEL_TITLE = "Opcje"
-    rich_utils.COMMANDS_PANEL_TITLE = "Polecenia"
-    rich_utils.ERRORS_PANEL_TITLE = "Błąd"
-    rich_utils.ABORTED_TEXT = "Przerwano."
+    for name, text in RICH_TEXTS.items():
+        setattr(rich_utils, name, text)
     rich_console = rich_utils._get_rich_console
 
     def trimmed_console(stderr: bool = False) -> Any:
@@ -46,6 +54,7 @@ def _localize_rich_help() -> None:
 
     rich_utils._get_rich_console = trimmed_console
     _localized = True
+
 
 USAGE_PREFIX = "Użycie: "
 OPTIONS_METAVAR = "[OPCJE]"
@@ -83,6 +92,8 @@ class _Option(TyperOption):
 
 
 def _polish_params(command: Any) -> None:
+    """Parametry komendy z polskimi nazwami wartości: Typer tworzy je sam (``get_click_param``) i nie daje
+    wybrać ich klasy, więc zmieniamy klasę gotowego obiektu na podklasę z nadpisanymi metodami."""
     for param in command.params:
         if type(param) is TyperArgument:
             param.__class__ = _Argument

@@ -37,6 +37,17 @@ class ChunkCollection(FilteredRanking):
     def model_id(self) -> str:
         return str(self._collection.metadata["model"])
 
+    @property
+    def chroma(self) -> Any:
+        """Kolekcja Chromy pod spodem – dla pomiarów, które porównują nasze wyszukiwanie z samą Chromą
+        (``bench/scale.py``); produkt czyta i pisze tylko przez metody tej klasy."""
+        return self._collection
+
+    @property
+    def snapshot_dir(self) -> Path | None:
+        """Folder migawki (``None`` bez migawki), np. do zmierzenia jej rozmiaru na dysku."""
+        return self._snapshot_dir
+
     def count(self) -> int:
         return int(self._collection.count())
 
