@@ -145,3 +145,98 @@ def test_citation_of_a_same_named_file_links_to_that_file(browser, same_named_db
     finally:
         fake_llm.default = Reply(text=ANSWER)
 
+
+
+# --- issue 21: błędy widziane na stronie ------------------------------------------------------------------------
+
+PAGE_RANGE = r"str\. \d+(–\d+)?"
+
+
+def test_page_ranges_are_numbers_in_results_and_sources(browser, base: str) -> None:
+    import re
+
+    page = opened(browser, base)
+    page.select_option("#plik", PATIENTS)
+    search(page, "prawo do informacji o stanie zdrowia")
+    headers = page.locator("#wyniki li .naglowek").all_inner_texts()
+    assert headers and all(re.search(PAGE_RANGE, header) for header in headers), headers
+    page.click("#zapytaj")
+    page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    sources = page.locator("#zrodla li").all_inner_texts()
+    assert sources and all(re.search(PAGE_RANGE, source) for source in sources), sources
+    assert "undefined" not in page.inner_text("body")
+    page.close()
+
+
+def test_invented_citation_is_warned_and_new_search_clears_the_answer(browser, base: str, fake_llm: FakeLlm) -> None:
+    fake_llm.default = Reply(text=f"Tak [{PATIENTS}, art. 9], a także [wymyslona-ustawa.pdf, art. 99].")
+    try:
+        page = opened(browser, base)
+        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+        page.click("#zapytaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    warning = page.inner_text("#odpowiedz .ostrzezenie")
+    assert "wymyslona-ustawa.pdf, art. 99" in warning and "nie ma wśród fragmentów" in warning
+    assert page.locator("#odpowiedz-tekst .cytat-niepasujacy").inner_text() == "[wymyslona-ustawa.pdf, art. 99]"
+
+    search(page, "przetwarzanie danych osobowych")
+    assert page.locator("#odpowiedz").is_hidden(), "nowe wyszukiwanie nie może zostawić starej odpowiedzi"
+    page.close()
+
+
+def test_no_chat_model_message_fits_a_phone_at_390(browser, base: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("URL", "MODEL", "KEY"):
+        monkeypatch.delenv(f"CHROMA_RAG_LLM_{name}", raising=False)
+    monkeypatch.setenv("CHROMA_RAG_LLM_URL", "https://openrouter.ai/api/v1")
+    page = opened(browser, base, width=390)
+    page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+    page.click("#zapytaj")
+    page.wait_for_selector("#komunikat.blad")
+    message = page.inner_text("#komunikat")
+    assert "CHROMA_RAG_LLM" not in message and ".env" not in message, message
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.close()
+
+
+def test_fragment_with_a_long_line_fits_a_phone(browser, tmp_path: Path) -> None:
+    from serving_support import running_server
+
+    from chroma_rag import Index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    long_line = "x" * 20_000
+    (docs / "dlugi.txt").write_text(f"Art. 1. Umowa najmu lokalu {long_line}\n\nArt. 2. Czynsz.\n", encoding="utf-8")
+    Index(tmp_path / "db").add([docs])
+    with running_server(tmp_path / "db") as url:
+        page = browser.new_page()
+        page.set_viewport_size({"width": 390, "height": 740})
+        page.goto(url)
+        page.wait_for_selector("#plik option:nth-child(2)", state="attached")
+        search(page, "umowa najmu lokalu")
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        link = page.locator("#wyniki li .akcje a").first.inner_text()
+        assert "PDF" not in link and "str." not in link, link  # a .txt file has no PDF pages
+        page.locator("#wyniki li .cala-jednostka").first.click()
+        page.wait_for_selector("#jednostka[open] .wersja")
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.close()
+
+
+def test_same_named_files_are_told_apart_in_the_filter(browser, same_named_db: Path) -> None:
+    from serving_support import running_server
+
+    with running_server(same_named_db) as url:
+        page = browser.new_page()
+        page.goto(url)
+        page.wait_for_selector("#plik option:nth-child(3)", state="attached")
+        labels = page.locator("#plik option").all_inner_texts()[1:]
+        assert len(labels) == 2 and labels[0] != labels[1], labels
+        assert all("regulamin.md" in label for label in labels)
+        page.select_option("#plik", index=2)
+        search(page, "urlop")
+        names = page.locator("#wyniki li .naglowek .plik").all_inner_texts()
+        assert names and set(names) == {labels[1]}, names  # the chosen file only, shown with its folder
+        page.close()

@@ -24,8 +24,18 @@ function say(text, isError) {
   box.className = isError ? "blad" : "";
 }
 
+// Page fields (README, „Pola JSON”): a hit has "strona" and "strona_do", a unit's version "strona_od" and "strona_do".
 function pages(from, to) {
-  return from === to || to === undefined ? `${from}` : `${from}–${to}`;
+  return from === to || to === undefined || to === null ? `${from}` : `${from}–${to}`;
+}
+
+// Same-named files from different folders are shown with their folder, "it/regulamin.md", everywhere.
+let sameNamed = new Set();
+
+function shownName(file, path) {
+  if (!path || !sameNamed.has(file)) return file;
+  const parts = path.split("/");
+  return parts.length > 1 ? `${parts[parts.length - 2]}/${file}` : file;
 }
 
 function unitLabel(art) {
@@ -35,9 +45,10 @@ function unitLabel(art) {
 
 // The path tells apart same-named files from different folders (the server serves only indexed paths).
 function documentLink(file, page, path) {
-  const link = element("a", `PDF, str. ${page}`);
+  const isPdf = /\.pdf$/i.test(file);
+  const link = element("a", isPdf ? `PDF, str. ${page}` : "otwórz plik");
   const where = path ? `?sciezka=${encodeURIComponent(path)}` : "";
-  link.href = `/dokumenty/${encodeURIComponent(file)}${where}#page=${page}`;
+  link.href = `/dokumenty/${encodeURIComponent(file)}${where}${isPdf ? `#page=${page}` : ""}`;
   link.target = "_blank";
   link.rel = "noopener";
   return link;
@@ -66,7 +77,11 @@ async function loadFilters() {
     const fill = (id, values) => {
       for (const value of [...new Set(values)].sort()) $(id).append(new Option(String(value), String(value)));
     };
-    fill("plik", files.map((f) => f.plik));
+    const counts = {};
+    for (const f of files) counts[f.plik] = (counts[f.plik] || 0) + 1;
+    sameNamed = new Set(Object.keys(counts).filter((name) => counts[name] > 1));
+    // the API recognises a name with its folder ("it/regulamin.md"), so that is the option's value too
+    fill("plik", files.map((f) => shownName(f.plik, f.sciezka)));
     fill("typ", files.map((f) => f.typ));
     fill("rok", files.map((f) => f.rok));
     if (!files.length) say("Indeks jest pusty – zaindeksuj dokumenty: chroma-rag indeksuj FOLDER.", true);
@@ -78,9 +93,10 @@ async function loadFilters() {
 function renderHit(hit) {
   const item = element("li");
   const header = element("div", "", "naglowek");
-  header.append(element("span", hit.plik, "plik"));
+  header.append(element("span", shownName(hit.plik, hit.sciezka), "plik"));
   const unit = unitLabel(hit.art);
-  for (const part of [unit, `str. ${pages(hit.strona_od, hit.strona_do)}`]) {
+  if (hit.czesci > 1) header.append(` · część ${hit.fragment}/${hit.czesci}`);
+  for (const part of [unit, `str. ${pages(hit.strona, hit.strona_do)}`]) {
     if (part) header.append(` · ${part}`);
   }
   item.append(header);
@@ -94,7 +110,7 @@ function renderHit(hit) {
     whole.addEventListener("click", () => showUnit(hit.plik, hit.art, hit.sciezka));
     actions.append(whole);
   }
-  actions.append(documentLink(hit.plik, hit.strona_od ?? hit.strona, hit.sciezka));
+  actions.append(documentLink(hit.plik, hit.strona, hit.sciezka));
   item.append(actions);
   return item;
 }
@@ -107,6 +123,7 @@ async function search(event) {
   params.set("q", question);
   say("Szukam…");
   $("wyniki").replaceChildren();
+  clearAnswer();
   try {
     const result = await fetchJson(`/api/szukaj?${params}`);
     showHits(result.wyniki, result.powod);
@@ -161,7 +178,17 @@ function citationTarget(inner, hits) {
     && (!unit || unit === unitLabel(hit.art).toLowerCase() || unit === `s. ${hit.strona}`));
 }
 
-function renderAnswer(text, hits) {
+function clearAnswer() {
+  $("odpowiedz").hidden = true;
+  delete $("odpowiedz").dataset.gotowa;
+  $("odpowiedz-tekst").replaceChildren();
+  $("zrodla").replaceChildren();
+  $("zrodla-naglowek").hidden = true;
+  $("ostrzezenie").hidden = true;
+}
+
+// Citations not among the fragments sent (the API's "niepasujace_cytaty") are marked, not linked.
+function renderAnswer(text, hits, invented) {
   const box = $("odpowiedz-tekst");
   box.replaceChildren();
   let last = 0;
@@ -169,25 +196,34 @@ function renderAnswer(text, hits) {
     box.append(text.slice(last, match.index));
     const hit = citationTarget(match[1], hits);
     if (hit) {
-      const link = documentLink(hit.plik, hit.strona_od ?? hit.strona, hit.sciezka);
+      const link = documentLink(hit.plik, hit.strona, hit.sciezka);
       link.textContent = match[0];
       link.className = "cytat";
       box.append(link);
+    } else if (invented.includes(match[1].trim()) || invented.includes(match[0])) {
+      box.append(element("mark", match[0], "cytat-niepasujacy"));
     } else {
       box.append(match[0]);
     }
     last = match.index + match[0].length;
   }
   box.append(text.slice(last));
+  const warning = $("ostrzezenie");
+  warning.hidden = !invented.length;
+  warning.textContent = invented.length
+    ? `Uwaga: cytowanych źródeł ${invented.map((c) => (c.startsWith("[") ? c : `[${c}]`)).join(", ")} nie ma wśród `
+      + "fragmentów wysłanych do modelu – sprawdź je, zanim im zaufasz."
+    : "";
 }
 
 function renderSources(hits) {
   $("zrodla").replaceChildren(...hits.map((hit) => {
-    const item = element("li", `${hit.plik}${hit.art ? `, ${unitLabel(hit.art)}` : ""}, str. `
-      + `${pages(hit.strona_od, hit.strona_do)} `);
-    item.append(documentLink(hit.plik, hit.strona_od ?? hit.strona, hit.sciezka));
+    const item = element("li", `${shownName(hit.plik, hit.sciezka)}${hit.art ? `, ${unitLabel(hit.art)}` : ""}, `
+      + `str. ${pages(hit.strona, hit.strona_do)} `);
+    item.append(documentLink(hit.plik, hit.strona, hit.sciezka));
     return item;
   }));
+  $("zrodla-naglowek").hidden = !hits.length;
 }
 
 // Server-Sent Events from a POST: fetch + ReadableStream (EventSource only does GET).
@@ -215,9 +251,8 @@ async function ask() {
   const body = { pytanie: question };
   for (const [key, value] of filterParams()) body[key] = key === "rok" ? Number(value) : [value];
   $("zapytaj").disabled = true;
+  clearAnswer();
   $("odpowiedz").hidden = false;
-  $("odpowiedz-tekst").textContent = "";
-  $("zrodla").replaceChildren();
   say("Model czatu odpowiada…");
   let text = "";
   try {
@@ -235,7 +270,7 @@ async function ask() {
         text += data.tekst;
         $("odpowiedz-tekst").textContent = text;
       } else if (kind === "wynik") {
-        renderAnswer(data.odpowiedz, data.fragmenty);
+        renderAnswer(data.odpowiedz, data.fragmenty, data.niepasujace_cytaty || []);
         renderSources(data.fragmenty);
         showHits(data.fragmenty, "prog");
         say(data.model ? `Odpowiedź modelu ${data.model}.` : "Brak pasujących fragmentów – model nie był pytany.");
