@@ -240,3 +240,16 @@ def test_same_named_files_are_told_apart_in_the_filter(browser, same_named_db: P
         names = page.locator("#wyniki li .naglowek .plik").all_inner_texts()
         assert names and set(names) == {labels[1]}, names  # the chosen file only, shown with its folder
         page.close()
+
+
+def test_page_speaks_its_own_language_not_the_cli_options(browser, base: str) -> None:
+    page = opened(browser, base)
+    page.fill("#art", "9999")
+    page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+    page.click("#zapytaj")
+    page.wait_for_selector("#zapytaj:enabled")
+    page.wait_for_selector("#komunikat.blad")
+    message = page.inner_text("#komunikat")
+    assert "filtr" in message and "--" not in message and "chroma-rag" not in message, message
+    assert page.locator("#odpowiedz").is_hidden()
+    page.close()

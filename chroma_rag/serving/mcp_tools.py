@@ -108,7 +108,7 @@ def _user_errors(call: Any) -> Any:
     try:
         return call()
     except UserError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(exc.message("mcp")) from exc
 
 
 def _hit(hit: Hit, names: dict[str, str]) -> dict[str, Any]:

@@ -270,10 +270,16 @@ async function ask() {
         text += data.tekst;
         $("odpowiedz-tekst").textContent = text;
       } else if (kind === "wynik") {
-        renderAnswer(data.odpowiedz, data.fragmenty, data.niepasujace_cytaty || []);
-        renderSources(data.fragmenty);
-        showHits(data.fragmenty, "prog");
-        say(data.model ? `Odpowiedź modelu ${data.model}.` : "Brak pasujących fragmentów – model nie był pytany.");
+        if (data.fragmenty.length) {
+          renderAnswer(data.odpowiedz, data.fragmenty, data.niepasujace_cytaty || []);
+          renderSources(data.fragmenty);
+          showHits(data.fragmenty, "prog");
+          say(data.model ? `Odpowiedź modelu ${data.model}.` : "Odpowiedź bez modelu czatu.");
+        } else {
+          // the answer text then is the CLI's sentence (with its options); the page says why in its own words
+          $("odpowiedz").hidden = true;
+          showHits([], data.powod);
+        }
         $("odpowiedz").dataset.gotowa = "tak";
       } else if (kind === "blad") {
         throw new Error(data.blad);
