@@ -75,7 +75,7 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None) -
         lifespan=lifespan,
         exception_handlers={
             BodyTooLarge: lambda _, exc: error(413, str(exc)),
-            UserError: lambda _, exc: error(error_status(exc), str(exc)),
+            UserError: lambda _, exc: error(error_status(exc), exc.message("web")),
             HTTPException: _http_error,
             Exception: _unexpected,
         },
@@ -99,7 +99,7 @@ def _unit(index: Index):
         try:
             found = index.unit(file, art)
         except UserError as exc:
-            return error(404, str(exc))
+            return error(404, exc.message("web"))
         return JSONResponse(found.to_json())
 
     return unit
