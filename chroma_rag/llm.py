@@ -231,15 +231,17 @@ class ChatClient:
         )
         parts: list[str] = []
         usage, model = Usage(), self.settings.model
-        for chunk in stream:
-            model = chunk.model or model
-            if chunk.usage is not None:
-                usage = _usage(chunk.usage)
-            for choice in chunk.choices:
-                piece = choice.delta.content if choice.delta else None
-                if piece:
-                    parts.append(piece)
-                    on_token(piece)
+        # on_token may raise (the reader went away): closing the stream then stops the model's (billed) answer
+        with stream:
+            for chunk in stream:
+                model = chunk.model or model
+                if chunk.usage is not None:
+                    usage = _usage(chunk.usage)
+                for choice in chunk.choices:
+                    piece = choice.delta.content if choice.delta else None
+                    if piece:
+                        parts.append(piece)
+                        on_token(piece)
         return Completion(text="".join(parts), usage=usage, model=model)
 
 

@@ -253,3 +253,79 @@ def test_page_speaks_its_own_language_not_the_cli_options(browser, base: str) ->
     assert "filtr" in message and "--" not in message and "chroma-rag" not in message, message
     assert page.locator("#odpowiedz").is_hidden()
     page.close()
+
+
+# --- issue 21: strona na cały dzień ------------------------------------------------------------------------------
+
+
+def until(page, condition: str, seconds: float = 60) -> None:
+    """Czeka, aż wyrażenie JS będzie prawdziwe (wait_for_function wykonuje napis przez eval, a CSP strony
+    tego zabrania)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not page.evaluate(f"() => Boolean({condition})"):
+        assert time.monotonic() < deadline, f"nie doczekano się: {condition}"
+        time.sleep(0.1)
+
+
+def test_search_lives_in_the_address_and_back_forward_work(browser, base: str) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    page = browser.new_page()
+    page.goto(f"{base}/?q=prawo+do+informacji+o+stanie+zdrowia&plik={PATIENTS}")  # a shared link
+    page.wait_for_selector("#wyniki li")
+    assert page.input_value("#pytanie") == "prawo do informacji o stanie zdrowia"
+    assert page.input_value("#plik") == PATIENTS
+    headers = page.locator("#wyniki li .naglowek").all_inner_texts()
+    assert headers and all(PATIENTS in header for header in headers)
+
+    page.select_option("#plik", "")
+    page.fill("#pytanie", "przetwarzanie danych osobowych")
+    page.press("#pytanie", "Enter")  # Enter searches
+    until(page, "document.getElementById('pytanie').value && location.search.includes('przetwarzanie')")
+    assert parse_qs(urlsplit(page.url).query) == {"q": ["przetwarzanie danych osobowych"]}
+    page.wait_for_selector("#wyniki li")
+
+    page.go_back()
+    until(page, "document.getElementById('pytanie').value === 'prawo do informacji o stanie zdrowia'")
+    assert page.input_value("#plik") == PATIENTS
+    until(page,
+        f"[...document.querySelectorAll('#wyniki li .plik')].every((e) => e.textContent === '{PATIENTS}')"
+        " && document.querySelectorAll('#wyniki li').length > 0"
+    )
+    page.go_forward()
+    until(page, "document.getElementById('pytanie').value === 'przetwarzanie danych osobowych'")
+    page.close()
+
+
+def test_stop_ends_the_answer_and_the_server_stops_reading_the_model(browser, base: str, fake_llm: FakeLlm) -> None:
+    import time
+
+    words = " ".join(f"słowo{n}" for n in range(200))
+    fake_llm.default = Reply(text=f"{words} [{PATIENTS}, art. 9].", piece_delay=0.05)
+    fake_llm.streamed.clear()
+    try:
+        page = opened(browser, base)
+        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+        page.press("#pytanie", "Control+Enter")  # Ctrl+Enter asks
+        until(page, "document.getElementById('odpowiedz-tekst').textContent.includes('słowo5')")
+        assert page.locator("#szukaj").is_disabled() and page.locator("#zapytaj").is_disabled()
+        page.click("#zatrzymaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='zatrzymana']")
+        assert page.locator("#zatrzymaj").is_hidden() and page.locator("#szukaj").is_enabled()
+        assert "Zatrzymano" in page.inner_text("#komunikat")
+        deadline = time.monotonic() + 20
+        while not fake_llm.streamed and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    assert fake_llm.streamed and fake_llm.streamed[0] < 150, fake_llm.streamed  # 201 pieces were there to read
+    page.close()
+
+
+def test_favicon(browser, base: str) -> None:
+    page = browser.new_page()
+    icon = page.request.get(f"{base}/favicon.ico")
+    assert icon.status == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    page.close()

@@ -18,10 +18,11 @@ function element(tag, text, className) {
   return node;
 }
 
-function say(text, isError) {
+// busy: a spinner beside the text (CSS), while the server works.
+function say(text, isError, busy) {
   const box = $("komunikat");
   box.textContent = text || "";
-  box.className = isError ? "blad" : "";
+  box.className = isError ? "blad" : busy ? "czeka" : "";
 }
 
 // Page fields (README, „Pola JSON”): a hit has "strona" and "strona_do", a unit's version "strona_od" and "strona_do".
@@ -54,13 +55,30 @@ function documentLink(file, page, path) {
   return link;
 }
 
+const FILTERS = ["plik", "typ", "rok", "art"];
+
 function filterParams() {
   const params = new URLSearchParams();
-  for (const key of ["plik", "typ", "rok", "art"]) {
+  for (const key of FILTERS) {
     const value = $(key).value.trim();
     if (value) params.append(key, value);
   }
   return params;
+}
+
+// The search lives in the address (/?q=…&plik=…): a link opens it, Back/Forward go through earlier searches.
+function fillFromAddress() {
+  const params = new URLSearchParams(window.location.search);
+  $("pytanie").value = params.get("q") || "";
+  for (const key of FILTERS) {
+    const value = params.get(key) || "";
+    const field = $(key);
+    if (field.tagName === "SELECT" && value && ![...field.options].some((o) => o.value === value)) {
+      field.append(new Option(value, value));  // a file not (yet) in the list still filters, the server decides
+    }
+    field.value = value;
+  }
+  return Boolean(params.get("q"));
 }
 
 async function fetchJson(url, options) {
@@ -115,13 +133,14 @@ function renderHit(hit) {
   return item;
 }
 
-async function search(event) {
-  event.preventDefault();
+async function search(event, fromAddress) {
+  if (event) event.preventDefault();
   const question = $("pytanie").value.trim();
   if (!question) { say("Wpisz pytanie.", true); return; }
   const params = filterParams();
   params.set("q", question);
-  say("Szukam…");
+  if (!fromAddress && window.location.search !== `?${params}`) history.pushState(null, "", `/?${params}`);
+  say("Szukam…", false, true);
   $("wyniki").replaceChildren();
   clearAnswer();
   try {
@@ -245,21 +264,33 @@ async function* events(response) {
   }
 }
 
+let streaming = null;  // AbortController of the answer being streamed
+
+function setStreaming(controller) {
+  streaming = controller;
+  $("zapytaj").disabled = Boolean(controller);
+  $("szukaj").disabled = Boolean(controller);
+  $("zatrzymaj").hidden = !controller;
+}
+
 async function ask() {
   const question = $("pytanie").value.trim();
-  if (!question) { say("Wpisz pytanie.", true); return; }
+  if (!question || streaming) { if (!question) say("Wpisz pytanie.", true); return; }
   const body = { pytanie: question };
   for (const [key, value] of filterParams()) body[key] = key === "rok" ? Number(value) : [value];
-  $("zapytaj").disabled = true;
+  const controller = new AbortController();
+  setStreaming(controller);
   clearAnswer();
   $("odpowiedz").hidden = false;
-  say("Model czatu odpowiada…");
+  say("Model czatu odpowiada…", false, true);
   let text = "";
   try {
+    // Stop aborts the request: the server sees the client gone and stops reading from the chat model.
     const response = await fetch("/api/pytaj", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify(body),
+      signal: controller.signal,
     });
     if (!response.ok) {
       const data = await response.json().catch(() => ({}));
@@ -286,15 +317,28 @@ async function ask() {
       }
     }
   } catch (error) {
-    if (!text) $("odpowiedz").hidden = true;
-    say(error.message, true);
+    if (controller.signal.aborted) {
+      $("odpowiedz").dataset.gotowa = "zatrzymana";
+      say(text ? "Zatrzymano odpowiedź – pokazany jest jej początek." : "Zatrzymano odpowiedź.");
+    } else {
+      if (!text) $("odpowiedz").hidden = true;
+      say(error.message, true);
+    }
   } finally {
-    $("zapytaj").disabled = false;
+    setStreaming(null);
   }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   $("formularz").addEventListener("submit", search);
   $("zapytaj").addEventListener("click", ask);
-  loadFilters();
+  $("zatrzymaj").addEventListener("click", () => streaming && streaming.abort());
+  $("pytanie").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); ask(); }
+  });
+  window.addEventListener("popstate", () => {
+    if (fillFromAddress()) search(null, true);
+    else { $("wyniki-sekcja").hidden = true; clearAnswer(); say(""); }
+  });
+  loadFilters().then(() => { if (fillFromAddress()) search(null, true); });
 });
