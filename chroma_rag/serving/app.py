@@ -56,6 +56,7 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None) -
 
     routes: list[BaseRoute] = [
         Route("/", lambda _: FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)),
+        Route("/favicon.ico", lambda _: FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/api/pliki", lambda _: JSONResponse([info.to_json() for info in index.files()])),
         Route("/api/szukaj", _search(index)),
