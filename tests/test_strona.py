@@ -329,3 +329,25 @@ def test_favicon(browser, base: str) -> None:
     icon = page.request.get(f"{base}/favicon.ico")
     assert icon.status == 200 and icon.headers["content-type"].startswith("image/svg+xml")
     page.close()
+
+
+ENGLISH = ("undefined", "null", "NaN", "Error", "error", "Traceback", "Failed to fetch", "--plik", "chroma-rag lista")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_visible_text_and_layout_in_both_schemes_and_widths(browser, base: str, width: int, scheme: str) -> None:
+    page = opened(browser, base, width=width)
+    page.emulate_media(color_scheme=scheme)
+    page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+    page.press("#pytanie", "Control+Enter")
+    page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    text = page.inner_text("body")
+    assert not [word for word in ENGLISH if word in text], text
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    # every form field has a visible label; colours follow the scheme
+    assert page.evaluate("[...document.querySelectorAll('input, select')].every((f) => f.closest('label'))")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    dark = sum(int(v) for v in background[4:-1].split(",")[:3]) < 200
+    assert dark == (scheme == "dark"), background
+    page.close()
