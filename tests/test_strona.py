@@ -76,12 +76,17 @@ def test_search_unit_and_streamed_answer(browser, base: str, tmp_path: Path) -> 
     )
     page.click("#zapytaj")
     page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
-    assert page.inner_text("#odpowiedz-tekst") == ANSWER
     assert page.evaluate("window.zmiany") > 3, "odpowiedź ma pojawiać się kawałkami"
+    assert page.inner_text("#odpowiedz-tekst") == ANSWER.replace(f"[{PATIENTS}, art. 9]", "[1]")
     citation = page.locator("#odpowiedz-tekst a.cytat")
-    assert citation.inner_text() == f"[{PATIENTS}, art. 9]"
-    href = citation.get_attribute("href")
+    assert citation.inner_text() == "[1]" and citation.get_attribute("title") == f"[{PATIENTS}, art. 9]"
+    assert citation.get_attribute("href") == "#zrodlo-1" and page.locator("#zrodla li#zrodlo-1").count() == 1
+    citation.click()  # the whole unit in the side panel, the cited passage marked
+    page.wait_for_selector("#jednostka[open] .wersja mark.cytowany")
+    assert page.inner_text("#jednostka-naglowek") == f"{PATIENTS} · art. 9"
+    href = page.locator("#jednostka-tresc a").first.get_attribute("href")
     assert href.startswith(f"/dokumenty/{PATIENTS}?sciezka=") and "#page=" in href  # the path: same-named files
+    page.click("#jednostka .zamknij")
     pdf = page.request.get(base + href.split("#")[0])
     assert pdf.status == 200 and pdf.headers["content-type"] == "application/pdf"
     assert page.locator("#zrodla li").count() >= 1
@@ -138,7 +143,10 @@ def test_citation_of_a_same_named_file_links_to_that_file(browser, same_named_db
             page.fill("#pytanie", "Komu zgłasza się urlop od pracy przy serwerach?")
             page.click("#zapytaj")
             page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
-            href = page.locator("#odpowiedz-tekst a.cytat").get_attribute("href")
+            page.locator("#odpowiedz-tekst a.cytat").click()
+            page.wait_for_selector("#jednostka[open] .wersja")
+            assert "administratorowi" in page.inner_text("#jednostka-tresc")
+            href = page.locator("#jednostka-tresc a").first.get_attribute("href")
             assert href.startswith("/dokumenty/regulamin.md?sciezka=") and "%2Fit%2Fregulamin.md" in href
             document = page.request.get(url + href.split("#")[0])
             assert document.status == 200 and "administratorowi" in document.text()

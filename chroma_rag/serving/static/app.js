@@ -125,7 +125,7 @@ function renderHit(hit) {
   if (hit.art) {
     const whole = element("button", unit.startsWith("§") ? "cały paragraf" : "cały artykuł", "drugi cala-jednostka");
     whole.type = "button";
-    whole.addEventListener("click", () => showUnit(hit.plik, hit.art, hit.sciezka));
+    whole.addEventListener("click", () => showUnit(hit.plik, hit.art, hit.sciezka, hit.tekst));
     actions.append(whole);
   }
   actions.append(documentLink(hit.plik, hit.strona, hit.sciezka));
@@ -160,9 +160,20 @@ function showHits(hits, reason) {
 }
 
 // The API takes the path as well as the name: a name of several files cannot show one unit.
-async function showUnit(file, art, path) {
+// passage: the cited fragment's text, highlighted in the unit when found there.
+function withPassage(text, passage) {
+  // a part of a long unit may carry its heading differently: its first 80 characters still find it
+  const wanted = [passage, passage && passage.slice(0, 80)].map((p) => (p || "").trim()).filter(Boolean);
+  const found = wanted.find((p) => text.includes(p));
+  if (!found) return [text];
+  const at = text.indexOf(found);
+  const end = at + found.length;
+  return [text.slice(0, at), element("mark", text.slice(at, end), "cytowany"), text.slice(end)];
+}
+
+async function showUnit(file, art, path, passage) {
   const dialog = $("jednostka");
-  $("jednostka-naglowek").textContent = `${file} · ${unitLabel(art)}`;
+  $("jednostka-naglowek").textContent = `${shownName(file, path)} · ${unitLabel(art)}`;
   $("jednostka-tresc").replaceChildren(element("p", "Wczytuję…"));
   if (!dialog.open) dialog.showModal();
   try {
@@ -174,7 +185,9 @@ async function showUnit(file, art, path) {
       const label = { obecna: "[obecne brzmienie]", przyszla: "<przyszłe brzmienie>" }[version.wersja];
       if (label) box.append(element("h3", label));
       if (version.rozdzial) box.append(element("div", version.rozdzial, "rozdzial"));
-      box.append(element("p", version.tekst));
+      const body = element("p");
+      body.append(...withPassage(version.tekst, passage));
+      box.append(body);
       box.append(documentLink(unit.plik, version.strona_od, path));
       parts.push(box);
     }
@@ -215,9 +228,17 @@ function renderAnswer(text, hits, invented) {
     box.append(text.slice(last, match.index));
     const hit = citationTarget(match[1], hits);
     if (hit) {
-      const link = documentLink(hit.plik, hit.strona, hit.sciezka);
-      link.textContent = match[0];
-      link.className = "cytat";
+      // [n]: the number of the source below; a click opens the whole unit with the cited passage marked
+      const number = hits.indexOf(hit) + 1;
+      const link = element("a", `[${number}]`, "cytat");
+      link.href = `#zrodlo-${number}`;
+      link.title = match[0];
+      link.setAttribute("aria-label", `źródło ${number}: ${match[1]}`);
+      link.addEventListener("click", (event) => {
+        if (!hit.art) return;  // a fragment without a unit: the link goes to the source on the list
+        event.preventDefault();
+        showUnit(hit.plik, hit.art, hit.sciezka, hit.tekst);
+      });
       box.append(link);
     } else if (invented.includes(match[1].trim()) || invented.includes(match[0])) {
       box.append(element("mark", match[0], "cytat-niepasujacy"));
@@ -236,9 +257,10 @@ function renderAnswer(text, hits, invented) {
 }
 
 function renderSources(hits) {
-  $("zrodla").replaceChildren(...hits.map((hit) => {
+  $("zrodla").replaceChildren(...hits.map((hit, i) => {
     const item = element("li", `${shownName(hit.plik, hit.sciezka)}${hit.art ? `, ${unitLabel(hit.art)}` : ""}, `
       + `str. ${pages(hit.strona, hit.strona_do)} `);
+    item.id = `zrodlo-${i + 1}`;
     item.append(documentLink(hit.plik, hit.strona, hit.sciezka));
     return item;
   }));
