@@ -359,3 +359,15 @@ def test_visible_text_and_layout_in_both_schemes_and_widths(browser, base: str, 
     dark = sum(int(v) for v in background[4:-1].split(",")[:3]) < 200
     assert dark == (scheme == "dark"), background
     page.close()
+
+
+def test_last_questions_are_remembered_in_the_browser(browser, base: str) -> None:
+    page = opened(browser, base)
+    search(page, "prawo do informacji o stanie zdrowia")
+    search(page, "przetwarzanie danych osobowych")
+    search(page, "prawo do informacji o stanie zdrowia")
+    page.reload()
+    page.wait_for_selector("#historia option", state="attached")
+    questions = page.locator("#historia option").evaluate_all("(options) => options.map((o) => o.value)")
+    assert questions[:2] == ["prawo do informacji o stanie zdrowia", "przetwarzanie danych osobowych"]
+    page.close()

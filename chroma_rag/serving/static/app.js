@@ -66,6 +66,25 @@ function filterParams() {
   return params;
 }
 
+// The last questions, kept only in this browser (localStorage), offered as suggestions of the question field.
+const HISTORY_KEY = "chroma-rag:pytania";
+const HISTORY_SIZE = 20;
+
+function pastQuestions() {
+  try { return JSON.parse(localStorage.getItem(HISTORY_KEY) || "[]").filter((q) => typeof q === "string"); }
+  catch (_) { return []; }
+}
+
+function showHistory() {
+  $("historia").replaceChildren(...pastQuestions().map((question) => new Option(question)));
+}
+
+function remember(question) {
+  const questions = [question, ...pastQuestions().filter((q) => q !== question)].slice(0, HISTORY_SIZE);
+  try { localStorage.setItem(HISTORY_KEY, JSON.stringify(questions)); } catch (_) { /* storage off: no history */ }
+  showHistory();
+}
+
 // The search lives in the address (/?q=…&plik=…): a link opens it, Back/Forward go through earlier searches.
 function fillFromAddress() {
   const params = new URLSearchParams(window.location.search);
@@ -140,6 +159,7 @@ async function search(event, fromAddress) {
   const params = filterParams();
   params.set("q", question);
   if (!fromAddress && window.location.search !== `?${params}`) history.pushState(null, "", `/?${params}`);
+  remember(question);
   say("Szukam…", false, true);
   $("wyniki").replaceChildren();
   clearAnswer();
@@ -302,6 +322,7 @@ async function ask() {
   for (const [key, value] of filterParams()) body[key] = key === "rok" ? Number(value) : [value];
   const controller = new AbortController();
   setStreaming(controller);
+  remember(question);
   clearAnswer();
   $("odpowiedz").hidden = false;
   say("Model czatu odpowiada…", false, true);
@@ -362,5 +383,6 @@ document.addEventListener("DOMContentLoaded", () => {
     if (fillFromAddress()) search(null, true);
     else { $("wyniki-sekcja").hidden = true; clearAnswer(); say(""); }
   });
+  showHistory();
   loadFilters().then(() => { if (fillFromAddress()) search(null, true); });
 });
