@@ -3,12 +3,32 @@
 from __future__ import annotations
 
 import errno
+from typing import Literal
+
+Surface = Literal["cli", "web", "mcp"]
 
 
 class UserError(Exception):
-    """Błąd po stronie danych wejściowych lub środowiska; treść to gotowy komunikat po polsku."""
+    """Błąd po stronie danych wejściowych lub środowiska; treść to gotowy komunikat po polsku.
+
+    ``str(exc)`` to zdanie dla CLI (opcje, polecenia ``chroma-rag``). Strona/API i MCP mówią do członka zespołu,
+    nie do administratora: ``web`` i ``mcp`` to ich własne zdania, gdy CLI-owe by nie pasowało (``mcp`` bez
+    wartości bierze ``web``); ``message(surface)`` wybiera właściwe."""
 
     exit_code = 1
+
+    def __init__(self, message: str = "", *, web: str | None = None, mcp: str | None = None) -> None:
+        super().__init__(message)
+        self.web = web
+        self.mcp = mcp
+
+    def message(self, surface: Surface) -> str:
+        """Zdanie dla powierzchni: ``cli`` – wiersz poleceń, ``web`` – strona i JSON API, ``mcp`` – narzędzia MCP."""
+        if surface == "mcp" and self.mcp is not None:
+            return self.mcp
+        if surface in ("web", "mcp") and self.web is not None:
+            return self.web
+        return str(self)
 
 
 class UsageError(UserError):

@@ -78,6 +78,13 @@ class LlmSettings:
         )
 
 
+# The page and MCP are used by the team, not by whoever configures the server: no variables, no .env.
+NO_CHAT_MODEL_FOR_TEAM = (
+    "Ten serwer nie ma skonfigurowanego modelu czatu, więc odpowiedzi nie powstaną – wyszukiwanie fragmentów "
+    "działa; poproś administratora serwera o ustawienie modelu czatu."
+)
+
+
 def missing_key_message(settings: LlmSettings) -> str:
     """Jak skonfigurować model czatu, gdy brak klucza: dla domyślnego OpenRouter – wszystkie trzy drogi."""
     host = settings.host
@@ -195,7 +202,7 @@ class ChatClient:
     def _connect(self) -> Any:
         if self._client is None:
             if self.settings.needs_key and not self.settings.key:
-                raise UserError(missing_key_message(self.settings))
+                raise UserError(missing_key_message(self.settings), web=NO_CHAT_MODEL_FOR_TEAM)
             import openai
 
             self._client = openai.OpenAI(
@@ -224,15 +231,17 @@ class ChatClient:
         )
         parts: list[str] = []
         usage, model = Usage(), self.settings.model
-        for chunk in stream:
-            model = chunk.model or model
-            if chunk.usage is not None:
-                usage = _usage(chunk.usage)
-            for choice in chunk.choices:
-                piece = choice.delta.content if choice.delta else None
-                if piece:
-                    parts.append(piece)
-                    on_token(piece)
+        # on_token may raise (the reader went away): closing the stream then stops the model's (billed) answer
+        with stream:
+            for chunk in stream:
+                model = chunk.model or model
+                if chunk.usage is not None:
+                    usage = _usage(chunk.usage)
+                for choice in chunk.choices:
+                    piece = choice.delta.content if choice.delta else None
+                    if piece:
+                        parts.append(piece)
+                        on_token(piece)
         return Completion(text="".join(parts), usage=usage, model=model)
 
 

@@ -33,6 +33,7 @@ class Reply:
     completion_tokens: int = 30
     cost: float | None = 0.00042
     fail_after: int | None = None  # streaming: an SSE error event after this many pieces
+    piece_delay: float = 0.0  # streaming: seconds before each piece (a slow model the client may walk away from)
 
 
 @dataclass
@@ -50,6 +51,7 @@ class FakeLlm:
     def __init__(self, responder: Callable[[Request], Reply | None] | None = None) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[Request] = []
+        self.streamed: list[int] = []  # pieces written per streamed reply, until done or the reader went away
         self.default = Reply()
         self.responder = responder  # answers what the queue does not (e.g. stored plans, plan_replay.py)
         self._lock = threading.Lock()
@@ -150,8 +152,14 @@ def _handler_for(fake: FakeLlm) -> type[BaseHTTPRequestHandler]:
                 if i == reply.fail_after:
                     self._event(_error(502, "Dostawca modelu przerwał generowanie"))
                     return
+                time.sleep(reply.piece_delay)
                 delta = {"role": "assistant", "content": piece} if i == 0 else {"content": piece}
-                self._event(_chunk([{"index": 0, "delta": delta, "finish_reason": None}]))
+                try:
+                    self._event(_chunk([{"index": 0, "delta": delta, "finish_reason": None}]))
+                except OSError:  # the reader closed the connection: it stopped reading the answer
+                    fake.streamed.append(i)
+                    return
+            fake.streamed.append(len(pieces))
             self._event(_chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]))
             if (body.get("stream_options") or {}).get("include_usage"):
                 self._event(_chunk([], usage=_usage(reply)))

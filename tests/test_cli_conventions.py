@@ -239,8 +239,10 @@ def first_column(out: str) -> str:
 
 def test_long_file_names_are_never_cut_at_80_columns(capsys, small_db):
     code, out, _ = run_cli(capsys, "lista", "--baza", small_db)
-    assert code == 0 and "…" not in out and LONG_NAME in first_column(out)
-    assert all(len(line) <= 80 and line == line.rstrip() for line in out.splitlines())
+    assert code == 0 and "…" not in out
+    # issue 21: a name stays whole on one line (copied, grepped), even when it is longer than the terminal
+    assert LONG_NAME in out.splitlines() and "notatka.txt" in out.splitlines()
+    assert all(len(line) <= 80 and line == line.rstrip() for line in out.splitlines() if LONG_NAME not in line)
 
     code, out, _ = run_cli(capsys, "szukaj", "praca zdalna za zgodą przełożonego", "--plik", LONG_NAME, "-k", "3",
                            "--prog", "0", "--baza", small_db)
@@ -252,6 +254,12 @@ def test_long_file_names_are_never_cut_at_80_columns(capsys, small_db):
     assert re.search(r"§ 2, część \d/\d", out)
     for block in hits:  # each hit: header, chapter, snippet; the snippet ends the block
         assert block.endswith(("…", ".")), block
+
+
+def test_lista_keeps_the_table_when_names_fit(capsys, small_db, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run_cli(capsys, "lista", "--baza", small_db)
+    assert code == 0 and any(LONG_NAME in line and "│" in line for line in out.splitlines())
 
 
 def test_ocena_table_keeps_file_names_whole(capsys, small_db, tmp_path):

@@ -41,7 +41,7 @@ async def exercise(client: Client) -> None:
     first = found["wyniki"][0]
     assert first["plik"] == PATIENTS and first["jednostka"].startswith("art. ")
     assert first["cytat"] == f"[{PATIENTS}, {first['jednostka']}]"
-    assert first["strona_od"] >= 1 and first["tekst"]
+    assert first["strona"] >= 1 and first["tekst"]
 
     unit = structured(await client.call_tool("pokaz_jednostke", {"plik": PATIENTS, "art": "24"}))
     assert unit["cytat"] == f"[{PATIENTS}, art. 24]"
@@ -107,3 +107,29 @@ def test_mcp_citations_tell_same_named_files_apart(same_named_db: Path) -> None:
 
         anyio.run(main)
 
+
+
+def test_mcp_accepts_a_string_and_speaks_polish(base: str) -> None:
+    async def main() -> None:
+        async with Client(f"{base}/mcp", read_timeout_seconds=120) as client:
+            assert client.server_info is not None and client.server_info.version == "0.1.0"
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert "powod" in tools["szukaj"].description and "\n " not in tools["szukaj"].description
+            found = structured(
+                await client.call_tool("szukaj", {"pytanie": "prawo do informacji", "plik": PATIENTS, "art": "9"})
+            )
+            assert [(hit["plik"], hit["jednostka"]) for hit in found["wyniki"]][:1] == [(PATIENTS, "art. 9")]
+            assert found["wyniki"][0]["strona"] >= 1 and "strona_od" not in found["wyniki"][0]
+
+            wrong = await client.call_tool("szukaj", {"pytanie": "urlop", "k": "dużo"})
+            text = wrong.content[0].text
+            assert wrong.is_error and "„k”" in text and "liczba całkowita" in text, text
+            assert "Error" not in text and "http" not in text and "validation" not in text
+            long = await client.call_tool("szukaj", {"pytanie": "a" * 2001})
+            assert long.is_error and long.content[0].text.startswith("Pytanie jest za długie")
+            many = await client.call_tool("szukaj", {"pytanie": "urlop", "plik": [f"{n}.pdf" for n in range(51)]})
+            assert many.is_error and "Za dużo wartości filtra „plik”" in many.content[0].text
+            missing = await client.call_tool("pokaz_jednostke", {"plik": "nie.pdf", "art": "1"})
+            assert not missing.content[0].text.startswith("Error executing")
+
+    anyio.run(main)

@@ -76,12 +76,17 @@ def test_search_unit_and_streamed_answer(browser, base: str, tmp_path: Path) -> 
     )
     page.click("#zapytaj")
     page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
-    assert page.inner_text("#odpowiedz-tekst") == ANSWER
     assert page.evaluate("window.zmiany") > 3, "odpowiedź ma pojawiać się kawałkami"
+    assert page.inner_text("#odpowiedz-tekst") == ANSWER.replace(f"[{PATIENTS}, art. 9]", "[1]")
     citation = page.locator("#odpowiedz-tekst a.cytat")
-    assert citation.inner_text() == f"[{PATIENTS}, art. 9]"
-    href = citation.get_attribute("href")
+    assert citation.inner_text() == "[1]" and citation.get_attribute("title") == f"[{PATIENTS}, art. 9]"
+    assert citation.get_attribute("href") == "#zrodlo-1" and page.locator("#zrodla li#zrodlo-1").count() == 1
+    citation.click()  # the whole unit in the side panel, the cited passage marked
+    page.wait_for_selector("#jednostka[open] .wersja mark.cytowany")
+    assert page.inner_text("#jednostka-naglowek") == f"{PATIENTS} · art. 9"
+    href = page.locator("#jednostka-tresc a").first.get_attribute("href")
     assert href.startswith(f"/dokumenty/{PATIENTS}?sciezka=") and "#page=" in href  # the path: same-named files
+    page.click("#jednostka .zamknij")
     pdf = page.request.get(base + href.split("#")[0])
     assert pdf.status == 200 and pdf.headers["content-type"] == "application/pdf"
     assert page.locator("#zrodla li").count() >= 1
@@ -138,10 +143,231 @@ def test_citation_of_a_same_named_file_links_to_that_file(browser, same_named_db
             page.fill("#pytanie", "Komu zgłasza się urlop od pracy przy serwerach?")
             page.click("#zapytaj")
             page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
-            href = page.locator("#odpowiedz-tekst a.cytat").get_attribute("href")
+            page.locator("#odpowiedz-tekst a.cytat").click()
+            page.wait_for_selector("#jednostka[open] .wersja")
+            assert "administratorowi" in page.inner_text("#jednostka-tresc")
+            href = page.locator("#jednostka-tresc a").first.get_attribute("href")
             assert href.startswith("/dokumenty/regulamin.md?sciezka=") and "%2Fit%2Fregulamin.md" in href
             document = page.request.get(url + href.split("#")[0])
             assert document.status == 200 and "administratorowi" in document.text()
     finally:
         fake_llm.default = Reply(text=ANSWER)
 
+
+
+# --- issue 21: błędy widziane na stronie ------------------------------------------------------------------------
+
+PAGE_RANGE = r"str\. \d+(–\d+)?"
+
+
+def test_page_ranges_are_numbers_in_results_and_sources(browser, base: str) -> None:
+    import re
+
+    page = opened(browser, base)
+    page.select_option("#plik", PATIENTS)
+    search(page, "prawo do informacji o stanie zdrowia")
+    headers = page.locator("#wyniki li .naglowek").all_inner_texts()
+    assert headers and all(re.search(PAGE_RANGE, header) for header in headers), headers
+    page.click("#zapytaj")
+    page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    sources = page.locator("#zrodla li").all_inner_texts()
+    assert sources and all(re.search(PAGE_RANGE, source) for source in sources), sources
+    assert "undefined" not in page.inner_text("body")
+    page.close()
+
+
+def test_invented_citation_is_warned_and_new_search_clears_the_answer(browser, base: str, fake_llm: FakeLlm) -> None:
+    fake_llm.default = Reply(text=f"Tak [{PATIENTS}, art. 9], a także [wymyslona-ustawa.pdf, art. 99].")
+    try:
+        page = opened(browser, base)
+        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+        page.click("#zapytaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    warning = page.inner_text("#odpowiedz .ostrzezenie")
+    assert "wymyslona-ustawa.pdf, art. 99" in warning and "nie ma wśród fragmentów" in warning
+    assert page.locator("#odpowiedz-tekst .cytat-niepasujacy").inner_text() == "[wymyslona-ustawa.pdf, art. 99]"
+
+    search(page, "przetwarzanie danych osobowych")
+    assert page.locator("#odpowiedz").is_hidden(), "nowe wyszukiwanie nie może zostawić starej odpowiedzi"
+    page.close()
+
+
+def test_no_chat_model_message_fits_a_phone_at_390(browser, base: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("URL", "MODEL", "KEY"):
+        monkeypatch.delenv(f"CHROMA_RAG_LLM_{name}", raising=False)
+    monkeypatch.setenv("CHROMA_RAG_LLM_URL", "https://openrouter.ai/api/v1")
+    page = opened(browser, base, width=390)
+    page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+    page.click("#zapytaj")
+    page.wait_for_selector("#komunikat.blad")
+    message = page.inner_text("#komunikat")
+    assert "CHROMA_RAG_LLM" not in message and ".env" not in message, message
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.close()
+
+
+def test_fragment_with_a_long_line_fits_a_phone(browser, tmp_path: Path) -> None:
+    from serving_support import running_server
+
+    from chroma_rag import Index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    long_line = "x" * 20_000
+    (docs / "dlugi.txt").write_text(f"Art. 1. Umowa najmu lokalu {long_line}\n\nArt. 2. Czynsz.\n", encoding="utf-8")
+    Index(tmp_path / "db").add([docs])
+    with running_server(tmp_path / "db") as url:
+        page = browser.new_page()
+        page.set_viewport_size({"width": 390, "height": 740})
+        page.goto(url)
+        page.wait_for_selector("#plik option:nth-child(2)", state="attached")
+        search(page, "umowa najmu lokalu")
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        link = page.locator("#wyniki li .akcje a").first.inner_text()
+        assert "PDF" not in link and "str." not in link, link  # a .txt file has no PDF pages
+        page.locator("#wyniki li .cala-jednostka").first.click()
+        page.wait_for_selector("#jednostka[open] .wersja")
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.close()
+
+
+def test_same_named_files_are_told_apart_in_the_filter(browser, same_named_db: Path) -> None:
+    from serving_support import running_server
+
+    with running_server(same_named_db) as url:
+        page = browser.new_page()
+        page.goto(url)
+        page.wait_for_selector("#plik option:nth-child(3)", state="attached")
+        labels = page.locator("#plik option").all_inner_texts()[1:]
+        assert len(labels) == 2 and labels[0] != labels[1], labels
+        assert all("regulamin.md" in label for label in labels)
+        page.select_option("#plik", index=2)
+        search(page, "urlop")
+        names = page.locator("#wyniki li .naglowek .plik").all_inner_texts()
+        assert names and set(names) == {labels[1]}, names  # the chosen file only, shown with its folder
+        page.close()
+
+
+def test_page_speaks_its_own_language_not_the_cli_options(browser, base: str) -> None:
+    page = opened(browser, base)
+    page.fill("#art", "9999")
+    page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+    page.click("#zapytaj")
+    page.wait_for_selector("#zapytaj:enabled")
+    page.wait_for_selector("#komunikat.blad")
+    message = page.inner_text("#komunikat")
+    assert "filtr" in message and "--" not in message and "chroma-rag" not in message, message
+    assert page.locator("#odpowiedz").is_hidden()
+    page.close()
+
+
+# --- issue 21: strona na cały dzień ------------------------------------------------------------------------------
+
+
+def until(page, condition: str, seconds: float = 60) -> None:
+    """Czeka, aż wyrażenie JS będzie prawdziwe (wait_for_function wykonuje napis przez eval, a CSP strony
+    tego zabrania)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not page.evaluate(f"() => Boolean({condition})"):
+        assert time.monotonic() < deadline, f"nie doczekano się: {condition}"
+        time.sleep(0.1)
+
+
+def test_search_lives_in_the_address_and_back_forward_work(browser, base: str) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    page = browser.new_page()
+    page.goto(f"{base}/?q=prawo+do+informacji+o+stanie+zdrowia&plik={PATIENTS}")  # a shared link
+    page.wait_for_selector("#wyniki li")
+    assert page.input_value("#pytanie") == "prawo do informacji o stanie zdrowia"
+    assert page.input_value("#plik") == PATIENTS
+    headers = page.locator("#wyniki li .naglowek").all_inner_texts()
+    assert headers and all(PATIENTS in header for header in headers)
+
+    page.select_option("#plik", "")
+    page.fill("#pytanie", "przetwarzanie danych osobowych")
+    page.press("#pytanie", "Enter")  # Enter searches
+    until(page, "document.getElementById('pytanie').value && location.search.includes('przetwarzanie')")
+    assert parse_qs(urlsplit(page.url).query) == {"q": ["przetwarzanie danych osobowych"]}
+    page.wait_for_selector("#wyniki li")
+
+    page.go_back()
+    until(page, "document.getElementById('pytanie').value === 'prawo do informacji o stanie zdrowia'")
+    assert page.input_value("#plik") == PATIENTS
+    until(page,
+        f"[...document.querySelectorAll('#wyniki li .plik')].every((e) => e.textContent === '{PATIENTS}')"
+        " && document.querySelectorAll('#wyniki li').length > 0"
+    )
+    page.go_forward()
+    until(page, "document.getElementById('pytanie').value === 'przetwarzanie danych osobowych'")
+    page.close()
+
+
+def test_stop_ends_the_answer_and_the_server_stops_reading_the_model(browser, base: str, fake_llm: FakeLlm) -> None:
+    import time
+
+    words = " ".join(f"słowo{n}" for n in range(200))
+    fake_llm.default = Reply(text=f"{words} [{PATIENTS}, art. 9].", piece_delay=0.05)
+    fake_llm.streamed.clear()
+    try:
+        page = opened(browser, base)
+        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+        page.press("#pytanie", "Control+Enter")  # Ctrl+Enter asks
+        until(page, "document.getElementById('odpowiedz-tekst').textContent.includes('słowo5')")
+        assert page.locator("#szukaj").is_disabled() and page.locator("#zapytaj").is_disabled()
+        page.click("#zatrzymaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='zatrzymana']")
+        assert page.locator("#zatrzymaj").is_hidden() and page.locator("#szukaj").is_enabled()
+        assert "Zatrzymano" in page.inner_text("#komunikat")
+        deadline = time.monotonic() + 20
+        while not fake_llm.streamed and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    assert fake_llm.streamed and fake_llm.streamed[0] < 150, fake_llm.streamed  # 201 pieces were there to read
+    page.close()
+
+
+def test_favicon(browser, base: str) -> None:
+    page = browser.new_page()
+    icon = page.request.get(f"{base}/favicon.ico")
+    assert icon.status == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    page.close()
+
+
+ENGLISH = ("undefined", "null", "NaN", "Error", "error", "Traceback", "Failed to fetch", "--plik", "chroma-rag lista")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_visible_text_and_layout_in_both_schemes_and_widths(browser, base: str, width: int, scheme: str) -> None:
+    page = opened(browser, base, width=width)
+    page.emulate_media(color_scheme=scheme)
+    page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+    page.press("#pytanie", "Control+Enter")
+    page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    text = page.inner_text("body")
+    assert not [word for word in ENGLISH if word in text], text
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    # every form field has a visible label; colours follow the scheme
+    assert page.evaluate("[...document.querySelectorAll('input, select')].every((f) => f.closest('label'))")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    dark = sum(int(v) for v in background[4:-1].split(",")[:3]) < 200
+    assert dark == (scheme == "dark"), background
+    page.close()
+
+
+def test_last_questions_are_remembered_in_the_browser(browser, base: str) -> None:
+    page = opened(browser, base)
+    search(page, "prawo do informacji o stanie zdrowia")
+    search(page, "przetwarzanie danych osobowych")
+    search(page, "prawo do informacji o stanie zdrowia")
+    page.reload()
+    page.wait_for_selector("#historia option", state="attached")
+    questions = page.locator("#historia option").evaluate_all("(options) => options.map((o) => o.value)")
+    assert questions[:2] == ["prawo do informacji o stanie zdrowia", "przetwarzanie danych osobowych"]
+    page.close()

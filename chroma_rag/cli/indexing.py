@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from ..errors import UserError
@@ -136,13 +137,24 @@ def list_command(as_json: JsonOption = False, db: DbOption = None, server: Serve
     if as_json:
         print_json([info.to_json() for info in infos])
         return
+    # A name stays whole on one line (to be copied and grepped): in the table when it fits, else on a line of its own.
     table = Table(title="Zaindeksowane pliki")
-    for column in ("Plik", "Typ", "Rok", "Fragmenty", "Modele"):
-        table.add_column(column, overflow="fold")  # a long name wraps instead of losing its end to "…"
+    table.add_column("Plik", no_wrap=True)
+    for column in ("Typ", "Rok", "Fragmenty", "Modele"):
+        table.add_column(column, overflow="fold")
     for info in infos:
         name = "\n".join([info.name, *(f"= {Path(p).parent.name}/{Path(p).name}" for p in info.other_paths)])
         table.add_row(name, info.type, str(info.year), str(info.chunks), ", ".join(info.models))
-    out.print(table)
+    if Measurement.get(out, out.options.update_width(10_000), table).minimum <= out.width:
+        out.print(table)
+        return
+    out.print("Zaindeksowane pliki", soft_wrap=True)
+    for info in infos:
+        out.print(escape(info.name), soft_wrap=True, highlight=False)
+        for other in info.other_paths:
+            out.print(f"  = {escape(Path(other).parent.name)}/{escape(Path(other).name)}", soft_wrap=True)
+        out.print(f"  {info.type} · {info.year} · {count(info.chunks, FRAGMENT)} · {', '.join(info.models)}",
+                  highlight=False)
 
 
 def preview_command(

@@ -55,7 +55,7 @@ async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent
         except _ClientGone:
             pass
         except UserError as exc:
-            put("blad", {"blad": str(exc)}, error_status(exc))
+            put("blad", {"blad": exc.message("web")}, error_status(exc))
         except Exception:
             log.exception("Nieoczekiwany błąd przy odpowiedzi na pytanie")
             put("blad", {"blad": UNEXPECTED}, 500)

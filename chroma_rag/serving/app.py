@@ -56,6 +56,7 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None) -
 
     routes: list[BaseRoute] = [
         Route("/", lambda _: FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)),
+        Route("/favicon.ico", lambda _: FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/api/pliki", lambda _: JSONResponse([info.to_json() for info in index.files()])),
         Route("/api/szukaj", _search(index)),
@@ -75,7 +76,7 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None) -
         lifespan=lifespan,
         exception_handlers={
             BodyTooLarge: lambda _, exc: error(413, str(exc)),
-            UserError: lambda _, exc: error(error_status(exc), str(exc)),
+            UserError: lambda _, exc: error(error_status(exc), exc.message("web")),
             HTTPException: _http_error,
             Exception: _unexpected,
         },
@@ -99,7 +100,7 @@ def _unit(index: Index):
         try:
             found = index.unit(file, art)
         except UserError as exc:
-            return error(404, str(exc))
+            return error(404, exc.message("web"))
         return JSONResponse(found.to_json())
 
     return unit

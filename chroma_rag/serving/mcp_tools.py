@@ -3,6 +3,8 @@ metody API co strona i CLI; przez stdio (``chroma-rag mcp``) i streamable HTTP (
 
 from __future__ import annotations
 
+import re
+from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -16,6 +18,7 @@ from ..api import Index
 from ..errors import UserError
 from ..filters import SearchFilters
 from ..models import Hit
+from .params import MAX_QUESTION_CHARS, MAX_RESULTS, MAX_VALUES
 from .security import is_loopback
 
 INSTRUCTIONS = (
@@ -24,50 +27,66 @@ INSTRUCTIONS = (
     "pokazuje pokaz_jednostke."
 )
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# A client may send one value as a string ("x.pdf", "23"), like the web API's single query parameter.
+Values = str | list[str] | None
+SEARCH_DESCRIPTION = (
+    "Szuka fragmentów dokumentów najlepiej pasujących do pytania (filtry działają przed wyszukiwaniem). Każdy wynik "
+    "ma plik, jednostkę (artykuł/paragraf), strony (strona, strona_do), tekst i gotowy cytat. Pusta lista wyników "
+    "ma powód w polu „powod”: „filtry” – żaden fragment nie spełnia filtrów (zmień je albo zdejmij), „prog” – nic "
+    f"nie jest wystarczająco trafne (zmień słowa pytania). Pytanie do {MAX_QUESTION_CHARS} znaków, k do "
+    f"{MAX_RESULTS}, każdy filtr do {MAX_VALUES} wartości."
+)
+UNIT_DESCRIPTION = (
+    "Cała jednostka (artykuł, paragraf) pliku: wszystkie części, rozdział, strony (strona_od, strona_do) "
+    "i brzmienia – obecne i przyszłe (zmiana, która jeszcze nie weszła w życie) osobno."
+)
+FILES_DESCRIPTION = "Zaindeksowane pliki: nazwa, rodzaj, rok, liczba fragmentów."
 
 
 def build_mcp(index: Index) -> MCPServer:
     """Serwer MCP z trzema narzędziami tylko do odczytu nad ``index``."""
-    server = MCPServer("chroma-rag", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MCPServer(
+        "chroma-rag", instructions=INSTRUCTIONS, log_level="WARNING", version=_version(), middleware=[polish_errors]
+    )
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.tool(annotations=_READ_ONLY, description=SEARCH_DESCRIPTION)
     def szukaj(
         pytanie: Annotated[str, Field(description="Pytanie lub szukana fraza, po polsku.")],
-        plik: Annotated[list[str] | None, Field(description="Tylko te pliki (nazwy z lista_plikow).")] = None,
+        plik: Annotated[Values, Field(description="Tylko te pliki (nazwy z lista_plikow); napis albo lista.")] = None,
         typ: Annotated[
-            list[str] | None,
+            Values,
             Field(description="Rodzaje: ustawa, kodeks, rozporzadzenie, konstytucja, nowelizacja, dokument."),
         ] = None,
         rok: Annotated[int | None, Field(description="Rok Dziennika Ustaw.")] = None,
         od_roku: Annotated[int | None, Field(description="Rok od (włącznie).")] = None,
         do_roku: Annotated[int | None, Field(description="Rok do (włącznie).")] = None,
-        art: Annotated[list[str] | None, Field(description="Artykuły lub paragrafy, np. 23, 385^1, '§ 6'.")] = None,
-        k: Annotated[int, Field(description="Ile fragmentów zwrócić.", ge=1, le=50)] = 5,
+        art: Annotated[
+            Values, Field(description="Artykuły lub paragrafy, np. 23, 385^1, '§ 6'; napis albo lista.")
+        ] = None,
+        k: Annotated[int, Field(description="Ile fragmentów zwrócić.", ge=1, le=MAX_RESULTS)] = 5,
     ) -> dict[str, Any]:
-        """Szuka fragmentów dokumentów najlepiej pasujących do pytania (filtry działają przed wyszukiwaniem).
-        Każdy wynik ma plik, jednostkę (artykuł/paragraf), strony, tekst i gotowy cytat."""
+        if len(pytanie) > MAX_QUESTION_CHARS:
+            raise ToolError(f"Pytanie jest za długie (ponad {MAX_QUESTION_CHARS} znaków) – skróć je.")
         filters = SearchFilters(
-            files=plik or [], types=typ or [], year=rok, year_from=od_roku, year_to=do_roku, articles=art or []
+            files=_values("plik", plik), types=_values("typ", typ), year=rok, year_from=od_roku, year_to=do_roku,
+            articles=_values("art", art),
         )
         result = _user_errors(lambda: index.search(pytanie, k=k, filters=filters))
         names = citation_names(result)
         return {"wyniki": [_hit(hit, names) for hit in result], "powod": result.reason}
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.tool(annotations=_READ_ONLY, description=UNIT_DESCRIPTION)
     def pokaz_jednostke(
         plik: Annotated[str, Field(description="Nazwa pliku, jak w wynikach szukaj albo lista_plikow; plik o nazwie "
                                                "powtarzającej się w kilku folderach – z folderem, jak w cytacie.")],
         art: Annotated[str, Field(description="Artykuł lub paragraf, np. 23, 385^1, '§ 6'.")],
     ) -> dict[str, Any]:
-        """Cała jednostka (artykuł, paragraf) pliku: wszystkie części, rozdział, strony i brzmienia – obecne
-        i przyszłe (zmiana, która jeszcze nie weszła w życie) osobno."""
         unit = _user_errors(lambda: index.unit(plik, art))
         # a name given with its folder tells apart same-named files: the citation keeps it
         return {**unit.to_json(), "cytat": f"[{plik if '/' in plik else unit.file}, {unit.label}]"}
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.tool(annotations=_READ_ONLY, description=FILES_DESCRIPTION)
     def lista_plikow() -> dict[str, Any]:
-        """Zaindeksowane pliki: nazwa, rodzaj, rok, liczba fragmentów."""
         files = _user_errors(index.files)
         return {"pliki": [{k: v for k, v in info.to_json().items() if k != "sciezka"} for info in files]}
 
@@ -89,7 +108,7 @@ def _user_errors(call: Any) -> Any:
     try:
         return call()
     except UserError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(exc.message("mcp")) from exc
 
 
 def _hit(hit: Hit, names: dict[str, str]) -> dict[str, Any]:
@@ -98,10 +117,57 @@ def _hit(hit: Hit, names: dict[str, str]) -> dict[str, Any]:
         "plik": hit.file,
         "jednostka": hit.unit,
         "cytat": citation_label(hit, names),
-        "strona_od": meta.get("strona_od", hit.page),
+        "strona": hit.page,
         "strona_do": meta.get("strona_do", hit.page),
         "rozdzial": meta.get("rozdzial", ""),
         "tytul": meta.get("tytul", ""),
         "podobienstwo": round(hit.similarity, 4),
         "tekst": hit.text,
     }
+
+
+def _version() -> str:
+    try:
+        return version("chroma-rag")
+    except PackageNotFoundError:
+        return "0"
+
+
+def _values(name: str, given: Values) -> list[str]:
+    values = [given] if isinstance(given, str) else list(given or [])
+    if len(values) > MAX_VALUES:
+        raise ToolError(f"Za dużo wartości filtra „{name}” (najwyżej {MAX_VALUES}).")
+    return [value for value in values if value.strip()]
+
+
+_SDK_PREFIX = re.compile(r"^Error executing tool (\w+)(: )?")
+_PYDANTIC_FIELD = re.compile(r"^(\w+)\n  .*?\[type=(\w+)", re.M)
+_EXPECTED = {
+    "missing": "brak tego argumentu", "string_type": "oczekiwany napis", "int_type": "oczekiwana liczba całkowita",
+    "int_parsing": "oczekiwana liczba całkowita", "list_type": "oczekiwana lista napisów",
+    "greater_than_equal": "wartość za mała", "less_than_equal": "wartość za duża",
+}
+
+
+def polish_error(text: str) -> str:
+    """Błąd narzędzia po polsku: bez angielskiego przedrostka SDK, błąd typów pydantic jako jedno zdanie."""
+    match = _SDK_PREFIX.match(text)
+    if not match:
+        return text
+    tool, rest = match.group(1), text[match.end():]
+    fields = dict(_PYDANTIC_FIELD.findall(rest)) if "validation error" in rest else {}
+    if fields:
+        wrong = "; ".join(f"„{name}”: {_EXPECTED.get(kind, 'zła wartość')}" for name, kind in fields.items())
+        return f"Złe argumenty narzędzia {tool} – {wrong}; opis argumentów podaje lista narzędzi."
+    return rest or f"Nieoczekiwany błąd narzędzia {tool} – szczegóły są w dzienniku serwera."
+
+
+async def polish_errors(ctx: Any, call_next: Any) -> Any:
+    """Pośrednik MCP: treść błędów narzędzi (``isError``) przepisana przez ``polish_error``."""
+    result = await call_next(ctx)
+    # the SDK hands middleware the result already shaped for the wire (a dict with "isError", "content")
+    if ctx.method == "tools/call" and isinstance(result, dict) and result.get("isError"):
+        for item in result.get("content", []):
+            if item.get("type") == "text":
+                item["text"] = polish_error(item["text"])
+    return result

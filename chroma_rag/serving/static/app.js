@@ -18,14 +18,25 @@ function element(tag, text, className) {
   return node;
 }
 
-function say(text, isError) {
+// busy: a spinner beside the text (CSS), while the server works.
+function say(text, isError, busy) {
   const box = $("komunikat");
   box.textContent = text || "";
-  box.className = isError ? "blad" : "";
+  box.className = isError ? "blad" : busy ? "czeka" : "";
 }
 
+// Page fields (README, „Pola JSON”): a hit has "strona" and "strona_do", a unit's version "strona_od" and "strona_do".
 function pages(from, to) {
-  return from === to || to === undefined ? `${from}` : `${from}–${to}`;
+  return from === to || to === undefined || to === null ? `${from}` : `${from}–${to}`;
+}
+
+// Same-named files from different folders are shown with their folder, "it/regulamin.md", everywhere.
+let sameNamed = new Set();
+
+function shownName(file, path) {
+  if (!path || !sameNamed.has(file)) return file;
+  const parts = path.split("/");
+  return parts.length > 1 ? `${parts[parts.length - 2]}/${file}` : file;
 }
 
 function unitLabel(art) {
@@ -35,21 +46,58 @@ function unitLabel(art) {
 
 // The path tells apart same-named files from different folders (the server serves only indexed paths).
 function documentLink(file, page, path) {
-  const link = element("a", `PDF, str. ${page}`);
+  const isPdf = /\.pdf$/i.test(file);
+  const link = element("a", isPdf ? `PDF, str. ${page}` : "otwórz plik");
   const where = path ? `?sciezka=${encodeURIComponent(path)}` : "";
-  link.href = `/dokumenty/${encodeURIComponent(file)}${where}#page=${page}`;
+  link.href = `/dokumenty/${encodeURIComponent(file)}${where}${isPdf ? `#page=${page}` : ""}`;
   link.target = "_blank";
   link.rel = "noopener";
   return link;
 }
 
+const FILTERS = ["plik", "typ", "rok", "art"];
+
 function filterParams() {
   const params = new URLSearchParams();
-  for (const key of ["plik", "typ", "rok", "art"]) {
+  for (const key of FILTERS) {
     const value = $(key).value.trim();
     if (value) params.append(key, value);
   }
   return params;
+}
+
+// The last questions, kept only in this browser (localStorage), offered as suggestions of the question field.
+const HISTORY_KEY = "chroma-rag:pytania";
+const HISTORY_SIZE = 20;
+
+function pastQuestions() {
+  try { return JSON.parse(localStorage.getItem(HISTORY_KEY) || "[]").filter((q) => typeof q === "string"); }
+  catch (_) { return []; }
+}
+
+function showHistory() {
+  $("historia").replaceChildren(...pastQuestions().map((question) => new Option(question)));
+}
+
+function remember(question) {
+  const questions = [question, ...pastQuestions().filter((q) => q !== question)].slice(0, HISTORY_SIZE);
+  try { localStorage.setItem(HISTORY_KEY, JSON.stringify(questions)); } catch (_) { /* storage off: no history */ }
+  showHistory();
+}
+
+// The search lives in the address (/?q=…&plik=…): a link opens it, Back/Forward go through earlier searches.
+function fillFromAddress() {
+  const params = new URLSearchParams(window.location.search);
+  $("pytanie").value = params.get("q") || "";
+  for (const key of FILTERS) {
+    const value = params.get(key) || "";
+    const field = $(key);
+    if (field.tagName === "SELECT" && value && ![...field.options].some((o) => o.value === value)) {
+      field.append(new Option(value, value));  // a file not (yet) in the list still filters, the server decides
+    }
+    field.value = value;
+  }
+  return Boolean(params.get("q"));
 }
 
 async function fetchJson(url, options) {
@@ -66,7 +114,11 @@ async function loadFilters() {
     const fill = (id, values) => {
       for (const value of [...new Set(values)].sort()) $(id).append(new Option(String(value), String(value)));
     };
-    fill("plik", files.map((f) => f.plik));
+    const counts = {};
+    for (const f of files) counts[f.plik] = (counts[f.plik] || 0) + 1;
+    sameNamed = new Set(Object.keys(counts).filter((name) => counts[name] > 1));
+    // the API recognises a name with its folder ("it/regulamin.md"), so that is the option's value too
+    fill("plik", files.map((f) => shownName(f.plik, f.sciezka)));
     fill("typ", files.map((f) => f.typ));
     fill("rok", files.map((f) => f.rok));
     if (!files.length) say("Indeks jest pusty – zaindeksuj dokumenty: chroma-rag indeksuj FOLDER.", true);
@@ -78,9 +130,10 @@ async function loadFilters() {
 function renderHit(hit) {
   const item = element("li");
   const header = element("div", "", "naglowek");
-  header.append(element("span", hit.plik, "plik"));
+  header.append(element("span", shownName(hit.plik, hit.sciezka), "plik"));
   const unit = unitLabel(hit.art);
-  for (const part of [unit, `str. ${pages(hit.strona_od, hit.strona_do)}`]) {
+  if (hit.czesci > 1) header.append(` · część ${hit.fragment}/${hit.czesci}`);
+  for (const part of [unit, `str. ${pages(hit.strona, hit.strona_do)}`]) {
     if (part) header.append(` · ${part}`);
   }
   item.append(header);
@@ -91,22 +144,25 @@ function renderHit(hit) {
   if (hit.art) {
     const whole = element("button", unit.startsWith("§") ? "cały paragraf" : "cały artykuł", "drugi cala-jednostka");
     whole.type = "button";
-    whole.addEventListener("click", () => showUnit(hit.plik, hit.art, hit.sciezka));
+    whole.addEventListener("click", () => showUnit(hit.plik, hit.art, hit.sciezka, hit.tekst));
     actions.append(whole);
   }
-  actions.append(documentLink(hit.plik, hit.strona_od ?? hit.strona, hit.sciezka));
+  actions.append(documentLink(hit.plik, hit.strona, hit.sciezka));
   item.append(actions);
   return item;
 }
 
-async function search(event) {
-  event.preventDefault();
+async function search(event, fromAddress) {
+  if (event) event.preventDefault();
   const question = $("pytanie").value.trim();
   if (!question) { say("Wpisz pytanie.", true); return; }
   const params = filterParams();
   params.set("q", question);
-  say("Szukam…");
+  if (!fromAddress && window.location.search !== `?${params}`) history.pushState(null, "", `/?${params}`);
+  remember(question);
+  say("Szukam…", false, true);
   $("wyniki").replaceChildren();
+  clearAnswer();
   try {
     const result = await fetchJson(`/api/szukaj?${params}`);
     showHits(result.wyniki, result.powod);
@@ -124,9 +180,20 @@ function showHits(hits, reason) {
 }
 
 // The API takes the path as well as the name: a name of several files cannot show one unit.
-async function showUnit(file, art, path) {
+// passage: the cited fragment's text, highlighted in the unit when found there.
+function withPassage(text, passage) {
+  // a part of a long unit may carry its heading differently: its first 80 characters still find it
+  const wanted = [passage, passage && passage.slice(0, 80)].map((p) => (p || "").trim()).filter(Boolean);
+  const found = wanted.find((p) => text.includes(p));
+  if (!found) return [text];
+  const at = text.indexOf(found);
+  const end = at + found.length;
+  return [text.slice(0, at), element("mark", text.slice(at, end), "cytowany"), text.slice(end)];
+}
+
+async function showUnit(file, art, path, passage) {
   const dialog = $("jednostka");
-  $("jednostka-naglowek").textContent = `${file} · ${unitLabel(art)}`;
+  $("jednostka-naglowek").textContent = `${shownName(file, path)} · ${unitLabel(art)}`;
   $("jednostka-tresc").replaceChildren(element("p", "Wczytuję…"));
   if (!dialog.open) dialog.showModal();
   try {
@@ -138,7 +205,9 @@ async function showUnit(file, art, path) {
       const label = { obecna: "[obecne brzmienie]", przyszla: "<przyszłe brzmienie>" }[version.wersja];
       if (label) box.append(element("h3", label));
       if (version.rozdzial) box.append(element("div", version.rozdzial, "rozdzial"));
-      box.append(element("p", version.tekst));
+      const body = element("p");
+      body.append(...withPassage(version.tekst, passage));
+      box.append(body);
       box.append(documentLink(unit.plik, version.strona_od, path));
       parts.push(box);
     }
@@ -161,7 +230,17 @@ function citationTarget(inner, hits) {
     && (!unit || unit === unitLabel(hit.art).toLowerCase() || unit === `s. ${hit.strona}`));
 }
 
-function renderAnswer(text, hits) {
+function clearAnswer() {
+  $("odpowiedz").hidden = true;
+  delete $("odpowiedz").dataset.gotowa;
+  $("odpowiedz-tekst").replaceChildren();
+  $("zrodla").replaceChildren();
+  $("zrodla-naglowek").hidden = true;
+  $("ostrzezenie").hidden = true;
+}
+
+// Citations not among the fragments sent (the API's "niepasujace_cytaty") are marked, not linked.
+function renderAnswer(text, hits, invented) {
   const box = $("odpowiedz-tekst");
   box.replaceChildren();
   let last = 0;
@@ -169,25 +248,43 @@ function renderAnswer(text, hits) {
     box.append(text.slice(last, match.index));
     const hit = citationTarget(match[1], hits);
     if (hit) {
-      const link = documentLink(hit.plik, hit.strona_od ?? hit.strona, hit.sciezka);
-      link.textContent = match[0];
-      link.className = "cytat";
+      // [n]: the number of the source below; a click opens the whole unit with the cited passage marked
+      const number = hits.indexOf(hit) + 1;
+      const link = element("a", `[${number}]`, "cytat");
+      link.href = `#zrodlo-${number}`;
+      link.title = match[0];
+      link.setAttribute("aria-label", `źródło ${number}: ${match[1]}`);
+      link.addEventListener("click", (event) => {
+        if (!hit.art) return;  // a fragment without a unit: the link goes to the source on the list
+        event.preventDefault();
+        showUnit(hit.plik, hit.art, hit.sciezka, hit.tekst);
+      });
       box.append(link);
+    } else if (invented.includes(match[1].trim()) || invented.includes(match[0])) {
+      box.append(element("mark", match[0], "cytat-niepasujacy"));
     } else {
       box.append(match[0]);
     }
     last = match.index + match[0].length;
   }
   box.append(text.slice(last));
+  const warning = $("ostrzezenie");
+  warning.hidden = !invented.length;
+  warning.textContent = invented.length
+    ? `Uwaga: cytowanych źródeł ${invented.map((c) => (c.startsWith("[") ? c : `[${c}]`)).join(", ")} nie ma wśród `
+      + "fragmentów wysłanych do modelu – sprawdź je, zanim im zaufasz."
+    : "";
 }
 
 function renderSources(hits) {
-  $("zrodla").replaceChildren(...hits.map((hit) => {
-    const item = element("li", `${hit.plik}${hit.art ? `, ${unitLabel(hit.art)}` : ""}, str. `
-      + `${pages(hit.strona_od, hit.strona_do)} `);
-    item.append(documentLink(hit.plik, hit.strona_od ?? hit.strona, hit.sciezka));
+  $("zrodla").replaceChildren(...hits.map((hit, i) => {
+    const item = element("li", `${shownName(hit.plik, hit.sciezka)}${hit.art ? `, ${unitLabel(hit.art)}` : ""}, `
+      + `str. ${pages(hit.strona, hit.strona_do)} `);
+    item.id = `zrodlo-${i + 1}`;
+    item.append(documentLink(hit.plik, hit.strona, hit.sciezka));
     return item;
   }));
+  $("zrodla-naglowek").hidden = !hits.length;
 }
 
 // Server-Sent Events from a POST: fetch + ReadableStream (EventSource only does GET).
@@ -209,22 +306,34 @@ async function* events(response) {
   }
 }
 
+let streaming = null;  // AbortController of the answer being streamed
+
+function setStreaming(controller) {
+  streaming = controller;
+  $("zapytaj").disabled = Boolean(controller);
+  $("szukaj").disabled = Boolean(controller);
+  $("zatrzymaj").hidden = !controller;
+}
+
 async function ask() {
   const question = $("pytanie").value.trim();
-  if (!question) { say("Wpisz pytanie.", true); return; }
+  if (!question || streaming) { if (!question) say("Wpisz pytanie.", true); return; }
   const body = { pytanie: question };
   for (const [key, value] of filterParams()) body[key] = key === "rok" ? Number(value) : [value];
-  $("zapytaj").disabled = true;
+  const controller = new AbortController();
+  setStreaming(controller);
+  remember(question);
+  clearAnswer();
   $("odpowiedz").hidden = false;
-  $("odpowiedz-tekst").textContent = "";
-  $("zrodla").replaceChildren();
-  say("Model czatu odpowiada…");
+  say("Model czatu odpowiada…", false, true);
   let text = "";
   try {
+    // Stop aborts the request: the server sees the client gone and stops reading from the chat model.
     const response = await fetch("/api/pytaj", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify(body),
+      signal: controller.signal,
     });
     if (!response.ok) {
       const data = await response.json().catch(() => ({}));
@@ -235,25 +344,45 @@ async function ask() {
         text += data.tekst;
         $("odpowiedz-tekst").textContent = text;
       } else if (kind === "wynik") {
-        renderAnswer(data.odpowiedz, data.fragmenty);
-        renderSources(data.fragmenty);
-        showHits(data.fragmenty, "prog");
-        say(data.model ? `Odpowiedź modelu ${data.model}.` : "Brak pasujących fragmentów – model nie był pytany.");
+        if (data.fragmenty.length) {
+          renderAnswer(data.odpowiedz, data.fragmenty, data.niepasujace_cytaty || []);
+          renderSources(data.fragmenty);
+          showHits(data.fragmenty, "prog");
+          say(data.model ? `Odpowiedź modelu ${data.model}.` : "Odpowiedź bez modelu czatu.");
+        } else {
+          // the answer text then is the CLI's sentence (with its options); the page says why in its own words
+          $("odpowiedz").hidden = true;
+          showHits([], data.powod);
+        }
         $("odpowiedz").dataset.gotowa = "tak";
       } else if (kind === "blad") {
         throw new Error(data.blad);
       }
     }
   } catch (error) {
-    if (!text) $("odpowiedz").hidden = true;
-    say(error.message, true);
+    if (controller.signal.aborted) {
+      $("odpowiedz").dataset.gotowa = "zatrzymana";
+      say(text ? "Zatrzymano odpowiedź – pokazany jest jej początek." : "Zatrzymano odpowiedź.");
+    } else {
+      if (!text) $("odpowiedz").hidden = true;
+      say(error.message, true);
+    }
   } finally {
-    $("zapytaj").disabled = false;
+    setStreaming(null);
   }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   $("formularz").addEventListener("submit", search);
   $("zapytaj").addEventListener("click", ask);
-  loadFilters();
+  $("zatrzymaj").addEventListener("click", () => streaming && streaming.abort());
+  $("pytanie").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); ask(); }
+  });
+  window.addEventListener("popstate", () => {
+    if (fillFromAddress()) search(null, true);
+    else { $("wyniki-sekcja").hidden = true; clearAnswer(); say(""); }
+  });
+  showHistory();
+  loadFilters().then(() => { if (fillFromAddress()) search(null, true); });
 });
