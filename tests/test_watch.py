@@ -182,3 +182,50 @@ def test_network_mounts_are_detected(tmp_path: Path) -> None:
     assert network_filesystem(tmp_path / "udzial" / "ustawy", mounts) == "cifs"
     assert network_filesystem(tmp_path / "nfs akty", mounts) == "nfs4"
     assert network_filesystem(tmp_path / "lokalny", mounts) is None
+
+
+def test_server_watches_a_folder(tmp_path: Path) -> None:
+    import httpx
+    from conftest import free_port
+
+    folder = tmp_path / "folder"
+    write(folder / "pierwszy.md", 2)
+    port = free_port()
+    log = tmp_path / "serwuj.log"
+    process = subprocess.Popen(
+        cli("serwuj", "--obserwuj", folder, "--port", port, "--baza", tmp_path / "db"),
+        stdout=log.open("w"), stderr=subprocess.STDOUT, text=True, env=ENV,
+    )
+    base = f"http://127.0.0.1:{port}"
+
+    def until(condition: Callable[[], bool]) -> float:
+        started = time.monotonic()
+        while time.monotonic() - started < LIMIT:
+            assert process.poll() is None, log.read_text(encoding="utf-8")
+            try:
+                if condition():
+                    return time.monotonic() - started
+            except httpx.TransportError:
+                pass  # not listening yet
+            time.sleep(0.2)
+        raise AssertionError(log.read_text(encoding="utf-8"))
+
+    def searched(name: str) -> bool:
+        hits = httpx.get(f"{base}/api/szukaj", params={"q": f"dokument {name}", "k": 10}).json()["wyniki"]
+        return any(hit["plik"] == name for hit in hits)
+
+    try:
+        until(lambda: httpx.get(f"{base}/api/stan").json()["obserwowanie"]["stan"] == "czeka")
+        assert searched("pierwszy.md")
+        write(folder / "drugi.md", 3)
+        assert until(lambda: searched("drugi.md")) <= LATENCY
+        (folder / "pierwszy.md").unlink()
+        assert until(lambda: [f["plik"] for f in httpx.get(f"{base}/api/pliki").json()] == ["drugi.md"]) <= LATENCY
+        assert not searched("pierwszy.md")
+        state = httpx.get(f"{base}/api/stan").json()["obserwowanie"]
+        assert state["foldery"] == [str(folder)] and state["blad"] is None and state["synchronizacje"] >= 3, state
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=60)
+    assert code in (0, 130) and "Traceback" not in log.read_text(encoding="utf-8")
+    assert verify_in_fresh_process(tmp_path / "db")["ok"]
