@@ -32,10 +32,8 @@ WatchOption = Annotated[
                        "po zakończeniu zmian. Ctrl-C kończy.")
 ]
 PollingOption = Annotated[
-    bool | None,
-    typer.Option("--odpytuj/--bez-odpytywania", help="Z --obserwuj: sprawdzaj folder co pół sekundy zamiast "
-                 "powiadomień systemu – dla udziałów sieciowych (SMB/NFS); domyślnie wybierane samo dla nich.",
-                 show_default=False),
+    bool, typer.Option("--odpytuj", help="Z --obserwuj: sprawdzaj folder co pół sekundy zamiast powiadomień systemu "
+                       "– dla udziałów sieciowych (SMB/NFS); dla nich wybierane samo.")
 ]
 
 # Exit codes of `indeksuj`: all fine / some files skipped / nothing could be indexed.
@@ -61,7 +59,7 @@ def index_command(
     wait: WaitOption = 120.0,
     quiet: Annotated[bool, typer.Option("--cicho", help="Bez postępu na stderr (domyślnie postęp widać).")] = False,
     watch: WatchOption = False,
-    polling: PollingOption = None,
+    polling: PollingOption = False,
     db: DbOption = None,
     model: ModelOption = None,
     dimensions: DimensionsOption = None,
@@ -75,7 +73,7 @@ def index_command(
     started = time.perf_counter()
     index = open_index(db, model, dimensions, server)
     if watch:
-        _watch(index, paths, doc_type, force, wait, polling)
+        _watch(index, paths, doc_type, force, wait, polling or None)
         return
     from .progress import progress_for
 

@@ -25,13 +25,13 @@ def serve_command(
     watch: Annotated[
         list[Path] | None,
         typer.Option("--obserwuj", metavar="FOLDER", help="Utrzymuj indeks zgodny z folderem w tle (nowe, zmienione, "
-                     "przeniesione i usunięte pliki; stan: /api/stan); można powtarzać.", show_default=False),
+                     "przeniesione i usunięte pliki; stan: /api/stan); można powtarzać (domyślnie żaden).",
+                     show_default=False),
     ] = None,
     polling: Annotated[
-        bool | None,
-        typer.Option("--odpytuj/--bez-odpytywania", help="Z --obserwuj: sprawdzaj foldery co pół sekundy zamiast "
-                     "powiadomień systemu (udziały SMB/NFS; domyślnie wybierane samo dla nich).", show_default=False),
-    ] = None,
+        bool, typer.Option("--odpytuj", help="Z --obserwuj: sprawdzaj foldery co pół sekundy zamiast powiadomień "
+                           "systemu (udziały SMB/NFS; dla nich wybierane samo).")
+    ] = False,
     db: DbOption = None,
     model: ModelOption = None,
     server: ServerOption = None,
@@ -54,7 +54,7 @@ def serve_command(
     if not writer.store.exists():  # the server needs a database to open; the first sync creates it
         err.print("Pierwsze indeksowanie obserwowanych folderów…")
         writer.add(watch, prune=True)
-    watcher = BackgroundWatch(watch, lambda: writer.add(watch, prune=True), polling, ignore=[writer.store.path])
+    watcher = BackgroundWatch(watch, lambda: writer.add(watch, prune=True), polling or None, ignore=[writer.store.path])
     watcher.start()
     try:
         serve(index, host, port, token, status=watcher.state.to_json)
