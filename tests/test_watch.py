@@ -106,7 +106,8 @@ def test_files_appear_change_move_and_disappear(tmp_path: Path, watcher) -> None
     (folder / "pierwszy.md").unlink()
     assert run.wait_until(lambda files: files == {"drugi-przeniesiony.txt": 2}) <= LATENCY
 
-    assert run.interrupt() in (0, 130), run.output()
+    run.wait_for_output(SUMMARY, 5)  # the last sync has finished: Ctrl-C finds the watcher idle
+    assert run.interrupt() == 0, run.output()  # Ctrl-C while idle is the normal way to stop watching
     assert "Traceback" not in run.output()
     report = verify_in_fresh_process(tmp_path / "db")
     assert report["ok"] and report["chunks"] == 2, report
@@ -147,8 +148,26 @@ def test_writer_holding_the_lock_is_waited_for(tmp_path: Path, watcher) -> None:
         assert run.process.poll() is None
     run.wait_until(lambda files: files.get("drugi.md") == 3)
     assert "test" in run.output()  # it said who held the lock
-    assert run.interrupt() in (0, 130)
+    run.wait_for_output(SUMMARY, 2)
+    assert run.interrupt() == 0
     assert verify_in_fresh_process(tmp_path / "db")["ok"]
+
+
+def test_ctrl_c_during_a_sync_leaves_the_file_whole_or_absent(tmp_path: Path, watcher) -> None:
+    folder = tmp_path / "folder"
+    write(folder / "pierwszy.md", 2)
+    run = watcher(folder)
+    run.wait_until(lambda files: "pierwszy.md" in files)
+    run.wait_for_output(SUMMARY)
+    write(folder / "duzy.md", 300)
+    started = time.monotonic()  # interrupt once its sync has begun: after the 2 s of settling
+    while "duzy.md" not in run.files() and time.monotonic() - started < 3.0:
+        time.sleep(0.1)
+    assert run.interrupt() in (0, 130), run.output()  # 130: stopped in the middle of writing the big file
+    assert "Traceback" not in run.output()
+    report = verify_in_fresh_process(tmp_path / "db")
+    assert report["ok"], report
+    assert {Path(p).name: n for p, n in report["files"].items()}.get("duzy.md", 300) == 300, report
 
 
 def test_polling_mode_sees_changes(tmp_path: Path, watcher) -> None:
@@ -160,7 +179,9 @@ def test_polling_mode_sees_changes(tmp_path: Path, watcher) -> None:
     write(folder / "drugi.md", 2)
     (folder / "pierwszy.md").unlink()
     assert run.wait_until(lambda files: files == {"drugi.md": 2}) <= LATENCY
-    assert run.interrupt() in (0, 130)
+    run.wait_for_output("drugi.md")
+    run.wait_for_output("Usunięto z indeksu")
+    assert run.interrupt() == 0
 
 
 def test_watch_needs_folders(tmp_path: Path) -> None:
@@ -220,7 +241,12 @@ def test_server_watches_a_folder(tmp_path: Path) -> None:
         write(folder / "drugi.md", 3)
         assert until(lambda: searched("drugi.md")) <= LATENCY
         (folder / "pierwszy.md").unlink()
-        assert until(lambda: [f["plik"] for f in httpx.get(f"{base}/api/pliki").json()] == ["drugi.md"]) <= LATENCY
+        def listed() -> list[str]:
+            response = httpx.get(f"{base}/api/pliki")
+            assert response.status_code == 200, response.text  # a reader never fails while the watcher writes
+            return [f["plik"] for f in response.json()]
+
+        assert until(lambda: listed() == ["drugi.md"]) <= LATENCY
         assert not searched("pierwszy.md")
         state = httpx.get(f"{base}/api/stan").json()["obserwowanie"]
         assert state["foldery"] == [str(folder)] and state["blad"] is None and state["synchronizacje"] >= 3, state

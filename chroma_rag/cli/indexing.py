@@ -68,7 +68,7 @@ def index_command(
     """Synchronizuje indeks z plikami: nowe i zmienione indeksuje, niezmienione pomija (po hashu).
 
     Kod wyjścia: 0 – wszystko w porządku, 3 – część plików pominięto, 1 – nic nie dało się zaindeksować
-    (z --obserwuj: 130 po Ctrl-C).
+    (z --obserwuj Ctrl-C kończy z kodem 0, a w trakcie zapisu – 130).
     """
     started = time.perf_counter()
     index = open_index(db, model, dimensions, server)
@@ -128,11 +128,14 @@ def _watch(index: Index, paths: list[Path], doc_type: str | None, force: bool, w
     if not_folders:
         raise UserError(f"--obserwuj działa tylko na folderach, a to nie są foldery: {', '.join(not_folders)}.")
     started = [time.perf_counter()]
+    syncing = [False]
 
     def sync() -> IndexReport:
-        started[0] = time.perf_counter()
-        return index.add(paths, doc_type=doc_type, prune=True, force=force, wait=wait,
-                         on_wait=lambda message: err.print(f"[yellow]{message}[/]"))
+        started[0], syncing[0] = time.perf_counter(), True
+        report = index.add(paths, doc_type=doc_type, prune=True, force=force, wait=wait,
+                           on_wait=lambda message: err.print(f"[yellow]{message}[/]"))
+        syncing[0] = False
+        return report
 
     def on_report(report: IndexReport) -> None:
         if report.indexed or report.removed or report.moved or report.skipped or report.same_document:
@@ -148,8 +151,9 @@ def _watch(index: Index, paths: list[Path], doc_type: str | None, force: bool, w
                       on_error=lambda message: err.print(f"[yellow]Uwaga:[/] {message} Spróbuję przy następnej "
                                                          "zmianie."))
     except KeyboardInterrupt:
-        err.print("Zakończono obserwowanie; indeks jest zapisany.")
-        raise typer.Exit(130) from None
+        if syncing[0]:  # an interrupted write: the command line's usual Ctrl-C message and exit code 130
+            raise
+        err.print("Zakończono obserwowanie; indeks jest zgodny z folderami.")
 
 
 def check_command(
