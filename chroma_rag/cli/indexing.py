@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -17,10 +17,24 @@ from .completion import complete_indexed_files
 from .options import DbOption, DimensionsOption, JsonOption, ModelOption, ServerOption, open_index
 from .output import err, out, page_range, print_json, shorten
 
+if TYPE_CHECKING:
+    from ..api import Index
+    from ..indexing.report import IndexReport
+
 WaitOption = Annotated[
     float,
     typer.Option("--czekaj", metavar="SEKUNDY", help="Ile sekund (co najmniej 0) czekać, gdy bazę blokuje inny proces.",
                  min=0),
+]
+
+WatchOption = Annotated[
+    bool, typer.Option("--obserwuj", help="Po zaindeksowaniu działaj dalej i utrzymuj indeks zgodny z folderami: "
+                       "nowe, zmienione, przeniesione i usunięte pliki trafiają do indeksu (lub znikają) kilka sekund "
+                       "po zakończeniu zmian. Ctrl-C kończy.")
+]
+PollingOption = Annotated[
+    bool, typer.Option("--odpytuj", help="Z --obserwuj: sprawdzaj folder co pół sekundy zamiast powiadomień systemu "
+                       "– dla udziałów sieciowych (SMB/NFS); dla nich wybierane samo.")
 ]
 
 # Exit codes of `indeksuj`: all fine / some files skipped / nothing could be indexed.
@@ -45,6 +59,8 @@ def index_command(
     ] = False,
     wait: WaitOption = 120.0,
     quiet: Annotated[bool, typer.Option("--cicho", help="Bez postępu na stderr (domyślnie postęp widać).")] = False,
+    watch: WatchOption = False,
+    polling: PollingOption = False,
     db: DbOption = None,
     model: ModelOption = None,
     dimensions: DimensionsOption = None,
@@ -52,10 +68,14 @@ def index_command(
 ) -> None:
     """Synchronizuje indeks z plikami: nowe i zmienione indeksuje, niezmienione pomija (po hashu).
 
-    Kod wyjścia: 0 – wszystko w porządku, 3 – część plików pominięto, 1 – nic nie dało się zaindeksować.
+    Kod wyjścia: 0 – wszystko w porządku, 3 – część plików pominięto, 1 – nic nie dało się zaindeksować
+    (z --obserwuj Ctrl-C kończy z kodem 0, a w trakcie zapisu – 130).
     """
     started = time.perf_counter()
     index = open_index(db, model, dimensions, server)
+    if watch:
+        _watch(index, paths, doc_type, force, wait, polling or None)
+        return
     from .progress import progress_for
 
     with progress_for(err, quiet) as progress:
@@ -63,6 +83,14 @@ def index_command(
             paths, doc_type=doc_type, progress=progress, prune=prune, force=force, wait=wait,
             on_wait=lambda message: err.print(f"[yellow]{message}[/]"),
         )
+    _print_report(report, started)
+    if report.skipped and not (report.indexed or report.unchanged):
+        raise UserError("Nie udało się zaindeksować żadnego pliku – powody są wypisane wyżej.")
+    if report.skipped:
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+def _print_report(report: IndexReport, started: float) -> None:
     for path, reason in report.skipped.items():
         reason = reason.removeprefix(f"{Path(path).name}: ")  # readers' messages start with the file name
         err.print(f"[yellow]Pominięto[/] {escape(path)}: {escape(reason)}")
@@ -90,10 +118,43 @@ def index_command(
         f"{f'drugich ścieżek tych samych dokumentów: {len(report.same_document)}, ' if report.same_document else ''}"
         f"czas: {time.perf_counter() - started:.1f} s"
     )
-    if report.skipped and not (report.indexed or report.unchanged):
-        raise UserError("Nie udało się zaindeksować żadnego pliku – powody są wypisane wyżej.")
-    if report.skipped:
-        raise typer.Exit(EXIT_PARTIAL)
+
+
+def _watch(index: Index, paths: list[Path], doc_type: str | None, force: bool, wait: float,
+           polling: bool | None) -> None:
+    """Pętla --obserwuj: synchronizacja z usuwaniem brakujących po każdej serii zmian, aż do Ctrl-C."""
+    from ..indexing.watch import network_filesystem, watch_folders
+
+    not_folders = [str(p) for p in paths if not p.is_dir()]
+    if not_folders:
+        raise UserError(f"--obserwuj działa tylko na folderach, a to nie są foldery: {', '.join(not_folders)}.")
+    started = [time.perf_counter()]
+    syncing = [False]
+
+    def sync() -> IndexReport:
+        started[0], syncing[0] = time.perf_counter(), True
+        report = index.add(paths, doc_type=doc_type, prune=True, force=force, wait=wait,
+                           on_wait=lambda message: err.print(f"[yellow]{message}[/]"))
+        syncing[0] = False
+        return report
+
+    def on_report(report: IndexReport) -> None:
+        if report.indexed or report.removed or report.moved or report.skipped or report.same_document:
+            _print_report(report, started[0])
+            out.file.flush()  # a long-running watcher's log (stdout to a file) shows each sync as it happens
+
+    auto = polling is None and any(network_filesystem(p) for p in paths)
+    mode = "odpytywanie co pół sekundy" if polling or auto else "powiadomienia systemu"
+    err.print(f"Obserwuję {', '.join(str(p) for p in paths)} – {mode}{' (udział sieciowy)' if auto else ''}; "
+              "Ctrl-C kończy.")
+    try:
+        watch_folders(paths, sync, polling=polling, ignore=[index.store.path], on_report=on_report,
+                      on_error=lambda message: err.print(f"[yellow]Uwaga:[/] {message} Spróbuję przy następnej "
+                                                         "zmianie."))
+    except KeyboardInterrupt:
+        if syncing[0]:  # an interrupted write: the command line's usual Ctrl-C message and exit code 130
+            raise
+        err.print("Zakończono obserwowanie; indeks jest zgodny z folderami.")
 
 
 def check_command(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..errors import UserError
 from .options import DbOption, ModelOption, ServerOption
+from .output import err
 
 
 def serve_command(
@@ -19,6 +22,16 @@ def serve_command(
         typer.Option("--token", help="Token dostępu do strony, API i MCP (domyślnie $CHROMA_RAG_TOKEN).",
                      show_default=False),
     ] = None,
+    watch: Annotated[
+        list[Path] | None,
+        typer.Option("--obserwuj", metavar="FOLDER", help="Utrzymuj indeks zgodny z folderem w tle (nowe, zmienione, "
+                     "przeniesione i usunięte pliki; stan: /api/stan); można powtarzać (domyślnie żaden).",
+                     show_default=False),
+    ] = None,
+    polling: Annotated[
+        bool, typer.Option("--odpytuj", help="Z --obserwuj: sprawdzaj foldery co pół sekundy zamiast powiadomień "
+                           "systemu (udziały SMB/NFS; dla nich wybierane samo).")
+    ] = False,
     db: DbOption = None,
     model: ModelOption = None,
     server: ServerOption = None,
@@ -27,7 +40,26 @@ def serve_command(
     from ..serving.run import serve
     from ..serving.shared_index import SharedIndex
 
-    serve(SharedIndex(db, model=model, server=server), host, port, token)
+    index = SharedIndex(db, model=model, server=server)
+    if not watch:
+        serve(index, host, port, token)
+        return
+    from ..indexing.watch import BackgroundWatch
+    from .options import open_index
+
+    not_folders = [str(p) for p in watch if not p.is_dir()]
+    if not_folders:
+        raise UserError(f"--obserwuj działa tylko na folderach, a to nie są foldery: {', '.join(not_folders)}.")
+    writer = open_index(db, model, server=server)  # its own Index: writes never hold the readers' lock
+    if not writer.store.exists():  # the server needs a database to open; the first sync creates it
+        err.print("Pierwsze indeksowanie obserwowanych folderów…")
+        writer.add(watch, prune=True)
+    watcher = BackgroundWatch(watch, lambda: writer.add(watch, prune=True), polling or None, ignore=[writer.store.path])
+    watcher.start()
+    try:
+        serve(index, host, port, token, status=watcher.state.to_json)
+    finally:
+        watcher.stop()
 
 
 def mcp_command(db: DbOption = None, model: ModelOption = None, server: ServerOption = None) -> None:

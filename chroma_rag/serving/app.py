@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import mimetypes
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -38,8 +38,10 @@ _HTTP_MESSAGES = {
 }
 
 
-def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None) -> Starlette:
-    """Cała aplikacja nad ``index``; ``token`` – wymagany na każdej ścieżce, gdy podany."""
+def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
+              status: Callable[[], dict[str, object]] | None = None) -> Starlette:
+    """Cała aplikacja nad ``index``; ``token`` – wymagany na każdej ścieżce, gdy podany; ``status`` – stan
+    obserwowania folderów (serwuj --obserwuj) dla ``/api/stan``."""
     mcp = build_mcp(index)
     mcp_app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
@@ -59,6 +61,7 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None) -
         Route("/favicon.ico", lambda _: FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/api/pliki", lambda _: JSONResponse([info.to_json() for info in index.files()])),
+        Route("/api/stan", lambda _: JSONResponse({"obserwowanie": status() if status else None})),
         Route("/api/szukaj", _search(index)),
         Route("/api/jednostka", _unit(index)),
         Route("/api/pytaj", _ask(index), methods=["POST"]),

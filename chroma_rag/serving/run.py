@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import sys
+from collections.abc import Callable
 
 from ..api import Index
 from ..errors import UserError
@@ -16,7 +17,8 @@ KEEP_ALIVE_SECONDS = 5
 MAX_HEADER_BYTES = 16 * 1024
 
 
-def serve(index: Index, host: str, port: int, token: str | None) -> None:
+def serve(index: Index, host: str, port: int, token: str | None,
+          status: Callable[[], dict[str, object]] | None = None) -> None:
     """Strona, API i MCP na ``host:port``; poza pętlą zwrotną tylko z tokenem (inaczej ``UserError``)."""
     import uvicorn
 
@@ -25,7 +27,7 @@ def serve(index: Index, host: str, port: int, token: str | None) -> None:
     token = resolve_token(host, token)
     index.store.require_existing()
     _check_free(host, port)
-    app = build_app(index, host=host, token=token)
+    app = build_app(index, host=host, token=token, status=status)
     shown = f"[{host}]" if ":" in host else host
     print(f"chroma-rag: strona http://{shown}:{port}/ , MCP http://{shown}:{port}/mcp"
           f"{' (z tokenem)' if token else ''}; Ctrl-C kończy.", file=sys.stderr, flush=True)

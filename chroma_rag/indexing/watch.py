@@ -1,0 +1,178 @@
+"""Obserwowanie folderów (indeksuj/serwuj --obserwuj): zmiany plików zbierane przez watchfiles (inotify albo
+odpytywanie na udziałach sieciowych), indeksowane dopiero, gdy pliki przestaną się zmieniać, przez tę samą
+synchronizację co ``indeksuj --usun-brakujace`` (blokada bazy, wycofanie przerwanego zapisu)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UserError
+from ..ingest.loading import SUPPORTED_SUFFIXES
+from .report import IndexReport
+
+# A file counts as complete once no event arrived for SETTLE_SECONDS and its size and mtime did not change
+# over one more such interval: a copy in progress keeps producing events (inotify) or changing stats (polling).
+SETTLE_SECONDS = 1.0
+POLL_DELAY_MS = 500
+# /proc/mounts types where inotify sees no changes made by other machines.
+NETWORK_FILESYSTEMS = frozenset({
+    "cifs", "smb3", "smbfs", "nfs", "nfs4", "ncpfs", "afs", "9p", "ceph", "glusterfs", "fuse.glusterfs",
+    "fuse.sshfs", "fuse.rclone", "davfs", "fuse.davfs2", "lustre", "gpfs",
+})
+
+
+@dataclass
+class WatchState:
+    """Co robi obserwator – do wypisania w CLI i do ``/api/stan`` serwera."""
+
+    folders: list[str] = field(default_factory=list)
+    polling: bool = False
+    state: str = "startuje"  # startuje / czeka / indeksuje / zakonczony
+    pending: list[str] = field(default_factory=list)
+    syncs: int = 0
+    last_sync: float | None = None
+    last_error: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "foldery": self.folders, "odpytywanie": self.polling, "stan": self.state, "oczekujace": self.pending,
+            "synchronizacje": self.syncs, "ostatnia_synchronizacja": self.last_sync, "blad": self.last_error,
+        }
+
+
+def network_filesystem(path: Path, mounts: Path = Path("/proc/mounts")) -> str | None:
+    """Typ systemu plików sieciowego, na którym leży ``path`` (najdłuższy pasujący punkt montowania), albo None."""
+    try:
+        lines = mounts.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    target = path.resolve()
+    best, best_type = -1, None
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        point = Path(parts[1].replace("\\040", " "))
+        if (target == point or point in target.parents) and len(point.parts) > best:
+            best, best_type = len(point.parts), parts[2]
+    return best_type if best_type in NETWORK_FILESYSTEMS else None
+
+
+def watch_folders(
+    folders: list[Path],
+    sync: Callable[[], IndexReport],
+    *,
+    polling: bool | None = None,
+    ignore: Iterable[Path] = (),
+    stop: threading.Event | None = None,
+    state: WatchState | None = None,
+    on_report: Callable[[IndexReport], None] | None = None,
+    on_error: Callable[[str], None] | None = None,
+    settle: float = SETTLE_SECONDS,
+) -> None:
+    """Synchronizuje od razu, potem po każdej serii zmian, aż do ``stop`` (albo Ctrl-C – KeyboardInterrupt).
+
+    ``polling`` None: odpytywanie tylko dla folderów na systemach sieciowych. Błąd synchronizacji (np. baza
+    zablokowana dłużej niż czekanie) trafia do ``on_error``, a zmiany czekają na następną próbę."""
+    from watchfiles import DefaultFilter, watch
+
+    state = state if state is not None else WatchState()
+    state.folders = [str(f) for f in folders]
+    state.polling = polling if polling is not None else any(network_filesystem(f) for f in folders)
+    relevant = _filter(DefaultFilter(ignore_paths=[str(Path(p).resolve()) for p in ignore]))
+
+    def run_sync() -> bool:
+        state.state = "indeksuje"
+        try:
+            report = sync()
+        except UserError as exc:
+            state.last_error = str(exc)
+            if on_error:
+                on_error(str(exc))
+            return False
+        finally:
+            state.state = "czeka"
+        state.syncs += 1
+        state.last_sync = time.time()
+        state.last_error = None
+        if on_report:
+            on_report(report)
+        return True
+
+    pending: set[str] = set()
+    seen: dict[str, tuple[int, int] | None] | None = None
+    started = False
+    try:
+        for changes in watch(
+            *folders, watch_filter=relevant, stop_event=stop, rust_timeout=int(settle * 1000),
+            yield_on_timeout=True, force_polling=state.polling, poll_delay_ms=POLL_DELAY_MS,
+            ignore_permission_denied=True,
+        ):
+            if not started:  # the first catch-up runs once watching has begun, so nothing changed during it is lost
+                started = True
+                run_sync()
+            if changes:
+                pending |= {path for _, path in changes}
+                state.pending = sorted(pending)
+                seen = None
+                continue
+            if not pending:
+                continue
+            now = {path: _stat(path) for path in pending}
+            if now != seen:  # first quiet interval, or a slow writer changed the file without an event
+                seen = now
+                continue
+            if run_sync():
+                pending.clear()
+                state.pending = []
+            seen = None
+    finally:
+        state.state = "zakonczony"
+
+
+def _filter(default: Callable[[object, str], bool]) -> Callable[[object, str], bool]:
+    def relevant(change: object, path: str) -> bool:
+        if not default(change, path):
+            return False
+        suffix = Path(path).suffix.lower()
+        # a moved or deleted folder arrives as one event for the folder itself
+        return suffix in SUPPORTED_SUFFIXES or not suffix or Path(path).is_dir()
+
+    return relevant
+
+
+def _stat(path: str) -> tuple[int, int] | None:
+    try:
+        info = Path(path).stat()
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns
+
+
+class BackgroundWatch:
+    """``watch_folders`` w wątku tła serwera; ``state`` czyta ``/api/stan``, ``stop`` kończy po bieżącym zapisie."""
+
+    def __init__(self, folders: list[Path], sync: Callable[[], IndexReport], polling: bool | None = None,
+                 ignore: Iterable[Path] = ()) -> None:
+        self.state = WatchState(folders=[str(f) for f in folders])
+        self._stop = threading.Event()
+        self._args = (folders, sync, polling, list(ignore))
+        self._thread = threading.Thread(target=self._run, name="chroma-rag-obserwuj", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 60.0) -> None:
+        self._stop.set()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        folders, sync, polling, ignore = self._args
+        try:
+            watch_folders(folders, sync, polling=polling, ignore=ignore, stop=self._stop, state=self.state)
+        except Exception as exc:  # the server keeps answering; the status route tells why indexing stopped
+            self.state.last_error = f"Obserwowanie folderów przerwał nieoczekiwany błąd: {exc}"
