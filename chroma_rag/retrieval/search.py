@@ -50,9 +50,12 @@ class FusionSettings:
     # plan brings fragments on another subject, which this drops (bench/planning.py, docs/BENCHMARKS.md).
     plan_margin: float = 0.06
     query_margin: float = 0.0  # the same for a planned query as a whole (its similarity to the question)
-    # hinted units are judged on their own: statute wording of a good plan's queries may be farther from a
-    # colloquial question than its best fragment, while the hinted article of a good plan stays close to it
-    unit_margin: float = 0.02
+    # Hinted units are judged by rank, not by a similarity margin (e5 similarities of a colloquial question sit
+    # in a narrow band): the gate is the largest share of the hinted files' fragments the question itself may
+    # rank above the units. A right plan's unit is mostly in the first 1 %, a wrong one's anywhere, yet on all
+    # dev sets every gate below 1 dropped more right units than it saved from wrong plans, whose lists the
+    # plan margin already discounts; act-wise cross-validation chose 1 (bench/planning.py, BENCHMARKS.md).
+    unit_gate: float = 1.0
 
     def weight(self, source: str) -> float:
         """Waga listy fuzji według jej źródła (``FusionList.source``)."""
@@ -99,6 +102,8 @@ class FusionList:
     source: str
     ids: list[str]
     query_similarity: float | None = None  # a planned query's similarity to the question itself
+    # hinted units: the share of the hinted files' fragments the question itself ranks above the units' best
+    file_percentile: float | None = None
 
 
 @dataclass
@@ -199,14 +204,21 @@ class Searcher:
             for hit in hits:
                 hit.score = hit.similarity
             return _dedupe(hits, self.fusion)[: request.k]
-        lists = self.fusion_lists(request, query_vector, depth)
+        return self.fused_hits(self.fusion_lists(request, query_vector, depth), query_vector, request.k)
+
+    def fused_hits(
+        self, lists: list[FusionList], query_vector: np.ndarray, k: int, fusion: FusionSettings | None = None
+    ) -> list[Hit]:
+        """Listy fuzji → ``k`` fragmentów, jedna część na jednostkę: ``rank`` po ``fusion_lists``; publiczne, żeby
+        pomiar (``bench/planning.py``) liczył listy raz i łączył je z różnymi ustawieniami dokładnie tak samo."""
+        fusion = fusion or self.fusion
         similarity = self.collection.similarities(list({i for item in lists for i in item.ids}), query_vector)
-        scores = fuse(lists, similarity, self.fusion)
-        ordered = sorted(scores, key=lambda i: -scores[i])[:depth]
+        scores = fuse(lists, similarity, fusion)
+        ordered = sorted(scores, key=lambda i: -scores[i])[: max(fusion.depth, k)]
         hits = self.collection.hits(ordered, query_vector)
         for hit in hits:
             hit.score = scores[hit.id]
-        return _dedupe(hits, self.fusion)[: request.k]
+        return _dedupe(hits, fusion)[:k]
 
     def fusion_lists(self, request: SearchRequest, query_vector: np.ndarray, depth: int) -> list[FusionList]:
         """Listy do fuzji: pytania (słowa, wektor, odwołania z pytania) i – z planem – każdego planowanego
@@ -246,8 +258,15 @@ class Searcher:
         units = [u for u in plan.units if not filters.articles or _same_unit(u, filters.articles)]
         if hinted is not None and units:
             ranked = self.collection.ranked(query_vector, depth, build_where(replace(hinted, articles=units)))
-            lists.append(FusionList("jednostki", [i for i, _ in ranked]))
+            if ranked:
+                share = self.share_ranked_above(ranked[0][1], hinted_where, query_vector)
+                lists.append(FusionList("jednostki", [i for i, _ in ranked], file_percentile=share))
         return lists
+
+    def share_ranked_above(self, similarity: float, where: dict | None, query_vector: np.ndarray) -> float:
+        """Jaka część fragmentów spełniających ``where`` jest bliżej pytania niż ``similarity`` (0 – żaden)."""
+        pool = self.collection.similarities(self.collection.ids(where), query_vector)
+        return sum(value > similarity for value in pool.values()) / len(pool) if pool else 1.0
 
     def keyword_ids(self, query: str, depth: int, where: dict | None) -> list[str]:
         assert self.keywords is not None, "tryb słowny wymaga indeksu słów"
@@ -276,7 +295,8 @@ def validate(request: SearchRequest) -> None:
 def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSettings) -> dict[str, float]:
     """RRF list pytania i planu, mierzonych podobieństwem do pytania względem jego najlepszego fragmentu
     (``similarity``: id → podobieństwo do pytania): zapytanie planu dalsze niż ``query_margin`` odpada
-    w całości, wskazane jednostki – gdy ich najbliższy fragment jest dalszy niż ``unit_margin``; z list planu
+    w całości, wskazane jednostki – gdy pytanie stawia ich najbliższy fragment niżej niż ``unit_gate`` (część
+    fragmentów wskazanych plików przed nim); z list planu
     odpadają fragmenty dalsze niż ``plan_margin``, a lista waży tyle, jaka część jej czołówki została.
     Listy pytania liczą się ze stałą RRF ``rrf_k``, listy planu z ``plan_rrf_k``."""
     own = [similarity.get(i, 0.0) for item in lists if item.source.endswith("/pytanie") for i in item.ids]
@@ -288,8 +308,8 @@ def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSe
         ids, weight = item.ids, fusion.weight(item.source)
         if item.query_similarity is not None and item.query_similarity < best - fusion.query_margin:
             continue  # a planned query farther from the question than its own best fragment: off the subject
-        if item.source == "jednostki" and (not ids or similarity.get(ids[0], 0.0) < best - fusion.unit_margin):
-            continue  # the list is ranked by the question itself: its first fragment is the units' closest
+        if item.source == "jednostki" and (item.file_percentile is None or item.file_percentile > fusion.unit_gate):
+            continue  # the question itself ranks the hinted units low within their files: a wrong hint
         if item.source.endswith("/pytanie"):
             own_lists.append((weight, ids))
         else:
