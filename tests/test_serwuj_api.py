@@ -360,3 +360,23 @@ def test_too_many_requests_at_once_get_a_polish_503(
     assert "za dużo zapytań naraz" in busy.json()["blad"]
     assert get(base, "/api/szukaj", q="dane osobowe").status_code == 200
 
+
+
+def test_slow_planning_holds_up_no_other_search(base: str, fake_llm: FakeLlm) -> None:
+    """Pytanie modelu czatu o plan idzie bez blokady indeksu: zwykłe wyszukiwanie nie czeka na wolny model."""
+    import threading
+
+    fake_llm.default = Reply(text=ANSWER, delay=4)
+    question = f"dane osobowe pacjenta {time.monotonic_ns()}"  # never in the plan cache
+    slow = threading.Thread(target=lambda: httpx.post(f"{base}/api/pytaj", json={"pytanie": question}, timeout=60))
+    try:
+        slow.start()
+        time.sleep(1)  # the slow question is now waiting for its plan
+        started = time.monotonic()
+        plain = get(base, "/api/szukaj", q="dane osobowe", tryb="slowa")
+        elapsed = time.monotonic() - started
+    finally:
+        slow.join()
+        fake_llm.default = Reply(text=ANSWER)
+    assert plain.status_code == 200
+    assert elapsed < 2.0, f"wyszukiwanie czekało {elapsed:.1f} s na plan innego pytania"
