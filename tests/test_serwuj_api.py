@@ -380,3 +380,21 @@ def test_slow_planning_holds_up_no_other_search(base: str, fake_llm: FakeLlm) ->
         fake_llm.default = Reply(text=ANSWER)
     assert plain.status_code == 200
     assert elapsed < 2.0, f"wyszukiwanie czekało {elapsed:.1f} s na plan innego pytania"
+
+
+def test_time_limit_answers_while_the_search_still_waits(
+    base: str, two_acts_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Wyszukiwanie czekające na blokadę bazy (np. trwa indeksowanie) dostaje 503 po limicie, nie po blokadzie."""
+    from chroma_rag.serving import security
+    from chroma_rag.storage.locking import DbLock
+
+    monkeypatch.setattr(security, "REQUEST_SECONDS", 1.0)
+    with DbLock(two_acts_db, 10).writing(None, "indeksuj"):
+        started = time.monotonic()
+        response = get(base, "/api/szukaj", q="dane osobowe")
+        elapsed = time.monotonic() - started
+        time.sleep(max(0.0, 4 - elapsed))
+    assert response.status_code == 503 and "dłużej niż" in response.json()["blad"]
+    assert elapsed < 3.0, f"limit 1 s, odpowiedź po {elapsed:.1f} s"
+    assert get(base, "/api/szukaj", q="dane osobowe").status_code == 200
