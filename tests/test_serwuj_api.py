@@ -398,3 +398,33 @@ def test_time_limit_answers_while_the_search_still_waits(
     assert response.status_code == 503 and "dłużej niż" in response.json()["blad"]
     assert elapsed < 3.0, f"limit 1 s, odpowiedź po {elapsed:.1f} s"
     assert get(base, "/api/szukaj", q="dane osobowe").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "message"),
+    [
+        ({"Content-Type": "text/plain"}, 415, "Content-Type: application/json"),
+        ({"Content-Type": "application/json", "Origin": "http://evil.example"}, 403, "z innej strony"),
+    ],
+)
+def test_pytaj_refuses_what_a_foreign_page_can_send(
+    base: str, fake_llm: FakeLlm, headers: dict, status: int, message: str
+) -> None:
+    """CSRF: formularz ``text/plain`` i ``fetch`` z obcej strony nie każą serwerowi pytać modelu czatu."""
+    asked = len(fake_llm.requests)
+    response = httpx.post(f"{base}/api/pytaj", content=b'{"pytanie": "urlop"}', headers=headers, timeout=60)
+    assert response.status_code == status and message in response.json()["blad"]
+    assert len(fake_llm.requests) == asked
+
+
+def test_pytaj_from_the_servers_own_page_is_allowed(base: str) -> None:
+    headers = {"Origin": base, "Accept": "application/json"}
+    response = httpx.post(f"{base}/api/pytaj", json={"pytanie": "prawo do informacji"}, headers=headers, timeout=60)
+    assert response.status_code == 200, response.text
+
+
+def test_login_from_another_port_of_loopback_is_refused(guarded: str) -> None:
+    """Inny port 127.0.0.1 to dla przeglądarki ta sama witryna (ciasteczko SameSite jedzie), ale inne pochodzenie."""
+    other = guarded.rsplit(":", 1)[0] + ":1"
+    response = httpx.post(f"{guarded}/logowanie", data={"token": "tajny-token"}, headers={"Origin": other}, timeout=60)
+    assert response.status_code == 403 and "z innej strony" in response.json()["blad"]

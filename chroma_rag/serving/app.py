@@ -23,7 +23,16 @@ from ..errors import UserError
 from .answers import answer_events, sse
 from .mcp_tools import build_mcp, mcp_transport_security
 from .params import query_from_body, query_from_params
-from .security import BodyTooLarge, LoopbackHost, RequestLimits, TokenGuard, error, error_status, is_loopback
+from .security import (
+    BodyTooLarge,
+    LoopbackHost,
+    RequestLimits,
+    TokenGuard,
+    error,
+    error_status,
+    is_loopback,
+    refused_state_change,
+)
 
 STATIC = Path(__file__).with_name("static")
 T = TypeVar("T")
@@ -116,6 +125,9 @@ def _unit(index: Index):
 
 def _ask(index: Index):
     async def ask(request: Request) -> Response:
+        refused = refused_state_change(request)
+        if refused is not None:
+            return refused
         try:
             body = await request.json()
         except ValueError:
