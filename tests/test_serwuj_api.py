@@ -172,6 +172,8 @@ def test_pytaj_json_chat_model_failure_is_502_not_the_clients_fault(base: str, f
         (b"[1, 2]", 400, "musi być obiektem JSON"),
         (b'{"pytanie": ""}', 400, "Brakuje pytania"),
         (b'{"pytanie": "urlop", "rok": true}', 400, "„rok” musi być liczbą"),
+        (b'{"pytanie": "urlop", "k": 1.5}', 400, "„k” musi być liczbą całkowitą"),
+        (b'{"pytanie": "urlop", "k": 1e400}', 400, "„k” musi być liczbą całkowitą"),
         (b'{"pytanie": "urlop", "plik": [{"a": 1}]}', 400, "Filtr „plik” przyjmuje napisy"),
         (b'{"pytanie": "' + b"x" * (MAX_BODY_BYTES + 10) + b'"}', 413, "za duża"),
     ],
