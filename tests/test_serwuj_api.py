@@ -172,6 +172,8 @@ def test_pytaj_json_chat_model_failure_is_502_not_the_clients_fault(base: str, f
         (b"[1, 2]", 400, "musi być obiektem JSON"),
         (b'{"pytanie": ""}', 400, "Brakuje pytania"),
         (b'{"pytanie": "urlop", "rok": true}', 400, "„rok” musi być liczbą"),
+        (b'{"pytanie": "urlop", "k": 1.5}', 400, "„k” musi być liczbą całkowitą"),
+        (b'{"pytanie": "urlop", "k": 1e400}', 400, "„k” musi być liczbą całkowitą"),
         (b'{"pytanie": "urlop", "plik": [{"a": 1}]}', 400, "Filtr „plik” przyjmuje napisy"),
         (b'{"pytanie": "' + b"x" * (MAX_BODY_BYTES + 10) + b'"}', 413, "za duża"),
     ],
@@ -360,3 +362,71 @@ def test_too_many_requests_at_once_get_a_polish_503(
     assert "za dużo zapytań naraz" in busy.json()["blad"]
     assert get(base, "/api/szukaj", q="dane osobowe").status_code == 200
 
+
+
+def test_slow_planning_holds_up_no_other_search(base: str, fake_llm: FakeLlm) -> None:
+    """Pytanie modelu czatu o plan idzie bez blokady indeksu: zwykłe wyszukiwanie nie czeka na wolny model."""
+    import threading
+
+    fake_llm.default = Reply(text=ANSWER, delay=4)
+    question = f"dane osobowe pacjenta {time.monotonic_ns()}"  # never in the plan cache
+    slow = threading.Thread(target=lambda: httpx.post(f"{base}/api/pytaj", json={"pytanie": question}, timeout=60))
+    try:
+        slow.start()
+        time.sleep(1)  # the slow question is now waiting for its plan
+        started = time.monotonic()
+        plain = get(base, "/api/szukaj", q="dane osobowe", tryb="slowa")
+        elapsed = time.monotonic() - started
+    finally:
+        slow.join()
+        fake_llm.default = Reply(text=ANSWER)
+    assert plain.status_code == 200
+    assert elapsed < 2.0, f"wyszukiwanie czekało {elapsed:.1f} s na plan innego pytania"
+
+
+def test_time_limit_answers_while_the_search_still_waits(
+    base: str, two_acts_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Wyszukiwanie czekające na blokadę bazy (np. trwa indeksowanie) dostaje 503 po limicie, nie po blokadzie."""
+    from chroma_rag.serving import security
+    from chroma_rag.storage.locking import DbLock
+
+    monkeypatch.setattr(security, "REQUEST_SECONDS", 1.0)
+    with DbLock(two_acts_db, 10).writing(None, "indeksuj"):
+        started = time.monotonic()
+        response = get(base, "/api/szukaj", q="dane osobowe")
+        elapsed = time.monotonic() - started
+        time.sleep(max(0.0, 4 - elapsed))
+    assert response.status_code == 503 and "dłużej niż" in response.json()["blad"]
+    assert elapsed < 3.0, f"limit 1 s, odpowiedź po {elapsed:.1f} s"
+    assert get(base, "/api/szukaj", q="dane osobowe").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "message"),
+    [
+        ({"Content-Type": "text/plain"}, 415, "Content-Type: application/json"),
+        ({"Content-Type": "application/json", "Origin": "http://evil.example"}, 403, "z innej strony"),
+    ],
+)
+def test_pytaj_refuses_what_a_foreign_page_can_send(
+    base: str, fake_llm: FakeLlm, headers: dict, status: int, message: str
+) -> None:
+    """CSRF: formularz ``text/plain`` i ``fetch`` z obcej strony nie każą serwerowi pytać modelu czatu."""
+    asked = len(fake_llm.requests)
+    response = httpx.post(f"{base}/api/pytaj", content=b'{"pytanie": "urlop"}', headers=headers, timeout=60)
+    assert response.status_code == status and message in response.json()["blad"]
+    assert len(fake_llm.requests) == asked
+
+
+def test_pytaj_from_the_servers_own_page_is_allowed(base: str) -> None:
+    headers = {"Origin": base, "Accept": "application/json"}
+    response = httpx.post(f"{base}/api/pytaj", json={"pytanie": "prawo do informacji"}, headers=headers, timeout=60)
+    assert response.status_code == 200, response.text
+
+
+def test_login_from_another_port_of_loopback_is_refused(guarded: str) -> None:
+    """Inny port 127.0.0.1 to dla przeglądarki ta sama witryna (ciasteczko SameSite jedzie), ale inne pochodzenie."""
+    other = guarded.rsplit(":", 1)[0] + ":1"
+    response = httpx.post(f"{guarded}/logowanie", data={"token": "tajny-token"}, headers={"Origin": other}, timeout=60)
+    assert response.status_code == 403 and "z innej strony" in response.json()["blad"]

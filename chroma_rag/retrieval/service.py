@@ -4,6 +4,7 @@ zapytania, całe jednostki i ocena. ``chroma_rag.api.Index`` deleguje tu wszystk
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ class Retrieval:
         self._keywords: dict[str, KeywordIndex] = {}
         self._searchers: dict[str, tuple[Any, str, Searcher]] = {}
         self._planner: Planner | None = None
+        # held around every read of the cached searchers; a server sets a lock shared by its threads
+        self.guard: AbstractContextManager[Any] = nullcontext()
 
     def collection(self) -> ChunkCollection:
         embedder = self._embedder()
@@ -54,14 +57,21 @@ class Retrieval:
         mode, filters = checked_search(k, mode, threshold, filters)
         self.store.require_existing()
         _ = self._embedder()  # resolved before the read session: it may need its own short read of the DB
-        with read_session(self.store):
+        with self.guard, read_session(self.store):
             if filters is not None and filters.files:
                 filters = resolve_files(filters, *self.file_names())
             searcher = self.searcher(mode)
             request = SearchRequest(question, k, filters, mode, threshold)
-            if rewrite:
-                request.plan = self.plan(searcher, request, settings, fresh_plan)
-            return searcher.search(request)
+            if not rewrite:
+                return searcher.search(request)
+            validate(request)
+            catalog = self.catalog(searcher, request)
+        # the chat model is asked outside the guard and the read session: a slow model holds up no other search
+        planner = self.planner(settings)
+        planner.use_cache = not fresh_plan
+        request.plan = planner.plan(request.question, catalog)
+        with self.guard, read_session(self.store):
+            return self.searcher(mode).search(request)
 
     def plan(self, searcher: Searcher, request: SearchRequest, settings: LlmSettings | None, fresh: bool) -> Plan:
         """Plan zapytania od modelu czatu dla ``request`` (z pamięci planów, chyba że ``fresh``)."""

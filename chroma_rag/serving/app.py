@@ -7,7 +7,9 @@ import logging
 import mimetypes
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
+import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -21,9 +23,19 @@ from ..errors import UserError
 from .answers import answer_events, sse
 from .mcp_tools import build_mcp, mcp_transport_security
 from .params import query_from_body, query_from_params
-from .security import BodyTooLarge, LoopbackHost, RequestLimits, TokenGuard, error, error_status, is_loopback
+from .security import (
+    BodyTooLarge,
+    LoopbackHost,
+    RequestLimits,
+    TokenGuard,
+    error,
+    error_status,
+    is_loopback,
+    refused_state_change,
+)
 
 STATIC = Path(__file__).with_name("static")
+T = TypeVar("T")
 log = logging.getLogger("chroma_rag.serwuj")
 # The page runs only its own script and styles and cannot be framed by another site.
 PAGE_HEADERS = {
@@ -86,22 +98,28 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
     )
 
 
+async def in_thread(function: Callable[..., T], *args: Any) -> T:
+    """``function`` w wątku roboczym; gdy minie limit czasu zapytania, odpowiedź 503 wychodzi od razu, a wątek
+    kończy się w tle (wątku nie da się przerwać, a Starlette czekałby na niego mimo limitu)."""
+    return await anyio.to_thread.run_sync(lambda: function(*args), abandon_on_cancel=True)
+
+
 def _search(index: Index):
-    def search(request: Request) -> Response:
+    async def search(request: Request) -> Response:
         query = query_from_params(request.query_params)
-        result = index.search(query.question, k=query.k, filters=query.filters, mode=query.mode)
+        result = await in_thread(index.search, query.question, query.k, query.filters, query.mode)
         return JSONResponse(result.to_json())
 
     return search
 
 
 def _unit(index: Index):
-    def unit(request: Request) -> Response:
+    async def unit(request: Request) -> Response:
         file, art = request.query_params.get("plik", ""), request.query_params.get("art", "")
         if not file.strip() or not art.strip():
             return error(400, "Podaj plik i jednostkę, np. /api/jednostka?plik=ustawa.pdf&art=5.")
         try:
-            found = index.unit(file, art)
+            found = await in_thread(index.unit, file, art)
         except UserError as exc:
             return error(404, exc.message("web"))
         return JSONResponse(found.to_json())
@@ -111,6 +129,9 @@ def _unit(index: Index):
 
 def _ask(index: Index):
     async def ask(request: Request) -> Response:
+        refused = refused_state_change(request)
+        if refused is not None:
+            return refused
         try:
             body = await request.json()
         except ValueError:

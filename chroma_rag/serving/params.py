@@ -82,7 +82,8 @@ def _texts(values: list[Any], key: str) -> list[str]:
 def _number(value: Any, key: str) -> int | None:
     if value is None or value == "":
         return None
-    if isinstance(value, bool):
+    # JSON gives 1.5 and 1e400 (infinity) as floats; int() would silently round the one and fail on the other
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
         raise BadRequest(f"Pole „{key}” musi być liczbą całkowitą, a ma wartość „{value}”.")
     try:
         return int(value)

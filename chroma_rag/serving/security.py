@@ -61,6 +61,25 @@ def error_status(exc: UserError) -> int:
     return 502 if isinstance(exc, ServiceError) else 400
 
 
+def cross_origin(request: Request) -> bool:
+    """Zapytanie wysłane ze strony innego pochodzenia (inny host albo port – także inny port 127.0.0.1, który
+    przeglądarka uznaje za tę samą witrynę i dołącza ciasteczko). Bez nagłówka ``Origin`` to nie przeglądarka
+    (curl, klient API), więc nie ma czego podrabiać."""
+    origin = request.headers.get("origin")
+    return origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}"
+
+
+def refused_state_change(request: Request, needs_json: bool = True) -> Response | None:
+    """Odmowa zapytania zmieniającego stan (pytanie modelu czatu na koszt serwera, logowanie) od obcej strony:
+    formularz i ``fetch(no-cors)`` nie wyślą ``application/json`` ani zgodnego ``Origin``."""
+    if cross_origin(request):
+        return error(403, "Zapytanie z innej strony niż ten serwer jest odrzucane – otwórz stronę serwera.")
+    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if needs_json and content_type != "application/json":
+        return error(415, "Wyślij treść jako JSON z nagłówkiem „Content-Type: application/json”.")
+    return None
+
+
 class TokenGuard:
     """Każda ścieżka (strona, API, MCP, dokumenty) wymaga tokenu; strona dostaje go z formularza logowania,
     który zapisuje w ciasteczku skrót tokenu (sam token nie trafia do przeglądarki po zalogowaniu)."""
@@ -96,6 +115,9 @@ class TokenGuard:
     async def _login(self, request: Request) -> Response:
         if request.method != "POST":
             return HTMLResponse(_login_page(""))
+        refused = refused_state_change(request, needs_json=False)
+        if refused is not None:
+            return refused
         form = await request.form()
         given = str(form.get("token", ""))
         if not hmac.compare_digest(given.encode(), self._token.encode()):
