@@ -32,7 +32,7 @@ from common import write_section  # noqa: E402
 from chroma_rag import Index  # noqa: E402
 from chroma_rag.filters import build_where  # noqa: E402
 from chroma_rag.retrieval.evaluation import Question, evaluate, load_questions  # noqa: E402
-from chroma_rag.retrieval.search import DEFAULT_FUSION, Searcher, SearchRequest, _dedupe  # noqa: E402
+from chroma_rag.retrieval.search import DEFAULT_FUSION, Searcher, SearchRequest, dedupe_units  # noqa: E402
 from chroma_rag.storage.where import matches_where  # noqa: E402
 
 DEFAULT_QUESTIONS = ROOT.parent / "shared" / "dane" / "pytania-dev.jsonl"
@@ -169,7 +169,7 @@ def main() -> None:
             return ranked(corpus, question, s(position[question.text]))
 
         def alone_ranker(question: Question, v=vector_list) -> list:
-            return _dedupe(searcher.collection.hits(v(question)), DEFAULT_FUSION)[:10]
+            return dedupe_units(searcher.collection.hits(v(question)), DEFAULT_FUSION)[:10]
 
         hybrid = VariantSearcher(searcher.collection, searcher.embedder, searcher.keywords,
                                  vector_list=lambda text, v=vector_list: v(by_text[text]))

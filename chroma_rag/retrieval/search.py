@@ -203,7 +203,7 @@ class Searcher:
             hits = self.collection.query(query_vector, depth, build_where(request.filters or SearchFilters()))
             for hit in hits:
                 hit.score = hit.similarity
-            return _dedupe(hits, self.fusion)[: request.k]
+            return dedupe_units(hits, self.fusion)[: request.k]
         return self.fused_hits(self.fusion_lists(request, query_vector, depth), query_vector, request.k)
 
     def fused_hits(
@@ -218,7 +218,7 @@ class Searcher:
         hits = self.collection.hits(ordered, query_vector)
         for hit in hits:
             hit.score = scores[hit.id]
-        return _dedupe(hits, fusion)[:k]
+        return dedupe_units(hits, fusion)[:k]
 
     def fusion_lists(self, request: SearchRequest, query_vector: np.ndarray, depth: int) -> list[FusionList]:
         """Listy do fuzji: pytania (słowa, wektor, odwołania z pytania) i – z planem – każdego planowanego
@@ -367,7 +367,7 @@ def _hinted_filters(plan: Plan, filters: SearchFilters) -> SearchFilters | None:
     return replace(filters, files=files) if files else None
 
 
-def _dedupe(hits: list[Hit], fusion: FusionSettings) -> list[Hit]:
+def dedupe_units(hits: list[Hit], fusion: FusionSettings) -> list[Hit]:
     """Jedna (najlepsza) część na jednostkę: kolejne części tego samego artykułu nie zabierają miejsc."""
     if not fusion.one_per_unit:
         return hits
