@@ -123,7 +123,8 @@ def main() -> None:
     parser.add_argument("--dane", type=Path, default=DATA)
     args = parser.parse_args()
     index = Index(args.baza)
-    searcher = index.searcher("hybryda")
+    # a gated fusion makes the unit lists carry their rank within the hinted files, which the grid varies
+    searcher = replace(index.searcher("hybryda"), fusion=replace(DEFAULT_FUSION, unit_gate=0.0))
     cases = prepare(index, searcher, args.dane)
     planned = [c for c in cases if "plan" in c.plans]
     grid = [replace(DEFAULT_FUSION, unit_gate=g, question_weight=q, plan_margin=m)

@@ -259,7 +259,9 @@ class Searcher:
         if hinted is not None and units:
             ranked = self.collection.ranked(query_vector, depth, build_where(replace(hinted, articles=units)))
             if ranked:
-                share = self.share_ranked_above(ranked[0][1], hinted_where, query_vector)
+                # a pass over every fragment of the hinted files: only where a gate will read it
+                gated = self.fusion.unit_gate < 1.0
+                share = self.share_ranked_above(ranked[0][1], hinted_where, query_vector) if gated else None
                 lists.append(FusionList("jednostki", [i for i, _ in ranked], file_percentile=share))
         return lists
 
@@ -308,7 +310,9 @@ def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSe
         ids, weight = item.ids, fusion.weight(item.source)
         if item.query_similarity is not None and item.query_similarity < best - fusion.query_margin:
             continue  # a planned query farther from the question than its own best fragment: off the subject
-        if item.source == "jednostki" and (item.file_percentile is None or item.file_percentile > fusion.unit_gate):
+        if item.source == "jednostki" and fusion.unit_gate < 1.0 and (
+            item.file_percentile is None or item.file_percentile > fusion.unit_gate
+        ):
             continue  # the question itself ranks the hinted units low within their files: a wrong hint
         if item.source.endswith("/pytanie"):
             own_lists.append((weight, ids))

@@ -67,18 +67,20 @@ class Retrieval:
             validate(request)
             catalog = self.catalog(searcher, request)
         # the chat model is asked outside the guard and the read session: a slow model holds up no other search
-        planner = self.planner(settings)
-        planner.use_cache = not fresh_plan
-        request.plan = planner.plan(request.question, catalog)
+        request.plan = self.ask_planner(request.question, catalog, settings, fresh_plan)
         with self.guard, read_session(self.store):
             return self.searcher(mode).search(request)
 
     def plan(self, searcher: Searcher, request: SearchRequest, settings: LlmSettings | None, fresh: bool) -> Plan:
         """Plan zapytania od modelu czatu dla ``request`` (z pamięci planów, chyba że ``fresh``)."""
         validate(request)
+        return self.ask_planner(request.question, self.catalog(searcher, request), settings, fresh)
+
+    def ask_planner(self, question: str, catalog: Catalog, settings: LlmSettings | None, fresh: bool) -> Plan:
+        """Plan od modelu czatu dla gotowego katalogu – bez blokady i sesji odczytu, bo to wywołanie sieciowe."""
         planner = self.planner(settings)
         planner.use_cache = not fresh
-        return planner.plan(request.question, self.catalog(searcher, request))
+        return planner.plan(question, catalog)
 
     def planner(self, settings: LlmSettings | None = None) -> Planner:
         """Planista zapytań tej bazy (plany zapamiętane w jej katalogu danych pochodnych, ``plany/``)."""
