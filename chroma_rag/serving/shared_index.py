@@ -1,29 +1,60 @@
-"""Indeks dzielony przez wątki serwera: odczyty buforowanych wyszukiwarek po jednym naraz (wyszukiwarki, indeks
-słów i model embeddingów nie są pisane pod równoległe wątki); plan od modelu czatu i odpowiedź modelu płyną
-bez blokady, więc wolny model nie wstrzymuje innych wyszukiwań."""
+"""Indeks dzielony przez wątki serwera: wyszukiwania biegną równolegle, wyłączne jest tylko odświeżenie
+buforów po zmianie bazy.
+
+Co jest bezpieczne wątkowo, a co nie (sprawdzone w kodzie, Chroma 1.5.9):
+- klient Chromy (``PersistentClient``) – tak, zapytania z wielu wątków jednego procesu; niebezpieczna jest
+  tylko wymiana klienta po zapisie innego procesu (zamknięcie klienta, którego używa inny wątek) – tę
+  szereguje ``Store.opened`` (``storage/store.py``);
+- model embeddingu (onnxruntime ``InferenceSession.run``) – tak, sesja jest współdzielona; leniwe pierwsze
+  wczytanie modelu szereguje ten moduł;
+- migawka (``Snapshot``) i indeks słów w pamięci – do odczytu tak (tablice numpy, niezmieniane po zbudowaniu);
+  budowę migawki szereguje ``storage/collection.py``, a budowę wyszukiwarki i dociągnięcie indeksu słów – ten
+  moduł.
+Wersja kolekcji w folderze zmienia się tylko pod wyłączną blokadą pliku (``storage/locking.py``), a każde
+wyszukiwanie trzyma współdzieloną przez całą sesję odczytu – więc póki jakiś wątek czyta, nikt nie podmienia
+mu wyszukiwarki ani klienta. Plan od modelu czatu i odpowiedź modelu płyną bez żadnej blokady."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
-from ..api import FileInfo, Index
-from ..retrieval.units import Unit
+from ..api import Index
+from ..embedding.embedder import Embedder
+from ..retrieval.keyword import KeywordIndex
+from ..retrieval.search import DEFAULT_MODE, Searcher
+from ..retrieval.service import Retrieval
+from ..storage.collection import ChunkCollection
 
 
-class SharedIndex(Index):
-    """``Index``, którego odczyty magazynu są szeregowane jedną blokadą; ``Retrieval.search`` bierze ją tylko
-    na lokalne kroki wyszukiwania, nie na pytanie modelu czatu o plan."""
+class _ThreadedRetrieval(Retrieval):
+    """``Retrieval``, w którym tylko budowa/odświeżenie wyszukiwarki i indeksu słów są po jednym naraz."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._lock = threading.RLock()
-        self.retrieval.guard = self._lock
+        self._refresh = threading.RLock()  # searcher() calls sync_keywords()
 
-    def unit(self, file: str, art: str) -> Unit:
-        with self._lock:
-            return super().unit(file, art)
+    def searcher(self, mode: str = DEFAULT_MODE) -> Searcher:
+        with self._refresh:
+            return super().searcher(mode)
 
-    def files(self) -> list[FileInfo]:
-        with self._lock:
-            return super().files()
+    def sync_keywords(self, collection: ChunkCollection | None = None) -> KeywordIndex:
+        with self._refresh:
+            return super().sync_keywords(collection)
+
+
+class SharedIndex(Index):
+    """``Index`` dla wielu wątków: czytelnicy nie czekają na siebie (zob. opis modułu)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._model_lock = threading.Lock()
+        plain = self.retrieval
+        self.retrieval = _ThreadedRetrieval(plain.store, lambda: self.embedder, plain._lemmatizer)
+
+    def _get_embedder(self, wait: float, on_wait: Callable[[str], None] | None = None) -> Embedder:
+        if self._embedder is not None:
+            return self._embedder
+        with self._model_lock:  # two first requests would load the model twice
+            return super()._get_embedder(wait, on_wait)

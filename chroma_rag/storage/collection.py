@@ -3,6 +3,7 @@ odczyty stronicowane i lokalna migawka do wyszukiwania z filtrem."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -19,6 +20,8 @@ VERSION_KEY = "zmiana"  # collection metadata: a new uuid after every write thro
 
 # Loaded snapshots by folder: the id → row map is built once per process and collection version.
 _SNAPSHOTS: dict[str, snapshots.Snapshot] = {}
+# one thread builds (and saves) a snapshot, the others wait for it instead of writing the same files at once
+_SNAPSHOTS_LOCK = threading.Lock()
 
 
 class ChunkCollection(FilteredRanking):
@@ -114,17 +117,20 @@ class ChunkCollection(FilteredRanking):
         found = _SNAPSHOTS.get(key)
         if found is not None and found.marker == marker:
             return found
-        previous = found
-        found = snapshots.load(self._snapshot_dir, marker)
-        if found is None:
-            try:
-                found = self._next_snapshot(marker, previous)
-            except (OSError, TypeError, ValueError):
-                return None
-            if self.version() != marker:
-                return None
-        _SNAPSHOTS[key] = found
-        return found
+        with _SNAPSHOTS_LOCK:
+            previous = _SNAPSHOTS.get(key)
+            if previous is not None and previous.marker == marker:  # built by the thread we waited for
+                return previous
+            found = snapshots.load(self._snapshot_dir, marker)
+            if found is None:
+                try:
+                    found = self._next_snapshot(marker, previous)
+                except (OSError, TypeError, ValueError):
+                    return None
+                if self.version() != marker:
+                    return None
+            _SNAPSHOTS[key] = found
+            return found
 
     def _next_snapshot(self, marker: str, previous: snapshots.Snapshot | None) -> snapshots.Snapshot:
         assert self._snapshot_dir is not None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +29,8 @@ TOKEN_HEADER = "X-Chroma-Token"
 
 # One reading client per DB folder in this process, with the change mark it was opened at (Store.opened).
 _READ_CLIENTS: dict[str, tuple[str, Any]] = {}
+# server threads open read sessions at once: one of them swaps a stale client, the others wait and reuse the new one
+_READ_CLIENTS_LOCK = threading.Lock()
 
 
 def default_db_path() -> Path:
@@ -203,15 +206,16 @@ class Store:
             return
         key = str(self.path.resolve())
         if reuse:
-            current = self.generation()
-            cached = _READ_CLIENTS.get(key)
-            if cached is not None and cached[0] != current:
-                _READ_CLIENTS.pop(key)[1].close()
-                cached = None
-            if cached is None:
-                self._client = None
-                _READ_CLIENTS[key] = (current, self.client)
-            self._client = _READ_CLIENTS[key][1]
+            with _READ_CLIENTS_LOCK:
+                current = self.generation()
+                cached = _READ_CLIENTS.get(key)
+                if cached is not None and cached[0] != current:
+                    _READ_CLIENTS.pop(key)[1].close()
+                    cached = None
+                if cached is None:
+                    self._client = None
+                    _READ_CLIENTS[key] = (current, self.client)
+                self._client = _READ_CLIENTS[key][1]
             yield
             return
         stale = _READ_CLIENTS.pop(key, None)
