@@ -319,6 +319,9 @@ def test_stop_ends_the_answer_and_the_server_stops_reading_the_model(browser, ba
         page.press("#pytanie", "Control+Enter")  # Ctrl+Enter asks
         until(page, "document.getElementById('odpowiedz-tekst').textContent.includes('słowo5')")
         assert page.locator("#szukaj").is_disabled() and page.locator("#zapytaj").is_disabled()
+        # a turning spinner beside the text, not only the text
+        spinner = "getComputedStyle(document.querySelector('#komunikat.czeka'), '::before').animationName"
+        assert page.evaluate(spinner) == "obrot"
         page.click("#zatrzymaj")
         page.wait_for_selector("#odpowiedz[data-gotowa='zatrzymana']")
         assert page.locator("#zatrzymaj").is_hidden() and page.locator("#szukaj").is_enabled()
@@ -329,6 +332,16 @@ def test_stop_ends_the_answer_and_the_server_stops_reading_the_model(browser, ba
     finally:
         fake_llm.default = Reply(text=ANSWER)
     assert fake_llm.streamed and fake_llm.streamed[0] < 150, fake_llm.streamed  # 201 pieces were there to read
+    page.close()
+
+
+def test_enter_searches_without_asking_the_model(browser, base: str, fake_llm: FakeLlm) -> None:
+    fake_llm.requests.clear()
+    page = opened(browser, base)
+    page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+    page.press("#pytanie", "Enter")
+    page.wait_for_selector("#wyniki li")
+    assert page.locator("#odpowiedz").is_hidden() and not fake_llm.requests
     page.close()
 
 
@@ -370,4 +383,23 @@ def test_last_questions_are_remembered_in_the_browser(browser, base: str) -> Non
     page.wait_for_selector("#historia option", state="attached")
     questions = page.locator("#historia option").evaluate_all("(options) => options.map((o) => o.value)")
     assert questions[:2] == ["prawo do informacji o stanie zdrowia", "przetwarzanie danych osobowych"]
+    page.close()
+
+
+def test_copy_citation_and_answer_with_its_sources(browser, base: str) -> None:
+    browser.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+    page = opened(browser, base)
+    page.select_option("#plik", PATIENTS)
+    search(page, "prawo do informacji o stanie zdrowia")
+    page.locator("#wyniki li .kopiuj").first.click()
+    page.wait_for_selector("#komunikat:has-text('Skopiowano')")
+    assert page.evaluate("navigator.clipboard.readText()") == f"[{PATIENTS}, art. 9]"
+
+    page.press("#pytanie", "Control+Enter")
+    page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    page.click("#kopiuj-odpowiedz")
+    page.wait_for_selector("#komunikat:has-text('Skopiowano')")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith(ANSWER + "\n\nŹródła:\n1. ")
+    assert copied.split("\n")[3].startswith(f"1. [{PATIENTS}, art. 9], str. ")
     page.close()

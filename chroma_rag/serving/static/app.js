@@ -127,6 +127,31 @@ async function loadFilters() {
   }
 }
 
+// "[plik, art. N]": the citation as the model and the CLI write it, to paste into a note or a letter.
+function citationOf(hit) {
+  const unit = unitLabel(hit.art);
+  return `[${shownName(hit.plik, hit.sciezka)}${unit ? `, ${unit}` : ""}]`;
+}
+
+// text: a string, or a function giving it at the click (the answer is known only when it has streamed).
+function copyOnClick(button, text) {
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(typeof text === "function" ? text() : text);
+      say("Skopiowano do schowka.");
+    } catch (_) {
+      say("Nie udało się skopiować – przeglądarka nie pozwala stronie pisać do schowka.", true);
+    }
+  });
+  return button;
+}
+
+function copyButton(label, text) {
+  const button = element("button", label, "drugi kopiuj");
+  button.type = "button";
+  return copyOnClick(button, text);
+}
+
 function renderHit(hit) {
   const item = element("li");
   const header = element("div", "", "naglowek");
@@ -147,6 +172,7 @@ function renderHit(hit) {
     whole.addEventListener("click", () => showUnit(hit.plik, hit.art, hit.sciezka, hit.tekst));
     actions.append(whole);
   }
+  actions.append(copyButton("skopiuj cytat", citationOf(hit)));
   actions.append(documentLink(hit.plik, hit.strona, hit.sciezka));
   item.append(actions);
   return item;
@@ -237,6 +263,8 @@ function clearAnswer() {
   $("zrodla").replaceChildren();
   $("zrodla-naglowek").hidden = true;
   $("ostrzezenie").hidden = true;
+  $("kopiuj-odpowiedz").hidden = true;
+  answerWithSources = "";
 }
 
 // Citations not among the fragments sent (the API's "niepasujace_cytaty") are marked, not linked.
@@ -276,12 +304,16 @@ function renderAnswer(text, hits, invented) {
     : "";
 }
 
+// The answer as the model wrote it, with its sources listed under it (for a note outside the page).
+let answerWithSources = "";
+
 function renderSources(hits) {
   $("zrodla").replaceChildren(...hits.map((hit, i) => {
     const item = element("li", `${shownName(hit.plik, hit.sciezka)}${hit.art ? `, ${unitLabel(hit.art)}` : ""}, `
       + `str. ${pages(hit.strona, hit.strona_do)} `);
     item.id = `zrodlo-${i + 1}`;
     item.append(documentLink(hit.plik, hit.strona, hit.sciezka));
+    item.append(" ", copyButton("skopiuj cytat", citationOf(hit)));
     return item;
   }));
   $("zrodla-naglowek").hidden = !hits.length;
@@ -347,6 +379,10 @@ async function ask() {
         if (data.fragmenty.length) {
           renderAnswer(data.odpowiedz, data.fragmenty, data.niepasujace_cytaty || []);
           renderSources(data.fragmenty);
+          answerWithSources = `${data.odpowiedz}\n\nŹródła:\n`
+            + data.fragmenty.map((hit, i) => `${i + 1}. ${citationOf(hit)}, str. ${pages(hit.strona, hit.strona_do)}`)
+              .join("\n");
+          $("kopiuj-odpowiedz").hidden = false;
           showHits(data.fragmenty, "prog");
           say(data.model ? `Odpowiedź modelu ${data.model}.` : "Odpowiedź bez modelu czatu.");
         } else {
@@ -376,6 +412,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("formularz").addEventListener("submit", search);
   $("zapytaj").addEventListener("click", ask);
   $("zatrzymaj").addEventListener("click", () => streaming && streaming.abort());
+  copyOnClick($("kopiuj-odpowiedz"), () => answerWithSources);
   $("pytanie").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); ask(); }
   });
