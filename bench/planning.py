@@ -30,15 +30,10 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 from chroma_rag import Index  # noqa: E402
+from chroma_rag.retrieval.calibration import DEFAULT_CALIBRATION, DEFAULT_FUSION, Calibration  # noqa: E402
 from chroma_rag.retrieval.evaluation import Question, first_hit_rank, load_questions, metrics  # noqa: E402
 from chroma_rag.retrieval.planning import parse_plan  # noqa: E402
-from chroma_rag.retrieval.search import (  # noqa: E402
-    DEFAULT_FUSION,
-    DEFAULT_THRESHOLD,
-    FusionSettings,
-    Searcher,
-    SearchRequest,
-)
+from chroma_rag.retrieval.search import Searcher, SearchRequest  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "dane"
 SETS = (("pytania-dev", "plany-dev"), ("potoczne-dev", "plany-potoczne-dev"), ("egzaminy-dev", None))
@@ -96,10 +91,13 @@ def prepare(index: Index, searcher: Searcher, data: Path) -> list[Case]:
     return cases
 
 
-def outcome(searcher: Searcher, case: Case, variant: str, fusion: FusionSettings) -> tuple[int | None, bool]:
+def outcome(searcher: Searcher, case: Case, variant: str, calibration: Calibration,
+            threshold: float | None = None) -> tuple[int | None, bool]:
     plan, lists = case.plans.get(variant, case.plans["bez planu"])
-    hits = searcher.fused_hits(lists, case.vector, K, fusion)
-    refused = searcher.refuses(case.question.text, hits, DEFAULT_THRESHOLD, plan, case.question.filters)
+    hits = searcher.fused_hits(lists, case.vector, K, calibration.fusion)
+    threshold = calibration.threshold if threshold is None else threshold
+    refused = searcher.refuses(case.question.text, hits, threshold, plan, case.question.filters,
+                               calibration.refusal_bump)
     return (None if refused else first_hit_rank(hits, case.question)), refused
 
 
@@ -127,7 +125,7 @@ def main() -> None:
     searcher = replace(index.searcher("hybryda"), fusion=replace(DEFAULT_FUSION, unit_gate=0.0))
     cases = prepare(index, searcher, args.dane)
     planned = [c for c in cases if "plan" in c.plans]
-    grid = [replace(DEFAULT_FUSION, unit_gate=g, question_weight=q, plan_margin=m)
+    grid = [replace(DEFAULT_CALIBRATION, fusion=replace(DEFAULT_FUSION, unit_gate=g, question_weight=q, plan_margin=m))
             for g, q, m in itertools.product((0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 1.0), (1, 2), (0.06, 1.0))]
     variants = ("bez planu", "plan", "plan błędny")
     results = {n: {v: [outcome(searcher, c, v, f) for c in planned] for v in variants} for n, f in enumerate(grid)}
@@ -152,7 +150,7 @@ def main() -> None:
                     held[v][i] = results[best][v][i]
 
     def describe(n: int) -> str:
-        g = grid[n]
+        g = grid[n].fusion
         return f"unit_gate {g.unit_gate}, pytanie ×{g.question_weight}, plan_margin {g.plan_margin}"
 
     sizes = ", ".join(f"{k} {v}" for k, v in Counter(c.dataset for c in planned).items())
@@ -163,8 +161,8 @@ def main() -> None:
     for v in variants:
         print(row(f"walidacja po aktach, {v}", summary(held[v], planned)))
     full = choose(list(range(len(planned))))
-    default = [outcome(searcher, c, "plan", DEFAULT_FUSION) for c in planned]
-    print(row("domyślna (DEFAULT_FUSION), plan", summary(default, planned)))
+    default = [outcome(searcher, c, "plan", DEFAULT_CALIBRATION) for c in planned]
+    print(row("domyślna (DEFAULT_CALIBRATION), plan", summary(default, planned)))
     for v in ("bez planu", "plan", "plan błędny", "bez jednostek", "same dokumenty", "jednostki -5", "jednostki -1",
               "jednostki +1", "jednostki +5"):
         print(row(f"wybór na całości ({describe(full)}): {v}",
@@ -178,7 +176,27 @@ def main() -> None:
         print(f"  {describe(n)}: {s_plan['hit@5']:.2f} / {s_plan['mrr']:.2f} ; błędny {s_wrong['hit@5']:.2f}")
     exams = [c for c in cases if c.dataset == "egzaminy-dev"]
     print("\n" + row(f"egzaminy-dev bez planu (n={len(exams)}), domyślna",
-                     summary([outcome(searcher, c, "bez planu", DEFAULT_FUSION) for c in exams], exams)))
+                     summary([outcome(searcher, c, "bez planu", DEFAULT_CALIBRATION) for c in exams], exams)))
+    print(f"\nCalibration wybrana na całości: {grid[full]!r}")
+    threshold_curve(searcher, planned, exams, grid[full])
+
+
+def threshold_curve(searcher: Searcher, planned: list[Case], exams: list[Case], calibration: Calibration) -> None:
+    """Próg → pytania z odpowiedzią utracone (plan właściwy i egzaminy bez planu) wobec pytań spoza odrzuconych
+    (z planem i bez): próg wybiera się z zapasem od pierwszej utraty, nie jako najwyższy bez utrat."""
+    print("\nkrzywa progu (wszystkie zbiory):\n")
+    print("| próg | utracone z planem | utracone egzaminy bez planu | spoza odrzucone z planem | spoza bez planu |")
+    print("|---|---|---|---|---|")
+    outside = [c for c in planned if not c.question.answerable]
+    for step in range(76, 91):
+        value = step / 100
+        lost_planned = sum(outcome(searcher, c, "plan", calibration, value)[1]
+                           for c in planned if c.question.answerable)
+        lost_exams = sum(outcome(searcher, c, "bez planu", calibration, value)[1] for c in exams)
+        refused_planned = sum(outcome(searcher, c, "plan", calibration, value)[1] for c in outside)
+        refused_plain = sum(outcome(searcher, c, "bez planu", calibration, value)[1] for c in outside)
+        print(f"| {value:.2f} | {lost_planned} | {lost_exams} | {refused_planned}/{len(outside)} | "
+              f"{refused_plain}/{len(outside)} |")
 
 
 if __name__ == "__main__":

@@ -270,6 +270,32 @@ def test_plan_naming_no_document_refuses_an_outside_question(capsys, db, fake):
     assert result["plan"]["dokumenty"] == []
 
 
+def test_a_plan_whose_named_unit_the_rankings_confirm_is_never_refused(capsys, db, fake):
+    # a threshold no colloquial question reaches: only the plan's confirmed unit may keep the answer
+    _, unplanned, _ = szukaj(capsys, db, QUESTION, "--prog", "0.99")
+    fake.enqueue(plan_reply(PLAN))
+    _, planned, _ = szukaj(capsys, db, QUESTION, "--przepisz", "--prog", "0.99")
+    assert unplanned["wyniki"] == [] and unplanned["powod"] == "prog"
+    assert ranked_units(planned)[0] == (PATIENTS, "27")
+
+
+def test_a_plan_naming_a_unit_the_rankings_do_not_put_first_is_still_refused(capsys, db, fake):
+    # the right file, but a unit that the question and the planned queries rank below others: no confirmation
+    fake.enqueue(plan_reply({**PLAN, "zapytania": [OUTSIDE], "jednostki": ["art. 1"]}))
+    _, planned, _ = szukaj(capsys, db, OUTSIDE, "--przepisz", "--prog", "0.99")
+    assert planned["wyniki"] == [] and planned["powod"] == "prog"
+
+
+def test_calibration_is_the_one_source_of_the_products_numbers():
+    from chroma_rag.config import DEFAULT_THRESHOLD
+    from chroma_rag.retrieval import search
+    from chroma_rag.retrieval.calibration import DEFAULT_CALIBRATION
+
+    assert search.DEFAULT_FUSION is DEFAULT_CALIBRATION.fusion
+    assert search.DEFAULT_THRESHOLD == DEFAULT_CALIBRATION.threshold == DEFAULT_THRESHOLD
+    assert DEFAULT_CALIBRATION.refusal_bump > 0
+
+
 def test_replayed_plans_come_from_the_shared_file(ustawy):
     plans = load_plans(ustawy.parent / "plany-dev.jsonl")
     rotated = load_plans(ustawy.parent / "plany-dev.jsonl", rotate=1)

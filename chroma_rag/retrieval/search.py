@@ -11,12 +11,13 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..config import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
 from ..embedding.embedder import Embedder
 from ..errors import UsageError, UserError
 from ..filters import SearchFilters, article_key, build_where, normalize_article
 from ..models import Hit, Plan, SearchResult
 from ..storage.collection import ChunkCollection
+from .calibration import DEFAULT_CALIBRATION, DEFAULT_FUSION, FusionSettings
+from .calibration import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
 from .keyword import KeywordIndex
 from .references import References, find_references
 
@@ -27,57 +28,6 @@ MODES = ("hybryda", "wektor", "slowa")
 DEFAULT_MODE = "hybryda"
 
 
-@dataclass(frozen=True)
-class FusionSettings:
-    """Parametry fuzji dostrojone na zbiorze dev (``chroma-rag ocena``, ``bench/quality.py``)."""
-
-    rrf_k: int = 60
-    vector_weight: float = 1.0
-    keyword_weight: float = 1.5
-    reference_weight: float = 1.0
-    depth: int = 50
-    one_per_unit: bool = True
-    # Planned search (``Plan``): each planned query, the hinted documents and the hinted units add lists to
-    # the question's own (those count ``question_weight`` times). Chosen leave-one-out on the dev set.
-    question_weight: float = 1.0
-    query_weight: float = 1.0
-    document_weight: float = 1.0
-    unit_weight: float = 2.0
-    # RRF constant of the planned lists: a statute-worded query ranks the answering unit first, so its top
-    # places must count more than breadth across many lists (k 60 let a fragment ranked 3rd everywhere win)
-    plan_rrf_k: int = 5
-    # A planned list keeps only fragments nearly as similar to the question itself as its best one: a wrong
-    # plan brings fragments on another subject, which this drops (bench/planning.py, docs/BENCHMARKS.md).
-    plan_margin: float = 0.06
-    query_margin: float = 0.0  # the same for a planned query as a whole (its similarity to the question)
-    # Hinted units are judged by rank, not by a similarity margin (e5 similarities of a colloquial question sit
-    # in a narrow band): the gate is the largest share of the hinted files' fragments the question itself may
-    # rank above the units. A right plan's unit is mostly in the first 1 %, a wrong one's anywhere, yet on all
-    # dev sets every gate below 1 dropped more right units than it saved from wrong plans, whose lists the
-    # plan margin already discounts; act-wise cross-validation chose 1 (bench/planning.py, BENCHMARKS.md).
-    unit_gate: float = 1.0
-
-    def weight(self, source: str) -> float:
-        """Waga listy fuzji według jej źródła (``FusionList.source``)."""
-        base = {
-            "slowa": self.keyword_weight,
-            "wektor": self.vector_weight,
-            "odwolanie": self.reference_weight,
-            # a unit the question names ("art. 3 ustawy o …") counts as much as being first in both legs
-            "jednostka": self.vector_weight + self.keyword_weight,
-        }
-        kind, _, origin = source.partition("/")
-        if origin == "pytanie":  # scaling every list alike leaves an unplanned ranking unchanged
-            return self.question_weight * base[kind]
-        if origin == "plan":
-            return self.query_weight * base.get(kind, 1.0)
-        if origin == "dokumenty":
-            return self.document_weight * base.get(kind, 1.0)
-        return self.unit_weight
-
-
-DEFAULT_FUSION = FusionSettings()
-PLAN_REFUSAL_MARGIN = 0.05
 AGREEMENT_DEPTH = 10  # how many first fragments of a planned list show whether it is on the question's subject
 COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
 
@@ -172,21 +122,25 @@ class Searcher:
         threshold: float | None,
         plan: Plan | None = None,
         filters: SearchFilters | None = None,
+        refusal_bump: float = DEFAULT_CALIBRATION.refusal_bump,
     ) -> bool:
         """„Nic trafnego”: najlepszy wynik jest semantycznie słaby (podobieństwo poniżej progu) i nie
         wszystkie słowa pytania występują w pierwszych wynikach. Pełne pokrycie ratuje krótkie zapytania
         hasłowe („dane”, „urlop”), dla których e5 daje niskie podobieństwo, choć tekst je zawiera.
 
-        Jednostka wskazana filtrem (``--art``) nigdy nie jest odmawiana. Plan bez dokumentów (model uznał,
-        że żaden plik nie zawiera odpowiedzi) podnosi próg o ``PLAN_REFUSAL_MARGIN``."""
+        Jednostka wskazana filtrem (``--art``) nigdy nie jest odmawiana, tak samo jednostka z planu, którą
+        potwierdził ranking (``confirmed_unit``). Plan bez dokumentów (model uznał,
+        że żaden plik nie zawiera odpowiedzi) podnosi próg o ``refusal_bump`` (``Calibration``)."""
         if filters is not None and filters.articles:
             return False
         planned = plan is not None and plan.ok
+        if planned and hits and confirmed_unit(hits[0], plan):
+            return False
         # planned lists may put first a fragment a little less similar to the question than another one found
         best = [max(hits, key=lambda hit: hit.similarity)] if planned and hits else hits
         nothing_named = planned and not plan.documents
         if threshold is not None and nothing_named:
-            threshold += PLAN_REFUSAL_MARGIN
+            threshold += refusal_bump
         if not refuses(best, threshold):
             return False
         if self.keywords is None or nothing_named:
@@ -283,6 +237,13 @@ class Searcher:
 def refuses(hits: list[Hit], threshold: float | None) -> bool:
     """Czy pewność najlepszego wyniku jest poniżej progu (warunek semantyczny odmowy)."""
     return threshold is not None and bool(hits) and confidence(hits[0]) < threshold
+
+
+def confirmed_unit(hit: Hit, plan: Plan) -> bool:
+    """Czy najlepszy wynik fuzji to jednostka, którą plan nazwał w pliku, który nazwał. Wtedy plan i rankingi
+    zgadzają się co do odpowiedzi: podobieństwo potocznego pytania do języka ustawy bywa niskie właśnie tam,
+    gdzie plan jest potrzebny, więc próg nie może takiej odpowiedzi odrzucić."""
+    return hit.file in plan.documents and bool(hit.art) and _same_unit(hit.art, plan.units)
 
 
 def validate(request: SearchRequest) -> None:

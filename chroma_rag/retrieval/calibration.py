@@ -1,0 +1,78 @@
+"""Kalibracja wyszukiwania w jednym miejscu: próg „nic trafnego”, jego podbicie przy planie bez dokumentów,
+wagi fuzji (pytania i planu) i bramki rang. Wartości wybiera ``bench/planning.py`` walidacją krzyżową po aktach
+na wszystkich zbiorach dev (docs/BENCHMARKS.md); produkt używa ``DEFAULT_CALIBRATION``. Moduł lekki (bez
+Chromy i modelu), żeby pomoc CLI mogła z niego czytać."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# the threshold lives in ``config`` (the shared base layer may not import ``retrieval``), which the settings
+# help prints; the calibration takes it from there so the number is written once
+from ..config import DEFAULT_THRESHOLD
+
+
+@dataclass(frozen=True)
+class FusionSettings:
+    """Parametry fuzji: nogi pytania dostrojone ``bench/quality.py``, listy planu ``bench/planning.py``."""
+
+    rrf_k: int = 60
+    vector_weight: float = 1.0
+    keyword_weight: float = 1.5
+    reference_weight: float = 1.0
+    depth: int = 50
+    one_per_unit: bool = True
+    # Planned search (``Plan``): each planned query, the hinted documents and the hinted units add lists to
+    # the question's own (those count ``question_weight`` times). Chosen leave-one-out on the dev set.
+    question_weight: float = 1.0
+    query_weight: float = 1.0
+    document_weight: float = 1.0
+    unit_weight: float = 2.0
+    # RRF constant of the planned lists: a statute-worded query ranks the answering unit first, so its top
+    # places must count more than breadth across many lists (k 60 let a fragment ranked 3rd everywhere win)
+    plan_rrf_k: int = 5
+    # A planned list keeps only fragments nearly as similar to the question itself as its best one: a wrong
+    # plan brings fragments on another subject, which this drops (bench/planning.py, docs/BENCHMARKS.md).
+    plan_margin: float = 0.06
+    query_margin: float = 0.0  # the same for a planned query as a whole (its similarity to the question)
+    # Hinted units are judged by rank, not by a similarity margin (e5 similarities of a colloquial question sit
+    # in a narrow band): the gate is the largest share of the hinted files' fragments the question itself may
+    # rank above the units. A right plan's unit is mostly in the first 1 %, a wrong one's anywhere, yet on all
+    # dev sets every gate below 1 dropped more right units than it saved from wrong plans, whose lists the
+    # plan margin already discounts; act-wise cross-validation chose 1 (bench/planning.py, BENCHMARKS.md).
+    unit_gate: float = 1.0
+
+    def weight(self, source: str) -> float:
+        """Waga listy fuzji według jej źródła (``FusionList.source``)."""
+        base = {
+            "slowa": self.keyword_weight,
+            "wektor": self.vector_weight,
+            "odwolanie": self.reference_weight,
+            # a unit the question names ("art. 3 ustawy o …") counts as much as being first in both legs
+            "jednostka": self.vector_weight + self.keyword_weight,
+        }
+        kind, _, origin = source.partition("/")
+        if origin == "pytanie":  # scaling every list alike leaves an unplanned ranking unchanged
+            return self.question_weight * base[kind]
+        if origin == "plan":
+            return self.query_weight * base.get(kind, 1.0)
+        if origin == "dokumenty":
+            return self.document_weight * base.get(kind, 1.0)
+        return self.unit_weight
+
+
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Wszystkie liczby, od których zależy ranking i odmowa: próg pewności (``search.confidence``), podbicie
+    progu, gdy plan nie wskazał żadnego dokumentu, i parametry fuzji (wagi list, bramki rang)."""
+
+    threshold: float = DEFAULT_THRESHOLD
+    # a plan with ``dokumenty: []`` is the planner saying no file answers: demand more of the best hit
+    refusal_bump: float = 0.05
+    fusion: FusionSettings = field(default_factory=FusionSettings)
+
+
+DEFAULT_CALIBRATION = Calibration()
+DEFAULT_FUSION = DEFAULT_CALIBRATION.fusion
