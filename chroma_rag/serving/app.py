@@ -5,9 +5,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import mimetypes
-from collections.abc import AsyncIterator, Callable
+import os
+import stat
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
+from urllib.parse import quote
 
 import anyio
 from starlette.applications import Starlette
@@ -80,9 +83,10 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
         Route("/dokumenty/{plik}", _document(index)),
         *mcp_app.routes,
     ]
+    # limits wrap the token guard, so the login form gets the same body and connection limits as the API
     middleware = [Middleware(RequestLimits, untimed_prefixes=("/mcp", "/api/pytaj"))]
     if token:
-        middleware.insert(0, Middleware(TokenGuard, token=token))
+        middleware.append(Middleware(TokenGuard, token=token))
     if is_loopback(host):
         middleware.insert(0, Middleware(LoopbackHost))
     return Starlette(
@@ -163,12 +167,40 @@ def _document(index: Index):
             return error(409, f"Plik „{name}” jest w kilku folderach ({folders}) – otwórz go z wyników wyszukiwania "
                               "albo dodaj ?sciezka=PEŁNA_ŚCIEŻKA.")
         path = Path(recorded[0])
-        if not path.is_file():
-            return error(404, f"Pliku „{name}” nie ma już na dysku ({path.parent}) – zaindeksuj go ponownie.")
+        handle = _open_indexed(path)
+        if handle is None:
+            return error(404, f"Pliku „{name}” nie ma już na dysku pod zaindeksowaną ścieżką ({path.parent}) albo "
+                              "został podmieniony na dowiązanie – zaindeksuj go ponownie.")
         media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        return FileResponse(path, media_type=media_type, filename=path.name, content_disposition_type="inline")
+        return StreamingResponse(_chunks(handle), media_type=media_type,
+                                 headers={"Content-Disposition": f"inline; filename*=utf-8''{quote(path.name)}",
+                                          "Content-Length": str(os.fstat(handle.fileno()).st_size)})
 
     return document
+
+
+def _open_indexed(path: Path) -> BinaryIO | None:
+    """Zaindeksowany plik otwarty tylko wtedy, gdy to wciąż zwykły plik dokładnie pod zapisaną ścieżką: dowiązanie
+    w miejscu pliku (O_NOFOLLOW) albo któregoś folderu (rozwiązana ścieżka inna niż zapisana – indeks zapisuje
+    ścieżki już rozwiązane) nie prowadzi nigdzie indziej, np. do /etc/passwd."""
+    try:
+        if os.path.realpath(path) != str(path):
+            return None
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    handle = os.fdopen(descriptor, "rb")
+    opened, now = os.fstat(descriptor), os.stat(os.path.realpath(path))
+    # a folder swapped between the check and the open: the opened file is not the one at the recorded path
+    if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (now.st_dev, now.st_ino):
+        handle.close()
+        return None
+    return handle
+
+
+def _chunks(handle: BinaryIO) -> Iterator[bytes]:
+    with handle:
+        yield from iter(lambda: handle.read(1 << 16), b"")
 
 
 async def _http_error(_: Request, exc: Exception) -> Response:

@@ -118,7 +118,10 @@ class TokenGuard:
         refused = refused_state_change(request, needs_json=False)
         if refused is not None:
             return refused
-        form = await request.form()
+        try:
+            form = await request.form()
+        except BodyTooLarge as exc:  # raised by RequestLimits, which wraps this guard
+            return error(413, str(exc))
         given = str(form.get("token", ""))
         if not hmac.compare_digest(given.encode(), self._token.encode()):
             return HTMLResponse(_login_page("Zły token – spróbuj jeszcze raz."), status_code=401)
@@ -137,6 +140,17 @@ def _login_page(message: str) -> str:
 autofocus></label> <button type="submit">Zaloguj</button></form></main></body></html>"""
 
 
+def host_name(host: str) -> str | None:
+    """Nazwa z nagłówka ``Host`` („nazwa”, „nazwa:port”, „[::1]:port”) albo ``None``, gdy port nie jest liczbą
+    (``127.0.0.1:evil``, ``127.0.0.1:80@evil.com`` – nie wolno sprawdzać tylko części przed ostatnim dwukropkiem)."""
+    name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+    if not colon:
+        return host
+    if not port.isascii() or not port.isdigit() or int(port) > 65535:
+        return None
+    return name
+
+
 class LoopbackHost:
     """Na pętli zwrotnej bez tokenu tylko nagłówek ``Host`` 127.0.0.1/localhost: strona z innej domeny nie
     przeczyta API przez nazwę DNS przestawioną na 127.0.0.1 (DNS rebinding)."""
@@ -147,8 +161,7 @@ class LoopbackHost:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
-            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-            if name not in LOOPBACK_NAMES:
+            if host_name(host) not in LOOPBACK_NAMES:
                 await error(400, f"Nieoczekiwana nazwa hosta „{host}” – otwórz stronę pod http://127.0.0.1:PORT/.")(
                     scope, receive, send
                 )
