@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zainstalowano
 
-.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan ocena ocena-plan serwer serwuj przegladarka
+.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan ocena ocena-plan serwer serwuj przegladarka narzedzia-js
 
 install: $(STAMP)
 
@@ -18,12 +18,19 @@ run: $(STAMP)
 	$(VENV)/bin/chroma-rag indeksuj dane/
 	$(VENV)/bin/chroma-rag szukaj "Ile dni urlopu przysługuje pracownikowi?"
 
-test: $(STAMP) przegladarka
+test: $(STAMP) przegladarka narzedzia-js
 	$(PY) -m pytest
 
 # Test strony (tests/test_strona.py) steruje Debianowym chromium przez Playwright – bez pobierania przeglądarki.
 przegladarka:
 	@test -x /usr/bin/chromium || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
+
+# axe-core (dostępność strony) w wersji z tests/js/package-lock.json
+narzedzia-js: tests/js/node_modules/axe-core/axe.min.js
+
+tests/js/node_modules/axe-core/axe.min.js: tests/js/package.json tests/js/package-lock.json
+	cd tests/js && npm ci --no-audit --no-fund
+	touch $@
 
 test-wolne: $(STAMP)
 	$(PY) -m pytest -m wolne

@@ -352,6 +352,23 @@ def test_favicon(browser, base: str) -> None:
     page.close()
 
 
+AXE = REPO / "tests" / "js" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def accessibility_violations(page) -> list[str]:
+    """Naruszenia WCAG 2.1 A/AA według axe-core (etykiety, kolejność fokusu, kontrast) na stronie, jaka jest teraz."""
+    assert AXE.exists(), "brak axe-core – uruchom: make narzedzia-js"
+    # served from the page's own origin: the page's CSP (script-src 'self') stays on and still allows it
+    url = page.url.split("/?")[0].rstrip("/") + "/__axe.min.js"
+    page.route(url, lambda route: route.fulfill(path=str(AXE), content_type="text/javascript"))
+    page.add_script_tag(url=url)
+    found = page.evaluate(
+        "axe.run(document, {runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']})"
+        ".then((r) => r.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))"
+    )
+    return found
+
+
 ENGLISH = ("undefined", "null", "NaN", "Error", "error", "Traceback", "Failed to fetch", "--plik", "chroma-rag lista")
 
 
@@ -371,6 +388,7 @@ def test_visible_text_and_layout_in_both_schemes_and_widths(browser, base: str, 
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     dark = sum(int(v) for v in background[4:-1].split(",")[:3]) < 200
     assert dark == (scheme == "dark"), background
+    assert accessibility_violations(page) == []
     page.close()
 
 
