@@ -16,11 +16,16 @@ class UserError(Exception):
     wartości bierze ``web``); ``message(surface)`` wybiera właściwe."""
 
     exit_code = 1
+    kind = "zle_wejscie"  # what went wrong, for a surface's own status code (HTTP), not for the wording
 
-    def __init__(self, message: str = "", *, web: str | None = None, mcp: str | None = None) -> None:
+    def __init__(
+        self, message: str = "", *, web: str | None = None, mcp: str | None = None, kind: str | None = None
+    ) -> None:
         super().__init__(message)
         self.web = web
         self.mcp = mcp
+        if kind is not None:
+            self.kind = kind
 
     def message(self, surface: Surface) -> str:
         """Zdanie dla powierzchni: ``cli`` – wiersz poleceń, ``web`` – strona i JSON API, ``mcp`` – narzędzia MCP."""
@@ -40,6 +45,53 @@ class UsageError(UserError):
 class ServiceError(UserError):
     """Usługa, od której zależy wynik (model czatu, serwer embeddingów, serwer Chromy), zawiodła, odrzuciła
     nasze zapytanie albo jest nieosiągalna – to nie wina pytającego; serwer HTTP odpowiada wtedy 502."""
+
+
+class UnknownFile(UserError):
+    """Nazwa pliku, której nie ma w indeksie; ``suggestions`` – najbliższe nazwy z indeksu."""
+
+    kind = "nieznany_plik"
+
+    def __init__(self, file: str, suggestions: list[str] | None = None) -> None:
+        self.file, self.suggestions = file, list(suggestions or [])
+        said = f"W indeksie nie ma pliku „{file}”."
+        if self.suggestions:
+            said += f" Może chodziło o: {', '.join(self.suggestions)}?"
+        super().__init__(
+            f"{said} Listę plików pokazuje: chroma-rag lista.",
+            web=f"{said} Wybierz plik z listy filtrów.",
+            mcp=f"{said} Nazwy plików zwraca narzędzie lista_plikow.",
+        )
+
+
+class AmbiguousFile(UserError):
+    """Nazwa kilku różnych plików (w różnych folderach); ``paths`` – ich pełne ścieżki."""
+
+    kind = "niejednoznaczny_plik"
+
+    def __init__(self, file: str, paths: list[str], cli_example: str) -> None:
+        self.file, self.paths = file, list(paths)
+        said = f"„{file}” to nazwa kilku różnych plików: {', '.join(self.paths)} –"
+        super().__init__(
+            f"{said} podaj pełną ścieżkę jednego z nich, np. {cli_example}.",
+            web=f"{said} wybierz jeden z nich z listy filtrów albo otwórz go z wyników wyszukiwania.",
+            mcp=f"{said} podaj w parametrze „plik” pełną ścieżkę jednego z nich.",
+        )
+
+
+class MissingUnit(UserError):
+    """W pliku nie ma jednostki (artykułu, paragrafu) o tym numerze."""
+
+    kind = "brak_jednostki"
+
+    def __init__(self, file: str, art: str) -> None:
+        self.file, self.art = file, art
+        said = f"W pliku „{file}” nie ma jednostki {art}."
+        super().__init__(
+            f'{said} Numery jednostek pokazuje: chroma-rag szukaj "…" --plik {file}.',
+            web=f"{said} Numery jednostek widać w wynikach wyszukiwania w tym pliku.",
+            mcp=f"{said} Numery jednostek pokazuje narzędzie szukaj z parametrem „plik”.",
+        )
 
 
 class UnreadableFile(UserError):

@@ -46,9 +46,12 @@ async def exercise(client: Client) -> None:
     unit = structured(await client.call_tool("pokaz_jednostke", {"plik": PATIENTS, "art": "24"}))
     assert unit["cytat"] == f"[{PATIENTS}, art. 24]"
     assert [v["wersja"] for v in unit["wersje"]] == ["obecna", "przyszla"]
+    for pages in (unit, *unit["wersje"]):
+        assert "strona_od" not in pages and 1 <= pages["strona"] <= pages["strona_do"]
 
     missing = await client.call_tool("pokaz_jednostke", {"plik": "nie.pdf", "art": "1"})
     assert missing.is_error and "nie ma pliku „nie.pdf”" in missing.content[0].text
+    assert "lista_plikow" in missing.content[0].text and "chroma-rag" not in missing.content[0].text
 
 
 def test_mcp_stdio(two_acts_db: Path, local_cache: Path) -> None:

@@ -90,6 +90,9 @@ def test_pokaz_cli(two_acts_db: Path, capsys: pytest.CaptureFixture[str], monkey
     assert "[obecna]" in out and "<przyszła>" in out
     code, out, _ = run_cli(capsys, "pokaz", PATIENTS, "24", "--json", "--baza", two_acts_db)
     assert code == 0 and json.loads(out) == Index(two_acts_db).unit(PATIENTS, "24").to_json()
+    data = json.loads(out)  # page fields as in szukaj --json (README, „Pola stron”): strona, strona_do
+    for pages in (data, *data["wersje"]):
+        assert "strona_od" not in pages and 1 <= pages["strona"] <= pages["strona_do"]
     code, out, _ = run_cli(capsys, "pokaz", "Prawa-Pacjenta", "24", "--baza", two_acts_db)  # like --plik: unique prefix
     assert code == 0 and f"{PATIENTS} · art. 24 · str." in out
     code, out, err = run_cli(capsys, "pokaz", PATIENTS, "999", "--baza", two_acts_db)

@@ -178,7 +178,7 @@ def show_unit_command(
         print_json(unit.to_json())
         return
     header = Text(unit.file, style="bold cyan")
-    header.append(f" · {unit.label} · str. {page_range({'strona_od': unit.page_from, 'strona_do': unit.page_to})}")
+    header.append(f" · {unit.label} · str. {page_range({'strona': unit.page_from, 'strona_do': unit.page_to})}")
     if unit.repealed:
         header.append(" · uchylony")
     out.print(header)
@@ -187,7 +187,7 @@ def show_unit_command(
             out.print(Padding(Text(version.heading, style="dim"), (0, 0, 0, 3)))
         if len(unit.versions) > 1:
             label = VERSION_LABELS.get(version.version or "", "")
-            pages = page_range({"strona_od": version.page_from, "strona_do": version.page_to})
+            pages = page_range({"strona": version.page_from, "strona_do": version.page_to})
             out.print(Padding(Text(f"{label} str. {pages}", style="bold"), (0, 0, 0, 3)))
         out.print(Padding(Text(version.text), (0, 0, 1, 3)))
 

@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..embedding.embedder import Embedder
-from ..errors import UsageError, UserError
+from ..errors import UnknownFile, UsageError
 from ..filters import SearchFilters, article_key, build_where, normalize_article
 from ..models import Hit, Plan, SearchResult
 from ..storage.collection import ChunkCollection
@@ -353,7 +353,5 @@ def check_known_files(indexed_files: Iterable[str], names: Iterable[str]) -> Non
     if not missing:
         return
     name = missing[0]
-    close = difflib.get_close_matches(name, indexed, n=3, cutoff=0.4)
-    hint = f" Może chodziło o: {', '.join(close)}?" if close else ""
-    raise UserError(f"W indeksie nie ma pliku „{name}”.{hint} Listę plików pokazuje: chroma-rag lista.")
+    raise UnknownFile(name, difflib.get_close_matches(name, indexed, n=3, cutoff=0.4))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import UserError
+from ..errors import AmbiguousFile, MissingUnit, UserError
 from ..filters import SearchFilters, build_where, normalize_article
 from ..models import Hit
 from .validation import resolve_files
@@ -35,7 +35,7 @@ class UnitVersion:
         return {
             "wersja": self.version,
             "rozdzial": self.heading,
-            "strona_od": self.page_from,
+            "strona": self.page_from,
             "strona_do": self.page_to,
             "fragmenty": self.parts,
             "tekst": self.text,
@@ -72,7 +72,7 @@ class Unit:
             "jednostka": self.label,
             "tytul": self.title,
             "uchylony": self.repealed,
-            "strona_od": self.page_from,
+            "strona": self.page_from,
             "strona_do": self.page_to,
             "wersje": [v.to_json() for v in self.versions],
         }
@@ -85,10 +85,7 @@ def unit_file(requested: str, indexed: list[tuple[str, str]], holders: dict[str,
     selection = resolve_files(SearchFilters(files=[requested]), indexed, holders)
     documents = sorted({holders.get(path, path) for name, path in indexed if name in selection.files})
     if len(documents) > 1:
-        raise UserError(
-            f"„{requested}” to nazwa kilku różnych plików: {', '.join(documents)} – podaj pełną ścieżkę jednego "
-            f"z nich, np. chroma-rag pokaz {documents[0]} ART."
-        )
+        raise AmbiguousFile(requested, documents, cli_example=f"chroma-rag pokaz {documents[0]} ART")
     return selection
 
 
@@ -102,10 +99,7 @@ def assemble_unit(file: str, art: str, chunks: list[Hit]) -> Unit:
     if not art.strip():
         raise UserError("Podaj numer artykułu lub paragrafu, np. 23, 385^1 albo '§ 6'.")
     if not chunks:
-        raise UserError(
-            f"W pliku „{file}” nie ma jednostki {art.strip()}. Numery jednostek pokazuje: chroma-rag szukaj "
-            f'"…" --plik {file}.'
-        )
+        raise MissingUnit(file, art.strip())
     own = min(chunks, key=lambda c: tuple(bool(c.metadata.get(k)) for k in _ORIGIN_KEYS))
     origin = tuple(own.metadata.get(k) for k in _ORIGIN_KEYS)
     same = [c for c in chunks if tuple(c.metadata.get(k) for k in _ORIGIN_KEYS) == origin]

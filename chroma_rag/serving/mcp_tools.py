@@ -37,7 +37,7 @@ SEARCH_DESCRIPTION = (
     f"{MAX_RESULTS}, każdy filtr do {MAX_VALUES} wartości."
 )
 UNIT_DESCRIPTION = (
-    "Cała jednostka (artykuł, paragraf) pliku: wszystkie części, rozdział, strony (strona_od, strona_do) "
+    "Cała jednostka (artykuł, paragraf) pliku: wszystkie części, rozdział, strony (strona, strona_do) "
     "i brzmienia – obecne i przyszłe (zmiana, która jeszcze nie weszła w życie) osobno."
 )
 FILES_DESCRIPTION = "Zaindeksowane pliki: nazwa, rodzaj, rok, liczba fragmentów."

@@ -25,7 +25,7 @@ function say(text, isError, busy) {
   box.className = isError ? "blad" : busy ? "czeka" : "";
 }
 
-// Page fields (README, „Pola JSON”): a hit has "strona" and "strona_do", a unit's version "strona_od" and "strona_do".
+// Page fields (README, „Pola JSON”): a hit has "strona" and "strona_do", a unit and its versions too.
 function pages(from, to) {
   return from === to || to === undefined || to === null ? `${from}` : `${from}–${to}`;
 }
@@ -234,7 +234,7 @@ async function showUnit(file, art, path, passage) {
       const body = element("p");
       body.append(...withPassage(version.tekst, passage));
       box.append(body);
-      box.append(documentLink(unit.plik, version.strona_od, path));
+      box.append(documentLink(unit.plik, version.strona, path));
       parts.push(box);
     }
     if (unit.uchylony) parts.unshift(element("p", "Jednostka uchylona.", "blad"));
