@@ -19,6 +19,7 @@ from typing import Any
 from . import config
 from .answering.answer import Answer, ask
 from .embedding.embedder import DEFAULT_MODEL, Embedder, get_embedder, known_dim
+from .errors import Surface
 from .filters import SearchFilters
 from .indexing.consistency import ConsistencyReport, check
 from .indexing.removal import remove_file
@@ -183,6 +184,7 @@ class Index:
         on_token: Callable[[str], None] | None = None,
         on_plan: Callable[[Plan], None] | None = None,
         settings: LlmSettings | None = None,
+        surface: Surface = "cli",
     ) -> Answer:
         """Odpowiedź modelu czatu na podstawie ``k`` najlepszych fragmentów, z cytatami [plik, art. N].
 
@@ -191,7 +193,8 @@ class Index:
         Gdy nic nie pasuje do filtrów albo nic nie przekracza progu ``threshold``, odpowiedź to
         „Nie ma tego w dokumentach.” bez pytania modelu o odpowiedź. Model: ``settings`` albo zmienne
         ``CHROMA_RAG_LLM_*`` / plik ``.env`` (zob. ``LlmSettings.from_env``). ``on_plan`` dostaje plan zaraz
-        po wyszukiwaniu, przed odpowiedzią (CLI pokazuje go nad strumieniem odpowiedzi)."""
+        po wyszukiwaniu, przed odpowiedzią (CLI pokazuje go nad strumieniem odpowiedzi). ``surface``: czyim
+        językiem ``on_token`` dostaje zdanie o filtrach, które nic nie wybrały (``Answer.message``)."""
         settings = settings or LlmSettings.from_env()
         planned = rewrite if rewrite is not None else settings.planning is not False
         # without a usable chat model the answer's own request says so; a planning warning would repeat it
@@ -205,7 +208,7 @@ class Index:
                 on_plan(found.plan)
             return found
 
-        return ask(question, retrieve, settings=settings, on_token=on_token)
+        return ask(question, retrieve, settings=settings, on_token=on_token, surface=surface)
 
     def unit(self, file: str, art: str) -> Unit:
         """Cała jednostka ``art`` pliku ``file`` (nazwa jak w ``files()`` albo pełna ścieżka, gdy ta sama nazwa

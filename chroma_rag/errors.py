@@ -94,6 +94,23 @@ class MissingUnit(UserError):
         )
 
 
+class FiltersMatchNothing(UserError):
+    """Same filtry nie pasują do żadnego fragmentu (a nie: nic nie jest dość trafne). Nie jest rzucany: wynik
+    z powodem „filtry” pokazuje to zdanie tam, gdzie byłaby odpowiedź."""
+
+    kind = "filtry"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Podane filtry (--plik, --typ, --rok, --od-roku, --do-roku, --art) nie pasują do żadnego fragmentu "
+            "w indeksie – zmień je albo zdejmij; pliki, ich rodzaje i lata pokazuje: chroma-rag lista.",
+            web="Żaden fragment nie spełnia wybranych filtrów – zmień plik, rodzaj, lata albo artykuł, "
+                "albo zdejmij filtry.",
+            mcp="Żaden fragment nie spełnia podanych filtrów (plik, typ, rok, od_roku, do_roku, art) – zmień je "
+                "albo zdejmij; pliki, ich rodzaje i lata zwraca narzędzie lista_plikow.",
+        )
+
+
 class UnreadableFile(UserError):
     """Pliku nie da się przeczytać; indeksowanie pomija go i idzie dalej."""
 

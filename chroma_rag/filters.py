@@ -6,12 +6,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import FiltersMatchNothing
+
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
-# Said (szukaj, pytaj) when the filters themselves match no chunk – not the same as "nothing relevant enough".
-FILTERS_MATCH_NOTHING = (
-    "Podane filtry (--plik, --typ, --rok, --od-roku, --do-roku, --art) nie pasują do żadnego fragmentu w indeksie "
-    "– zmień je albo zdejmij; pliki, ich rodzaje i lata pokazuje: chroma-rag lista."
-)
+# The CLI's sentence (szukaj, pytaj) when the filters themselves match no chunk; the page and MCP say it their
+# own way (FiltersMatchNothing.message).
+FILTERS_MATCH_NOTHING = FiltersMatchNothing().message("cli")
 
 
 @dataclass

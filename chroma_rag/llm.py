@@ -202,7 +202,7 @@ class ChatClient:
     def _connect(self) -> Any:
         if self._client is None:
             if self.settings.needs_key and not self.settings.key:
-                raise UserError(missing_key_message(self.settings), web=NO_CHAT_MODEL_FOR_TEAM)
+                raise UserError(missing_key_message(self.settings), web=NO_CHAT_MODEL_FOR_TEAM, kind="brak_modelu")
             import openai
 
             self._client = openai.OpenAI(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,9 +27,11 @@ def chat_model(answer: str, **env: str) -> Iterator[FakeLlm]:
 
 
 @contextmanager
-def running_server(db: Path, token: str | None = None) -> Iterator[str]:
-    """Adres bazowy (``http://127.0.0.1:PORT``) serwera nad bazą ``db``; zatrzymany po wyjściu."""
-    app = build_app(SharedIndex(db), host="127.0.0.1", token=token)
+def running_server(db: Path, token: str | None = None, status: Callable[[], dict[str, object]] | None = None
+                   ) -> Iterator[str]:
+    """Adres bazowy (``http://127.0.0.1:PORT``) serwera nad bazą ``db``; zatrzymany po wyjściu; ``status`` – stan
+    obserwowania folderów dla ``/api/stan`` (jak ``serwuj --obserwuj``)."""
+    app = build_app(SharedIndex(db), host="127.0.0.1", token=token, status=status)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

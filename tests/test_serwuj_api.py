@@ -93,7 +93,7 @@ def test_szukaj_unknown_file_same_sentence_as_cli(
     base: str, two_acts_db: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     response = get(base, "/api/szukaj", q="urlop", plik="prawa-pacjenta.pdf")
-    assert response.status_code == 400
+    assert response.status_code == 404
     said = response.json()["blad"]  # the page's words: no CLI commands or options
     assert "nie ma pliku „prawa-pacjenta.pdf”" in said and "Wybierz plik z listy filtrów" in said
     assert "chroma-rag" not in said and "--plik" not in said
@@ -434,3 +434,70 @@ def test_login_from_another_port_of_loopback_is_refused(guarded: str) -> None:
     other = guarded.rsplit(":", 1)[0] + ":1"
     response = httpx.post(f"{guarded}/logowanie", data={"token": "tajny-token"}, headers={"Origin": other}, timeout=60)
     assert response.status_code == 403 and "z innej strony" in response.json()["blad"]
+
+
+# --- issue 21: każda powierzchnia mówi swoim językiem, kody HTTP według rodzaju błędu -----------------------------
+
+
+def test_filters_matching_nothing_are_said_in_the_pages_words(base: str) -> None:
+    body = {"pytanie": "prawo do informacji", "plik": [PATIENTS], "art": ["9999"]}
+    plain = httpx.post(f"{base}/api/pytaj", json=body, headers={"Accept": "application/json"}, timeout=60)
+    assert plain.status_code == 200 and plain.json()["powod"] == "filtry"
+    streamed = httpx.post(f"{base}/api/pytaj", json=body, timeout=60).text
+    for said in (plain.json()["odpowiedz"], *(data.get("tekst", "") for _, data in events(streamed))):
+        assert "--" not in said and "chroma-rag" not in said, said
+    assert "filtr" in plain.json()["odpowiedz"]
+
+
+def test_unknown_file_is_404_and_an_ambiguous_one_409_on_every_endpoint(base: str, same_named_db: Path) -> None:
+    assert get(base, "/api/szukaj", q="urlop", plik="nie.pdf").status_code == 404
+    assert get(base, "/api/jednostka", plik="nie.pdf", art="1").status_code == 404
+    asked = httpx.post(f"{base}/api/pytaj", json={"pytanie": "urlop", "plik": "nie.pdf"},
+                       headers={"Accept": "application/json"}, timeout=60)
+    assert asked.status_code == 404 and "nie ma pliku „nie.pdf”" in asked.json()["blad"]
+    with running_server(same_named_db) as url:
+        ambiguous = get(url, "/api/jednostka", plik="regulamin.md", art="1")
+        assert ambiguous.status_code == 409 and "kilku różnych plików" in ambiguous.json()["blad"]
+        assert "chroma-rag" not in ambiguous.json()["blad"]
+        assert get(url, "/api/jednostka", plik="it/regulamin.md", art="1").status_code == 200
+
+
+def test_no_chat_model_is_503_in_a_short_sentence_without_administrator_steps(
+    base: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("URL", "MODEL", "KEY"):
+        monkeypatch.delenv(f"CHROMA_RAG_LLM_{name}", raising=False)
+    monkeypatch.setenv("CHROMA_RAG_LLM_URL", "https://openrouter.ai/api/v1")
+    response = httpx.post(f"{base}/api/pytaj", json={"pytanie": "prawo do informacji"},
+                          headers={"Accept": "application/json"}, timeout=60)
+    said = response.json()["blad"]
+    assert response.status_code == 503, response.text
+    assert "CHROMA_RAG" not in said and ".env" not in said and "http" not in said and len(said) < 200, said
+
+
+def test_markdown_heading_is_the_title_without_its_hashes(same_named_db: Path) -> None:
+    from chroma_rag.ingest.metadata import detect_title
+
+    assert detect_title("## Regulamin pracy\n\nArt. 1. Tekst.") == "Regulamin pracy"
+    with running_server(same_named_db) as url:
+        hits = get(url, "/api/szukaj", q="urlop", k=2).json()["wyniki"]
+        assert hits and {hit["tytul"] for hit in hits} == {"Regulamin"}, hits
+
+
+def test_logout_clears_the_cookie_and_refuses_a_foreign_page(guarded: str) -> None:
+    assert httpx.get(f"{guarded}/api/stan", headers={"Authorization": "Bearer tajny-token"}).json()["token"] is True
+    with httpx.Client(base_url=guarded, timeout=60) as browser:
+        browser.post("/logowanie", data={"token": "tajny-token"})
+        assert browser.get("/api/pliki").status_code == 200
+        foreign = browser.post("/wylogowanie", json={}, headers={"Origin": "http://evil.example"})
+        assert foreign.status_code == 403 and browser.get("/api/pliki").status_code == 200
+        form = browser.post("/wylogowanie", data={"x": "1"})
+        assert form.status_code == 415
+        out = browser.post("/wylogowanie", json={})
+        assert out.status_code == 200 and out.json() == {"wylogowano": True}
+        assert "chroma_rag_sesja" in out.headers.get("set-cookie", "") and "Max-Age=0" in out.headers["set-cookie"]
+        assert browser.get("/api/pliki").status_code == 401  # the client dropped the expired cookie
+
+
+def test_stan_says_no_token_without_one(base: str) -> None:
+    assert get(base, "/api/stan").json() == {"obserwowanie": None, "token": False}

@@ -7,13 +7,13 @@ fragmenty już przefiltrowane i przycięte progiem trafności, najlepszy pierwsz
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any, NamedTuple
 
-from ..errors import UserError
-from ..filters import FILTERS_MATCH_NOTHING, normalize_article
+from ..errors import FiltersMatchNothing, Surface, UserError
+from ..filters import normalize_article
 from ..llm import ChatClient, LlmSettings, Usage
 from ..models import Hit, Plan
 
@@ -62,9 +62,13 @@ class Answer:
     def found(self) -> bool:
         return self.reason is None and self.text.strip() != NOT_FOUND
 
-    def to_json(self) -> dict[str, Any]:
+    def message(self, surface: Surface = "cli") -> str:
+        """Tekst odpowiedzi dla powierzchni: gdy filtry nic nie wybrały, zdanie o tym jej językiem."""
+        return FiltersMatchNothing().message(surface) if self.reason == "filtry" else self.text
+
+    def to_json(self, surface: Surface = "cli") -> dict[str, Any]:
         return {
-            "odpowiedz": self.text,
+            "odpowiedz": self.message(surface),
             "fragmenty": [hit.to_json() for hit in self.hits],
             "uzycie": self.usage.to_json(),
             "model": self.model,
@@ -81,12 +85,14 @@ def ask(
     settings: LlmSettings | None = None,
     on_token: Callable[[str], None] | None = None,
     client: ChatClient | None = None,
+    surface: Surface = "cli",
 ) -> Answer:
     """Odpowiada na ``question`` z fragmentów zwróconych przez ``retrieve`` (najlepszy pierwszy; wynik
     ``SearchResult`` wnosi też plan zapytania).
 
     Bez fragmentów zwraca „Nie ma tego w dokumentach.” bez zapytania do modelu. ``on_token``
-    dostaje odpowiedź kawałkami w miarę jej nadchodzenia (także odpowiedź bez modelu, w całości).
+    dostaje odpowiedź kawałkami w miarę jej nadchodzenia (także odpowiedź bez modelu, w całości – zdanie
+    o filtrach językiem ``surface``).
     """
     question = question.strip()
     if not question:
@@ -95,11 +101,12 @@ def ask(
     hits = retrieve(question)
     plan = getattr(hits, "plan", None)
     if not hits:
-        reason = getattr(hits, "reason", None)
-        text = FILTERS_MATCH_NOTHING if reason == "filtry" else NOT_FOUND
+        answer = Answer(NOT_FOUND, [], Usage(), None, [], getattr(hits, "reason", None), plan)
+        if answer.reason == "filtry":
+            answer.text = answer.message("cli")
         if on_token is not None:
-            on_token(text)
-        return Answer(text, [], Usage(), None, [], reason, plan)
+            on_token(answer.message(surface))
+        return answer
     completion = client.complete(build_messages(question, hits), on_token)
     return Answer(
         text=completion.text,
@@ -134,12 +141,18 @@ def citation_label(hit: Hit, names: dict[str, str] | None = None) -> str:
     return str(Citation((names or {}).get(_path(hit), hit.file), _hit_units(hit)[0]))
 
 
-def citation_names(hits: list[Hit]) -> dict[str, str]:
+def citation_names(hits: list[Hit], indexed_paths: Iterable[str] = ()) -> dict[str, str]:
     """Ścieżka → nazwa pliku w cytacie: sama nazwa, a gdy ta sama nazwa przychodzi z kilku folderów – z tyloma
-    folderami nad nią, ile trzeba, żeby je rozróżnić („kadry/regulamin.txt”, „it/regulamin.txt”)."""
+    folderami nad nią, ile trzeba, żeby je rozróżnić („kadry/regulamin.txt”, „it/regulamin.txt”).
+
+    ``indexed_paths``: ścieżki wszystkich plików indeksu – wtedy rozróżnia też plik, którego imiennik z innego
+    folderu nie trafił do wyników (cytat ma dać się otworzyć sam, bez wyników obok)."""
     paths_by_name: dict[str, set[str]] = {}
     for hit in hits:
         paths_by_name.setdefault(hit.file, set()).add(_path(hit))
+    for path in indexed_paths:
+        if PurePath(path).name in paths_by_name:
+            paths_by_name[PurePath(path).name].add(path)
     names: dict[str, str] = {}
     for name, paths in paths_by_name.items():
         if len(paths) == 1:

@@ -17,6 +17,7 @@ _TITLE_STOP = re.compile(
     r"^(Art\.|§|\d+\.|Na podstawie|Rozdział|ROZDZIAŁ|KSIĘGA|Księga|Tytuł|TYTUŁ|DZIAŁ|Dział|CZĘŚĆ"
     r"|W trosce|Preambuła)"
 )
+_MD_HEADING = re.compile(r"^#{1,6}\s+")
 _MARKERS = re.compile(
     "\ue000[^\ue001]*\ue001|(?<=[^\\W\\d])\\d{1,2}\\)?(?=\\s|$)|\\d{1,2}\\)(?=[IVX]+\\))|[IVX]+\\)$"
 )
@@ -45,7 +46,8 @@ def detect_year(path: Path, text: str) -> int:
 
 
 def detect_title(text: str) -> str:
-    """Tytuł aktu („USTAWA z dnia … o …”, „ROZPORZĄDZENIE … w sprawie …”) albo pierwsza niepusta linia."""
+    """Tytuł aktu („USTAWA z dnia … o …”, „ROZPORZĄDZENIE … w sprawie …”) albo pierwsza niepusta linia (nagłówek
+    Markdown bez znaków „#”)."""
     lines = [ln.strip() for ln in text[:5000].splitlines() if ln.strip()]
     for i, line in enumerate(lines):
         if _ACT_KIND.match(_clean(line)):
@@ -55,7 +57,8 @@ def detect_title(text: str) -> str:
                     break
                 parts.append(nxt)
             return _clean(" ".join(parts))[:TITLE_MAX_CHARS]
-    return _clean(lines[0])[:TITLE_MAX_CHARS] if lines else ""
+    # a Markdown heading ("# Regulamin") is the title without its marks
+    return _clean(_MD_HEADING.sub("", lines[0]))[:TITLE_MAX_CHARS] if lines else ""
 
 
 def _clean(text: str) -> str:

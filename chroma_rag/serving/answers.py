@@ -50,8 +50,9 @@ async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent
 
     def work() -> None:
         try:
-            answer = index.ask(query.question, k=query.k, filters=query.filters, mode=query.mode, on_token=on_token)
-            put("wynik", answer.to_json())
+            answer = index.ask(query.question, k=query.k, filters=query.filters, mode=query.mode, on_token=on_token,
+                               surface="web")
+            put("wynik", answer.to_json("web"))
         except _ClientGone:
             pass
         except UserError as exc:

@@ -27,6 +27,7 @@ from .answers import answer_events, sse
 from .mcp_tools import build_mcp, mcp_transport_security
 from .params import query_from_body, query_from_params
 from .security import (
+    COOKIE,
     BodyTooLarge,
     LoopbackHost,
     RequestLimits,
@@ -55,8 +56,9 @@ _HTTP_MESSAGES = {
 
 def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
               status: Callable[[], dict[str, object]] | None = None) -> Starlette:
-    """Cała aplikacja nad ``index``; ``token`` – wymagany na każdej ścieżce, gdy podany; ``status`` – stan
-    obserwowania folderów (serwuj --obserwuj) dla ``/api/stan``."""
+    """Cała aplikacja nad ``index``; ``token`` – wymagany na każdej ścieżce, gdy podany (``/api/stan`` mówi
+    stronie, czy jest, a ``POST /wylogowanie`` kasuje ciasteczko logowania); ``status`` – stan obserwowania
+    folderów (serwuj --obserwuj) dla ``/api/stan``."""
     mcp = build_mcp(index)
     mcp_app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
@@ -76,11 +78,13 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
         Route("/favicon.ico", lambda _: FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/api/pliki", lambda _: JSONResponse([info.to_json() for info in index.files()])),
-        Route("/api/stan", lambda _: JSONResponse({"obserwowanie": status() if status else None})),
+        Route("/api/stan", lambda _: JSONResponse({"obserwowanie": status() if status else None,
+                                                   "token": bool(token)})),
         Route("/api/szukaj", _search(index)),
         Route("/api/jednostka", _unit(index)),
         Route("/api/pytaj", _ask(index), methods=["POST"]),
         Route("/dokumenty/{plik}", _document(index)),
+        Route(LOGOUT_PATH, _logout, methods=["POST"]),
         *mcp_app.routes,
     ]
     # limits wrap the token guard, so the login form gets the same body and connection limits as the API
@@ -122,10 +126,7 @@ def _unit(index: Index):
         file, art = request.query_params.get("plik", ""), request.query_params.get("art", "")
         if not file.strip() or not art.strip():
             return error(400, "Podaj plik i jednostkę, np. /api/jednostka?plik=ustawa.pdf&art=5.")
-        try:
-            found = await in_thread(index.unit, file, art)
-        except UserError as exc:
-            return error(404, exc.message("web"))
+        found = await in_thread(index.unit, file, art)  # a UserError: its status by kind (error_status)
         return JSONResponse(found.to_json())
 
     return unit
@@ -153,6 +154,19 @@ def _ask(index: Index):
         return StreamingResponse(stream, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
     return ask
+
+
+LOGOUT_PATH = "/wylogowanie"
+
+
+async def _logout(request: Request) -> Response:
+    """Kasuje ciasteczko logowania; jak inne zapytania zmieniające stan – tylko JSON ze strony tego serwera."""
+    refused = refused_state_change(request)
+    if refused is not None:
+        return refused
+    response = JSONResponse({"wylogowano": True})
+    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+    return response
 
 
 def _document(index: Index):

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from ..answering.answer import citation_label, citation_names
 from ..api import Index
-from ..errors import UserError
+from ..errors import FiltersMatchNothing, UserError
 from ..filters import SearchFilters
 from ..models import Hit
 from .params import MAX_QUESTION_CHARS, MAX_RESULTS, MAX_VALUES
@@ -32,7 +32,8 @@ Values = str | list[str] | None
 SEARCH_DESCRIPTION = (
     "Szuka fragmentów dokumentów najlepiej pasujących do pytania (filtry działają przed wyszukiwaniem). Każdy wynik "
     "ma plik, jednostkę (artykuł/paragraf), strony (strona, strona_do), tekst i gotowy cytat. Pusta lista wyników "
-    "ma powód w polu „powod”: „filtry” – żaden fragment nie spełnia filtrów (zmień je albo zdejmij), „prog” – nic "
+    "ma powód w polu „powod”: „filtry” – żaden fragment nie spełnia filtrów (zmień je albo zdejmij; zdanie dla "
+    "użytkownika jest w polu „komunikat”), „prog” – nic "
     f"nie jest wystarczająco trafne (zmień słowa pytania). Pytanie do {MAX_QUESTION_CHARS} znaków, k do "
     f"{MAX_RESULTS}, każdy filtr do {MAX_VALUES} wartości."
 )
@@ -72,8 +73,11 @@ def build_mcp(index: Index) -> MCPServer:
             articles=_values("art", art),
         )
         result = _user_errors(lambda: index.search(pytanie, k=k, filters=filters))
-        names = citation_names(result)
-        return {"wyniki": [_hit(hit, names) for hit in result], "powod": result.reason}
+        names = citation_names(result, [info.path for info in index.files()])
+        found: dict[str, Any] = {"wyniki": [_hit(hit, names) for hit in result], "powod": result.reason}
+        if result.reason == "filtry":
+            found["komunikat"] = FiltersMatchNothing().message("mcp")
+        return found
 
     @server.tool(annotations=_READ_ONLY, description=UNIT_DESCRIPTION)
     def pokaz_jednostke(

@@ -55,10 +55,14 @@ def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"blad": message}, status_code=status)
 
 
+# UserError.kind → HTTP status: what is missing (404), a name of several files (409), no chat model (503)
+_STATUS_BY_KIND = {"nieznany_plik": 404, "brak_jednostki": 404, "niejednoznaczny_plik": 409, "brak_modelu": 503}
+
+
 def error_status(exc: UserError) -> int:
-    """Kod HTTP błędu z jednym polskim zdaniem: zawiodła usługa, od której zależy odpowiedź (502), albo
-    zapytanie jest do poprawienia (400)."""
-    return 502 if isinstance(exc, ServiceError) else 400
+    """Kod HTTP błędu z jednym polskim zdaniem: zawiodła usługa, od której zależy odpowiedź (502), rodzaj błędu
+    ma własny kod (``_STATUS_BY_KIND``) albo zapytanie jest do poprawienia (400)."""
+    return 502 if isinstance(exc, ServiceError) else _STATUS_BY_KIND.get(exc.kind, 400)
 
 
 def cross_origin(request: Request) -> bool:
