@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zainstalowano
 
-.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan ocena ocena-plan serwer serwuj przegladarka narzedzia-js
+.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan ocena ocena-plan serwer serwuj przegladarka narzedzia-js inspektor-mcp
 
 install: $(STAMP)
 
@@ -18,7 +18,7 @@ run: $(STAMP)
 	$(VENV)/bin/chroma-rag indeksuj dane/
 	$(VENV)/bin/chroma-rag szukaj "Ile dni urlopu przysługuje pracownikowi?"
 
-test: $(STAMP) przegladarka narzedzia-js
+test: $(STAMP) przegladarka narzedzia-js inspektor-mcp
 	$(PY) -m pytest
 
 # Test strony (tests/test_strona.py) steruje Debianowym chromium przez Playwright – bez pobierania przeglądarki.
@@ -30,6 +30,14 @@ narzedzia-js: tests/js/node_modules/axe-core/axe.min.js
 
 tests/js/node_modules/axe-core/axe.min.js: tests/js/package.json tests/js/package-lock.json
 	cd tests/js && npm ci --no-audit --no-fund
+	touch $@
+
+# MCP Inspector (niezależny klient MCP dla tests/test_mcp_inspector.py) w wersji z tests/mcp-inspector/package-lock.json
+INSPEKTOR := tests/mcp-inspector/node_modules/.bin/mcp-inspector
+inspektor-mcp: $(INSPEKTOR)
+
+$(INSPEKTOR): tests/mcp-inspector/package.json tests/mcp-inspector/package-lock.json
+	cd tests/mcp-inspector && npm ci --no-audit --no-fund
 	touch $@
 
 test-wolne: $(STAMP)
