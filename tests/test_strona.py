@@ -209,6 +209,8 @@ def test_no_chat_model_message_fits_a_phone_at_390(browser, base: str, monkeypat
 
 
 def test_fragment_with_a_long_line_fits_a_phone(browser, tmp_path: Path) -> None:
+    import re
+
     from serving_support import running_server
 
     from chroma_rag import Index
@@ -225,6 +227,8 @@ def test_fragment_with_a_long_line_fits_a_phone(browser, tmp_path: Path) -> None
         page.wait_for_selector("#plik option:nth-child(2)", state="attached")
         search(page, "umowa najmu lokalu")
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        headers = page.locator("#wyniki li .naglowek").all_inner_texts()
+        assert any(re.search(r"część \d+/\d+", header) for header in headers), headers  # a part starts mid-sentence
         link = page.locator("#wyniki li .akcje a").first.inner_text()
         assert "PDF" not in link and "str." not in link, link  # a .txt file has no PDF pages
         page.locator("#wyniki li .cala-jednostka").first.click()
@@ -259,7 +263,7 @@ def test_page_speaks_its_own_language_not_the_cli_options(browser, base: str) ->
     page.wait_for_selector("#komunikat.blad")
     message = page.inner_text("#komunikat")
     assert "filtr" in message and "--" not in message and "chroma-rag" not in message, message
-    assert page.locator("#odpowiedz").is_hidden()
+    assert page.locator("#odpowiedz").is_hidden() and page.locator("#zrodla-naglowek").is_hidden()
     page.close()
 
 
@@ -421,3 +425,104 @@ def test_copy_citation_and_answer_with_its_sources(browser, base: str) -> None:
     assert copied.startswith(ANSWER + "\n\nŹródła:\n1. ")
     assert copied.split("\n")[3].startswith(f"1. [{PATIENTS}, art. 9], str. ")
     page.close()
+
+
+def test_plan_of_a_planned_answer_is_shown(browser, base: str, fake_llm: FakeLlm) -> None:
+    import time
+
+    from plan_replay import plan_responder
+
+    question = f"prawo do informacji o stanie zdrowia {time.monotonic_ns()}"  # never in the plan cache
+    plan = {"zapytania": ["informacja o stanie zdrowia pacjenta"], "dokumenty": [PATIENTS], "jednostki": ["art. 9"]}
+    fake_llm.responder = plan_responder({question: plan})
+    try:
+        page = opened(browser, base)
+        page.fill("#pytanie", question)
+        page.click("#zapytaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    finally:
+        fake_llm.responder = None
+    shown = page.inner_text("#plan")
+    assert page.locator("#plan").is_visible()
+    assert "informacja o stanie zdrowia pacjenta" in shown and PATIENTS in shown and "art. 9" in shown, shown
+    search(page, "przetwarzanie danych osobowych")  # a plain search has no plan
+    assert page.locator("#plan").is_hidden()
+    page.close()
+
+
+def test_all_filters_live_in_the_address(browser, base: str) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    from conftest import DATA_PROTECTION
+
+    page = opened(browser, base)
+    page.fill("#pytanie", "dane osobowe pacjenta")
+    page.select_option("#plik", [PATIENTS, DATA_PROTECTION])
+    page.select_option("#typ", "ustawa")
+    page.fill("#od_roku", "1990")
+    page.fill("#do_roku", "2010")
+    page.fill("#k", "7")
+    page.click("#szukaj")
+    page.wait_for_selector("#wyniki li")
+    wanted = {"q": ["dane osobowe pacjenta"], "plik": sorted([PATIENTS, DATA_PROTECTION]), "typ": ["ustawa"],
+              "od_roku": ["1990"], "do_roku": ["2010"], "k": ["7"]}
+    query = parse_qs(urlsplit(page.url).query)
+    assert {key: sorted(values) for key, values in query.items()} == wanted
+    assert page.locator("#wyniki li").count() == 7
+    link = page.url
+    page.fill("#art", "9")
+    page.select_option("#plik", [PATIENTS])
+    page.click("#szukaj")
+    until(page, "location.search.includes('art=9')")
+    page.wait_for_selector("#wyniki li")
+    assert all("art. 9" in header for header in page.locator("#wyniki li .naglowek").all_inner_texts())
+
+    page.go_back()  # the earlier search with all its filters
+    until(page, "document.getElementById('art').value === ''")
+    assert sorted(page.eval_on_selector("#plik", "(s) => [...s.selectedOptions].map((o) => o.value)")) == \
+        sorted([PATIENTS, DATA_PROTECTION])
+    assert page.input_value("#k") == "7" and page.input_value("#od_roku") == "1990"
+
+    shared = browser.new_page()  # the link opens the same search
+    shared.goto(link)
+    shared.wait_for_selector("#wyniki li")
+    assert shared.locator("#wyniki li").count() == 7 and shared.input_value("#do_roku") == "2010"
+    assert shared.input_value("#typ") == "ustawa"
+    shared.close()
+    page.close()
+
+
+def test_logout_button_only_with_a_token(browser, base: str, two_acts_db: Path) -> None:
+    from serving_support import running_server
+
+    page = opened(browser, base)
+    assert page.locator("#wyloguj").is_hidden()
+    page.close()
+    with running_server(two_acts_db, token="tajny-token") as url:
+        page = browser.new_page()
+        page.goto(url)
+        page.fill("input[name=token]", "tajny-token")
+        page.click("button[type=submit]")
+        page.wait_for_selector("#wyloguj:visible")
+        page.click("#wyloguj")
+        page.wait_for_selector("input[name=token]")  # back at the login form
+        assert page.request.get(f"{url}/api/pliki").status == 401
+        page.close()
+
+
+def test_watched_folders_state_is_shown(browser, two_acts_db: Path) -> None:
+    from serving_support import running_server
+
+    from chroma_rag.indexing.watch import WatchState
+
+    state = WatchState(folders=["/srv/dokumenty"], state="indeksuje", pending=["nowy-regulamin.pdf"])
+    with running_server(two_acts_db, status=state.to_json) as url:
+        page = browser.new_page()
+        page.goto(url)
+        page.wait_for_selector("#obserwowanie:visible")
+        shown = page.inner_text("#obserwowanie")
+        assert "/srv/dokumenty" in shown and "nowy-regulamin.pdf" in shown and "indeks" in shown, shown
+        state.state, state.pending, state.syncs, state.last_sync = "czeka", [], 3, 1_700_000_000.0
+        until(page, "!document.getElementById('obserwowanie').textContent.includes('nowy-regulamin')", 30)
+        assert "aktualny" in page.inner_text("#obserwowanie")
+        page.close()

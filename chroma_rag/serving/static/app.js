@@ -55,13 +55,19 @@ function documentLink(file, page, path) {
   return link;
 }
 
-const FILTERS = ["plik", "typ", "rok", "art"];
+// The page's address and /api/szukaj take the same parameters: /?q=…&plik=…&plik=…&od_roku=…&k=…
+const FILTERS = ["plik", "typ", "od_roku", "do_roku", "art", "k"];
+const NUMBERS = new Set(["od_roku", "do_roku", "k"]);
+
+function fieldValues(field) {
+  const values = field.multiple ? [...field.selectedOptions].map((o) => o.value) : [field.value];
+  return values.map((v) => v.trim()).filter(Boolean);
+}
 
 function filterParams() {
   const params = new URLSearchParams();
   for (const key of FILTERS) {
-    const value = $(key).value.trim();
-    if (value) params.append(key, value);
+    for (const value of fieldValues($(key))) params.append(key, value);
   }
   return params;
 }
@@ -90,12 +96,18 @@ function fillFromAddress() {
   const params = new URLSearchParams(window.location.search);
   $("pytanie").value = params.get("q") || "";
   for (const key of FILTERS) {
-    const value = params.get(key) || "";
+    const values = params.getAll(key);
     const field = $(key);
-    if (field.tagName === "SELECT" && value && ![...field.options].some((o) => o.value === value)) {
-      field.append(new Option(value, value));  // a file not (yet) in the list still filters, the server decides
+    if (field.tagName !== "SELECT") { field.value = values[0] || ""; continue; }
+    for (const value of values) {
+      if (![...field.options].some((o) => o.value === value)) {
+        field.append(new Option(value, value));  // a file not (yet) in the list still filters, the server decides
+      }
     }
-    field.value = value;
+    const wanted = field.multiple ? values : values.slice(0, 1);
+    for (const option of field.options) {
+      option.selected = wanted.includes(option.value) || (!wanted.length && !option.value);
+    }
   }
   return Boolean(params.get("q"));
 }
@@ -120,7 +132,6 @@ async function loadFilters() {
     // the API recognises a name with its folder ("it/regulamin.md"), so that is the option's value too
     fill("plik", files.map((f) => shownName(f.plik, f.sciezka)));
     fill("typ", files.map((f) => f.typ));
-    fill("rok", files.map((f) => f.rok));
     if (!files.length) say("Indeks jest pusty – zaindeksuj dokumenty: chroma-rag indeksuj FOLDER.", true);
   } catch (error) {
     say(error.message, true);
@@ -189,13 +200,26 @@ async function search(event, fromAddress) {
   say("Szukam…", false, true);
   $("wyniki").replaceChildren();
   clearAnswer();
+  showPlan(null);
   try {
     const result = await fetchJson(`/api/szukaj?${params}`);
+    showPlan(result.plan);
     showHits(result.wyniki, result.powod);
   } catch (error) {
     $("wyniki-sekcja").hidden = true;
     say(error.message, true);
   }
+}
+
+// The plan of a planned search (queries in the acts' language, acts and units the model named), as in the CLI.
+function showPlan(plan) {
+  const box = $("plan");
+  box.hidden = !plan || Boolean(plan.blad);
+  if (box.hidden) { box.textContent = ""; return; }
+  const queries = plan.zapytania.map((q) => `„${q}”`).join("; ") || "–";
+  const acts = plan.dokumenty.join(", ") || "żaden z indeksu";
+  const units = plan.jednostki.length ? `; jednostki: ${plan.jednostki.join(", ")}` : "";
+  box.textContent = `Plan wyszukiwania${plan.z_pamieci ? " (z pamięci)" : ""}: ${queries}; akty: ${acts}${units}.`;
 }
 
 function showHits(hits, reason) {
@@ -351,11 +375,15 @@ async function ask() {
   const question = $("pytanie").value.trim();
   if (!question || streaming) { if (!question) say("Wpisz pytanie.", true); return; }
   const body = { pytanie: question };
-  for (const [key, value] of filterParams()) body[key] = key === "rok" ? Number(value) : [value];
+  for (const [key, value] of filterParams()) {
+    if (NUMBERS.has(key)) body[key] = Number(value);
+    else (body[key] = body[key] || []).push(value);
+  }
   const controller = new AbortController();
   setStreaming(controller);
   remember(question);
   clearAnswer();
+  showPlan(null);
   $("odpowiedz").hidden = false;
   say("Model czatu odpowiada…", false, true);
   let text = "";
@@ -376,6 +404,7 @@ async function ask() {
         text += data.tekst;
         $("odpowiedz-tekst").textContent = text;
       } else if (kind === "wynik") {
+        showPlan(data.plan);
         if (data.fragmenty.length) {
           renderAnswer(data.odpowiedz, data.fragmenty, data.niepasujace_cytaty || []);
           renderSources(data.fragmenty);
@@ -408,18 +437,62 @@ async function ask() {
   }
 }
 
+// What the server says about itself (/api/stan): a token in use (logout), watched folders (serwuj --obserwuj).
+const STATE_EVERY_MS = 2000;
+const WATCH_STATES = {
+  startuje: "uruchamiam obserwowanie…",
+  indeksuje: "indeksuję zmiany",
+  zakonczony: "obserwowanie zakończone",
+};
+
+function watchText(watch) {
+  const folders = `Obserwowane foldery: ${watch.foldery.join(", ")}`;
+  const pending = watch.oczekujace.length ? `: ${watch.oczekujace.join(", ")}` : "";
+  if (watch.stan === "czeka" && !pending) {
+    const when = watch.ostatnia_synchronizacja
+      ? ` (ostatnia synchronizacja ${new Date(watch.ostatnia_synchronizacja * 1000).toLocaleTimeString("pl-PL")})` : "";
+    return `${folders} – indeks aktualny${when}.`;
+  }
+  const doing = WATCH_STATES[watch.stan] || (pending ? "czekają na zaindeksowanie" : watch.stan);
+  return `${folders} – ${doing}${pending}.`;
+}
+
+async function loadState() {
+  let state;
+  try { state = await fetchJson("/api/stan"); } catch (_) { return; }  // the page works without it
+  $("wyloguj").hidden = !state.token;
+  const watch = state.obserwowanie;
+  const box = $("obserwowanie");
+  box.hidden = !watch;
+  if (!watch) return;
+  box.textContent = watchText(watch) + (watch.blad ? ` ${watch.blad}` : "");
+  box.className = watch.blad ? "blad" : "";
+  if (watch.stan !== "zakonczony") setTimeout(loadState, STATE_EVERY_MS);
+}
+
+async function logout() {
+  try {
+    await fetchJson("/wylogowanie", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+    window.location.assign("/logowanie");  // not "/": the browser may show it from its cache
+  } catch (error) {
+    say(error.message, true);
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   $("formularz").addEventListener("submit", search);
   $("zapytaj").addEventListener("click", ask);
   $("zatrzymaj").addEventListener("click", () => streaming && streaming.abort());
   copyOnClick($("kopiuj-odpowiedz"), () => answerWithSources);
+  $("wyloguj").addEventListener("click", logout);
   $("pytanie").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); ask(); }
   });
   window.addEventListener("popstate", () => {
     if (fillFromAddress()) search(null, true);
-    else { $("wyniki-sekcja").hidden = true; clearAnswer(); say(""); }
+    else { $("wyniki-sekcja").hidden = true; clearAnswer(); showPlan(null); say(""); }
   });
   showHistory();
+  loadState();
   loadFilters().then(() => { if (fillFromAddress()) search(null, true); });
 });
