@@ -102,6 +102,14 @@ def test_superscript_articles_resolved_from_the_pdf() -> None:
     assert sum("^" in c.art for c in units(KRO)) >= 50
 
 
+@pytest.mark.parametrize("suffix", [".md", ".txt"])
+def test_typed_article_numbers_are_read_as_written(tmp_path: Path, suffix: str) -> None:
+    # an excerpt with art. 1, 2 and 23: only a PDF flattens art. 2³ into "Art. 23."; a typed file means 23
+    path = tmp_path / f"wyciag{suffix}"
+    path.write_text("Art. 1. Pierwszy.\n\nArt. 2. Drugi.\n\nArt. 23. Pracownik ma prawo do urlopu.\n", encoding="utf-8")
+    assert [c.art for c in chunk_document(load_document(path))] == ["1", "2", "23"]
+
+
 def test_superscripts_in_references_inside_the_text() -> None:
     """„art. 4491” w tekście z podniesioną jedynką w PDF to odesłanie do art. 449¹, nie do art. 4491."""
     kc_text = "\n".join(c.text for c in chunks_of(KC))

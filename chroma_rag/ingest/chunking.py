@@ -13,7 +13,7 @@ from .pdftext import FN_CLOSE, FN_OPEN, MASTHEAD
 from .statute import Unit, inline_versions, parse_units
 
 # Bump whenever chunking (or chunk metadata) changes: files indexed with another version get re-cut.
-CHUNKER_VERSION = "4"
+CHUNKER_VERSION = "5"
 UNIT_MAX_CHARS = 1200
 UNIT_OVERLAP = 200
 TEXT_CHUNK_CHARS = 800
@@ -36,7 +36,7 @@ _MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 def chunk_document(doc: Document) -> list[Chunk]:
     """Fragmenty dokumentu; jednostki redakcyjne (Art./§), gdy tekst je ma, inaczej sekcje i akapity."""
     text, page_starts = _join_pages(doc.pages)
-    units = parse_units(text, title=text[:2000])
+    units = parse_units(text, title=text[:2000], flattened_superscripts=doc.kind == "pdf")
     if any(u.art for u in units):
         return _chunk_units(doc, text, page_starts, units)
     if doc.kind in ("md", "docx"):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,8 @@ _AMENDED_ART = re.compile(r"\bart\.\s?(\d+(?:\^\d+)?[a-z]{0,4})")
 _AMENDED_ACT = re.compile(r"W ustawie z dnia [^–—]{5,60}r\.\s*[–—-]\s*(?P<name>[^(]{3,200}?)\s*\(")
 _AMENDED_TITLE = re.compile(r"o zmianie ustawy\s*[–—-]?\s*(?P<name>.{3,200})", re.S)
 _SPLIT_SUPERSCRIPT_MAX_JUMP = 20
+# how a header's number is read given the previous unit's number key
+_NumberResolver = Callable[[str, "tuple[int, int, str] | None"], str]
 
 
 @dataclass
@@ -60,8 +63,10 @@ def number_key(art: str) -> tuple[int, int, str]:
     return (int(m.group(1)), int(m.group(2) or 0), m.group(3))
 
 
-def parse_units(text: str, title: str = "") -> list[Unit]:
-    """Jednostki dokumentu; pusta lista, gdy tekst nie ma struktury Art./§ (zwykły dokument)."""
+def parse_units(text: str, title: str = "", flattened_superscripts: bool = True) -> list[Unit]:
+    """Jednostki dokumentu; pusta lista, gdy tekst nie ma struktury Art./§ (zwykły dokument).
+    ``flattened_superscripts``: tekst z PDF-u, w którym „Art. 3851.” może być spłaszczonym art. 385¹;
+    w pliku pisanym ręcznie (TXT, MD, DOCX) numer jest taki, jak go zapisano."""
     arts = sum(1 for _ in re.finditer(r"(?m)^[ \t]*[\[<]?[ \t]*Art\.[ \t]?\d", text))
     pars = sum(1 for _ in re.finditer(r"(?m)^[ \t]*[\[<]?[ \t]*§[ \t]?\d+[a-z]?\.", text))
     if arts >= 2:
@@ -70,11 +75,11 @@ def parse_units(text: str, title: str = "") -> list[Unit]:
         pattern, prefix = _PAR, "§ "
     else:
         return []
-    units = _scan(text, pattern, prefix)
+    units = _scan(text, pattern, prefix, _resolve_superscript if flattened_superscripts else _as_written)
     return _expand_amendments(text, units, title)
 
 
-def _scan(text: str, pattern: re.Pattern[str], prefix: str) -> list[Unit]:
+def _scan(text: str, pattern: re.Pattern[str], prefix: str, resolve: _NumberResolver) -> list[Unit]:
     units: list[Unit] = []
     path: dict[int, str] = {}
     # "[Dział III. GWARANCJA JAKOŚCI]" followed by "<Dział III Gwarancja przy sprzedaży>": the second is the
@@ -96,11 +101,14 @@ def _scan(text: str, pattern: re.Pattern[str], prefix: str) -> list[Unit]:
             quote_depth = max(0, quote_depth + _quote_balance(line))
             continue
         header = pattern.match(line)
-        if header and not _is_sequence_break(header, previous):
+        if header and not _is_sequence_break(header, previous, resolve):
             _close(units, start)
             version = header.group("ver") or version
             current, upcoming = _heading(path), _heading({**path, **future})
-            new = _open_units(header, prefix, previous, start, upcoming if version == "<" else current, annex, version)
+            new = _open_units(
+                header, prefix, resolve(header.group("num"), previous), start,
+                upcoming if version == "<" else current, annex, version,
+            )
             for unit in new:
                 unit.future_heading = upcoming
             twin_level = None
@@ -202,12 +210,18 @@ def _heading(path: dict[int, str]) -> str:
     return " › ".join(path[k] for k in sorted(path))
 
 
-def _is_sequence_break(header: re.Match[str], previous: tuple[int, int, str] | None) -> bool:
+def _is_sequence_break(
+    header: re.Match[str], previous: tuple[int, int, str] | None, resolve: _NumberResolver
+) -> bool:
     """Linia „Art. 12.” cofająca numerację to zawinięte odesłanie w tekście, nie nowa jednostka."""
     if previous is None or header.group("ver"):
         return False
-    key = number_key(_resolve_superscript(header.group("num"), previous))
+    key = number_key(resolve(header.group("num"), previous))
     return key[0] < previous[0]
+
+
+def _as_written(num: str, previous: tuple[int, int, str] | None) -> str:
+    return num
 
 
 def _resolve_superscript(num: str, previous: tuple[int, int, str] | None) -> str:
@@ -227,13 +241,12 @@ def _resolve_superscript(num: str, previous: tuple[int, int, str] | None) -> str
 def _open_units(
     header: re.Match[str],
     prefix: str,
-    previous: tuple[int, int, str] | None,
+    num: str,
     start: int,
     heading: str,
     annex: int,
     version: str | None,
 ) -> list[Unit]:
-    num = _resolve_superscript(header.group("num"), previous)
     rest = header.group("rest") or ""
     extra: dict[str, Any] = {"uchylony": bool(_REPEALED.match(_strip_markers(rest)))}
     footnotes = []
