@@ -267,8 +267,8 @@ def main() -> None:
         report(searcher, cases)
     print(output.getvalue(), end="")
     if args.zapisz:
-        body = (f"Polecenie: `make bench-plan OCENA_BAZA={args.baza}` (`python bench/planning.py --baza {args.baza} "
-                f"--zapisz`)\nMaszyna: {machine()}\n\n```\n{output.getvalue().rstrip()}\n```")
+        body = (f"Polecenie: `make bench-plan OCENA_BAZA={args.baza} ZAPISZ=1` (`python bench/planning.py "
+                f"--baza {args.baza} --zapisz`)\nMaszyna: {machine()}\n\n```\n{output.getvalue().rstrip()}\n```")
         write_section("planowanie-bench", body)
 
 
