@@ -37,7 +37,8 @@ class FusionSettings:
     # fragments (the hinted units' best) agrees with the question and counts whole. On the dev plans a right
     # plan's unit is within the first 10 % of its files for 85 of 98, a wrong plan's for 5 of 98 (none below
     # 6 %); a right query's first fragment within the first 2 % for 103 of 118, a wrong one's for 6 (each of
-    # them of the right act). Gates chosen by act-wise cross-validation (bench/planning.py, BENCHMARKS.md).
+    # them of the right act). Act-wise cross-validation chose ``query_gate`` 0.02 for every act; ``unit_gate``
+    # 0.02–0.2 tie on every measure there, 0.1 is the middle (bench/planning.py, docs/BENCHMARKS.md).
     unit_gate: float = 0.1
     query_gate: float = 0.02
     # A list that does not agree keeps the earlier sieves of similarity to the question: a planned query less
