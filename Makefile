@@ -70,10 +70,11 @@ ocena-plan: $(STAMP)
 	$(PY) tests/plan_replay.py $(PLANY) --zamien $(ZAMIEN) -- \
 		$(VENV)/bin/chroma-rag ocena $(PYTANIA) --baza $(OCENA_BAZA) --przepisz
 
-# Fuzja planowana na wszystkich zbiorach dev: plany właściwe, błędne i słabsze, wybór ustawień walidacją krzyżową po aktach (docs/BENCHMARKS.md).
+# Fuzja planowana na wszystkich zbiorach dev: plany właściwe, błędne i słabsze, wybór ustawień walidacją krzyżową po aktach;
+# ZAPISZ=1 wpisuje wynik do docs/BENCHMARKS.md.
 bench-plan: $(STAMP)
 	@test -f $(OCENA_BAZA)/chroma.sqlite3 || $(VENV)/bin/chroma-rag indeksuj $(USTAWY) --baza $(OCENA_BAZA)
-	$(PY) bench/planning.py --baza $(OCENA_BAZA)
+	$(PY) bench/planning.py --baza $(OCENA_BAZA) $(if $(ZAPISZ),--zapisz)
 
 # Skala (issue 8): 10k i 100k fragmentów, folder i serwer; kolekcje budowane raz w $(SCRATCH).
 SCRATCH ?= .bench-cache/skala

@@ -2,43 +2,56 @@
 
     python bench/planning.py --baza BAZA [--dane ../shared/dane] [--zapisz]
 
-Zbiory: ``pytania-dev`` i ``potoczne-dev`` z planami silnego modelu, ``egzaminy-dev`` bez planów. Listy fuzji
-każdego pytania liczy raz produkt (``Searcher.fusion_lists``), a warianty ustawień łączy ``Searcher.fused_hits``
-i ocenia ``Searcher.refuses`` – ta sama ścieżka co ``ocena --przepisz``, bez kopii fuzji w pomiarze. Plany
-przechodzą przez ``planning.parse_plan`` z katalogiem bazy.
+Zbiory: ``pytania-dev`` i ``potoczne-dev`` z planami silnego modelu, ``egzaminy-dev`` bez planów. Drogie
+obliczenia (embedding pytania i zapytań planu, listy fuzji z percentylami rang) robi raz na pytanie i wariant
+planu produkt (``Searcher.fusion_lists``); każdą ``Calibration`` łączy ``Searcher.fused_hits``, a odmowę ocenia
+``Searcher.refuses`` – ta sama ścieżka co ``ocena --przepisz``, bez kopii fuzji w pomiarze. Plany przechodzą
+przez ``planning.parse_plan`` z katalogiem bazy.
 
-Warianty planów: właściwy, błędny (plan następnego pytania tego samego zbioru), słabsze: bez jednostek,
-jednostki przesunięte o ±1…5 artykułów, same dokumenty. Walidacja krzyżowa: dla każdego aktu (pliku z
-odpowiedzią; pytania spoza dokumentów to osobna grupa) ustawienia wybiera siatka na pozostałych aktach (warunek:
-z planami błędnymi hit@5 ≥ 0,75 × bez planu, potem najlepsze MRR z planami właściwymi), a wynik liczy się na
-pominiętym akcie."""
+Warianty planów: właściwy; błędny (plan następnego pytania tego samego zbioru – wszystkie plany błędne);
+słabsze: bez jednostek, jednostki przesunięte o ±1…5 artykułów, same dokumenty (bez zapytań i jednostek), sam
+akt (pierwszy wskazany dokument). Walidacja krzyżowa: dla każdego aktu (pliku z odpowiedzią; pytania spoza
+dokumentów to osobna grupa) ustawienia wybiera siatka na pozostałych aktach – warunki: plan błędny hit@5 ≥ 0,75 ×
+bez planu i żaden słabszy wariant z siatki (bez jednostek, jednostki ±1, ±5) poniżej planu z samym aktem; potem
+najlepsze MRR z planem właściwym – a wynik liczy się na pominiętym akcie. ``--zapisz`` wpisuje wynik do
+docs/BENCHMARKS.md."""
 
 from __future__ import annotations
 
 import argparse
+import io
 import itertools
 import json
 import os
 import re
 import sys
 from collections import Counter
+from contextlib import redirect_stdout
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("TQDM_DISABLE", "1")
 
+from common import machine, write_section  # noqa: E402
+
 from chroma_rag import Index  # noqa: E402
-from chroma_rag.retrieval.calibration import DEFAULT_CALIBRATION, DEFAULT_FUSION, Calibration  # noqa: E402
+from chroma_rag.models import Hit, Plan  # noqa: E402
+from chroma_rag.retrieval.calibration import DEFAULT_CALIBRATION, Calibration  # noqa: E402
 from chroma_rag.retrieval.evaluation import Question, first_hit_rank, load_questions, metrics  # noqa: E402
 from chroma_rag.retrieval.planning import parse_plan  # noqa: E402
-from chroma_rag.retrieval.search import Searcher, SearchRequest  # noqa: E402
+from chroma_rag.retrieval.search import FusionList, Searcher, SearchRequest  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "dane"
 SETS = (("pytania-dev", "plany-dev"), ("potoczne-dev", "plany-potoczne-dev"), ("egzaminy-dev", None))
 DEPTH = 50
 K = 10
+SHIFTS = (-5, -4, -3, -2, -1, 1, 2, 3, 4, 5)
+GRID_SHIFTS = ("jednostki -5", "jednostki -1", "jednostki +1", "jednostki +5")
+WEAKER = ("bez jednostek", *GRID_SHIFTS)
+ACT_ONLY = "sam akt"
 
 
 @dataclass
@@ -46,8 +59,23 @@ class Case:
     group: str  # the act (gold file) or "spoza": the unit left out together in cross-validation
     dataset: str
     question: Question
-    plans: dict  # variant → (Plan | None, fusion lists)
+    plans: dict[str, tuple[Plan | None, list[FusionList]]]  # variant → plan and its fusion lists
     vector: object
+
+
+class CachedEmbedder:
+    """Embedder z pamięcią zapytań: warianty planu powtarzają te same zapytania (tylko przyspieszenie)."""
+
+    def __init__(self, embedder: object) -> None:
+        self.embedder, self.memory = embedder, {}
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.embedder, name)
+
+    def embed_query(self, text: str) -> object:
+        if text not in self.memory:
+            self.memory[text] = self.embedder.embed_query(text)
+        return self.memory[text]
 
 
 def shifted_units(raw: dict, by: int) -> dict:
@@ -60,9 +88,11 @@ def shifted_units(raw: dict, by: int) -> dict:
 def plan_variants(raw: dict | None, wrong: dict | None) -> dict[str, dict | None]:
     if raw is None:
         return {"bez planu": None}
+    documents = raw.get("dokumenty", [])
     variants = {"bez planu": None, "plan": raw, "plan błędny": wrong, "bez jednostek": {**raw, "jednostki": []},
-                "same dokumenty": {"zapytania": [], "dokumenty": raw.get("dokumenty", []), "jednostki": []}}
-    for by in (-5, -1, 1, 5):
+                "same dokumenty": {"zapytania": [], "dokumenty": documents, "jednostki": []},
+                ACT_ONLY: {"zapytania": [], "dokumenty": documents[:1], "jednostki": []}}
+    for by in SHIFTS:
         variants[f"jednostki {by:+d}"] = shifted_units(raw, by)
     return variants
 
@@ -91,14 +121,22 @@ def prepare(index: Index, searcher: Searcher, data: Path) -> list[Case]:
     return cases
 
 
-def outcome(searcher: Searcher, case: Case, variant: str, calibration: Calibration,
-            threshold: float | None = None) -> tuple[int | None, bool]:
-    plan, lists = case.plans.get(variant, case.plans["bez planu"])
-    hits = searcher.fused_hits(lists, case.vector, K, calibration.fusion)
-    threshold = calibration.threshold if threshold is None else threshold
-    refused = searcher.refuses(case.question.text, hits, threshold, plan, case.question.filters,
-                               calibration.refusal_bump)
+def ranking(searcher: Searcher, case: Case, variant: str, calibration: Calibration) -> list[Hit]:
+    _, lists = case.plans[variant]
+    return searcher.fused_hits(lists, case.vector, K, calibration.fusion)
+
+
+def judged(searcher: Searcher, case: Case, variant: str, hits: list[Hit], calibration: Calibration,
+           threshold: float) -> tuple[int | None, bool]:
+    plan, _ = case.plans[variant]
+    refused = searcher.refuses(case.question.text, hits, threshold, plan, case.question.filters, calibration,
+                               case.vector)
     return (None if refused else first_hit_rank(hits, case.question)), refused
+
+
+def outcome(searcher: Searcher, case: Case, variant: str, calibration: Calibration) -> tuple[int | None, bool]:
+    hits = ranking(searcher, case, variant, calibration)
+    return judged(searcher, case, variant, hits, calibration, calibration.threshold)
 
 
 def summary(results: list[tuple[int | None, bool]], cases: list[Case]) -> dict[str, float]:
@@ -115,88 +153,123 @@ def row(name: str, v: dict[str, float]) -> str:
             f"{int(v['spoza'])}/{int(v['n_spoza'])} | {int(v['utracone'])} |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--baza", type=Path, required=True)
-    parser.add_argument("--dane", type=Path, default=DATA)
-    args = parser.parse_args()
-    index = Index(args.baza)
-    # a gated fusion makes the unit lists carry their rank within the hinted files, which the grid varies
-    searcher = replace(index.searcher("hybryda"), fusion=replace(DEFAULT_FUSION, unit_gate=0.0))
-    cases = prepare(index, searcher, args.dane)
+def grid() -> list[Calibration]:
+    fusion = DEFAULT_CALIBRATION.fusion
+    return [replace(DEFAULT_CALIBRATION, fusion=replace(fusion, unit_gate=u, query_gate=q, disagreement_weight=d,
+                                                        unit_weight=w))
+            for u, q, d, w in itertools.product((0.02, 0.05, 0.1, 0.2), (0.005, 0.01, 0.02), (0.5, 1.0), (2.0, 4.0))]
+
+
+def describe(calibration: Calibration) -> str:
+    f = calibration.fusion
+    return (f"unit_gate {f.unit_gate}, query_gate {f.query_gate}, niezgodne ×{f.disagreement_weight}, "
+            f"jednostki ×{f.unit_weight}")
+
+
+def report(searcher: Searcher, cases: list[Case]) -> None:
     planned = [c for c in cases if "plan" in c.plans]
-    grid = [replace(DEFAULT_CALIBRATION, fusion=replace(DEFAULT_FUSION, unit_gate=g, question_weight=q, plan_margin=m))
-            for g, q, m in itertools.product((0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 1.0), (1, 2), (0.06, 1.0))]
-    variants = ("bez planu", "plan", "plan błędny")
-    results = {n: {v: [outcome(searcher, c, v, f) for c in planned] for v in variants} for n, f in enumerate(grid)}
+    exams = [c for c in cases if c.dataset == "egzaminy-dev"]
+    calibrations = grid()
+    tuned = ("plan", "plan błędny", *WEAKER)
+    # variants without planned lists rank alike under every calibration: computed once
+    fixed = {v: [outcome(searcher, c, v, DEFAULT_CALIBRATION) for c in planned] for v in ("bez planu", ACT_ONLY)}
+    results = {n: {v: [outcome(searcher, c, v, cal) for c in planned] for v in tuned}
+               for n, cal in enumerate(calibrations)}
+
+    def part(n: int, variant: str, keep: list[int]) -> dict[str, float]:
+        source = fixed[variant] if variant in fixed else results[n][variant]
+        return summary([source[i] for i in keep], [planned[i] for i in keep])
 
     def choose(keep: list[int]) -> int:
-        def objective(n: int) -> tuple[bool, float]:
-            def part(variant: str) -> dict[str, float]:
-                return summary([results[n][variant][i] for i in keep], [planned[i] for i in keep])
-            robust = part("plan błędny")["hit@5"] >= 0.75 * part("bez planu")["hit@5"]
-            return robust, part("plan")["mrr"]
-        return max(range(len(grid)), key=lambda n: (objective(n), -n))
+        def objective(n: int) -> tuple[bool, float, float]:
+            act_only = part(n, ACT_ONLY, keep)["hit@5"]
+            robust = part(n, "plan błędny", keep)["hit@5"] >= 0.75 * part(n, "bez planu", keep)["hit@5"]
+            weaker = all(part(n, v, keep)["hit@5"] >= act_only for v in WEAKER)
+            right = part(n, "plan", keep)
+            return robust and weaker, right["mrr"], right["hit@5"]
+        return max(range(len(calibrations)), key=lambda n: (objective(n), -n))
 
     groups = sorted({c.group for c in planned})
-    held = {v: [None] * len(planned) for v in variants}
-    chosen = Counter()
+    held = {v: [None] * len(planned) for v in tuned}
+    chosen: Counter[int] = Counter()
     for group in groups:
         best = choose([i for i, c in enumerate(planned) if c.group != group])
         chosen[best] += 1
         for i, case in enumerate(planned):
             if case.group == group:
-                for v in variants:
+                for v in tuned:
                     held[v][i] = results[best][v][i]
-
-    def describe(n: int) -> str:
-        g = grid[n].fusion
-        return f"unit_gate {g.unit_gate}, pytanie ×{g.question_weight}, plan_margin {g.plan_margin}"
-
     sizes = ", ".join(f"{k} {v}" for k, v in Counter(c.dataset for c in planned).items())
-    print(f"Pytania z planami: {len(planned)} ({sizes}), grupy walidacji (akty): {len(groups)}, "
-          f"siatka: {len(grid)} wariantów\n")
+    print(f"Pytania z planami: {len(planned)} ({sizes}), egzaminy bez planu: {len(exams)}, grupy walidacji "
+          f"(akty): {len(groups)}, siatka: {len(calibrations)} wariantów Calibration\n")
     print("| ustawienia | hit@1 | hit@5 | MRR | odmowy spoza | utracone przez próg |")
     print("|---|---|---|---|---|---|")
-    for v in variants:
+    print(row("bez planu", summary(fixed["bez planu"], planned)))
+    for v in ("plan", "plan błędny"):
         print(row(f"walidacja po aktach, {v}", summary(held[v], planned)))
+    default = {v: [outcome(searcher, c, v, DEFAULT_CALIBRATION) for c in planned]
+               for v in ("plan", "plan błędny", "bez jednostek", "same dokumenty", ACT_ONLY,
+                         *(f"jednostki {by:+d}" for by in SHIFTS))}
+    for v, values in default.items():
+        print(row(f"DEFAULT_CALIBRATION: {v}", summary(values, planned)))
+    exam_results = [outcome(searcher, c, "bez planu", DEFAULT_CALIBRATION) for c in exams]
+    print(row(f"egzaminy-dev bez planu (n={len(exams)}), DEFAULT_CALIBRATION", summary(exam_results, exams)))
     full = choose(list(range(len(planned))))
-    default = [outcome(searcher, c, "plan", DEFAULT_CALIBRATION) for c in planned]
-    print(row("domyślna (DEFAULT_CALIBRATION), plan", summary(default, planned)))
-    for v in ("bez planu", "plan", "plan błędny", "bez jednostek", "same dokumenty", "jednostki -5", "jednostki -1",
-              "jednostki +1", "jednostki +5"):
-        print(row(f"wybór na całości ({describe(full)}): {v}",
-                  summary([outcome(searcher, c, v, grid[full]) for c in planned], planned)))
-    print("\nwybory w walidacji po aktach (ile aktów):")
+    print(f"\nDEFAULT_CALIBRATION: {describe(DEFAULT_CALIBRATION)}; wybór na całości: {describe(calibrations[full])}")
+    print("wybory w walidacji po aktach (ile aktów):")
     for n, count in chosen.most_common():
-        print(f"  {count}× {describe(n)}")
-    print("\nsiatka na całości (plan MRR / plan błędny hit@5):")
-    for n in range(len(grid)):
-        s_plan, s_wrong = summary(results[n]["plan"], planned), summary(results[n]["plan błędny"], planned)
-        print(f"  {describe(n)}: {s_plan['hit@5']:.2f} / {s_plan['mrr']:.2f} ; błędny {s_wrong['hit@5']:.2f}")
-    exams = [c for c in cases if c.dataset == "egzaminy-dev"]
-    print("\n" + row(f"egzaminy-dev bez planu (n={len(exams)}), domyślna",
-                     summary([outcome(searcher, c, "bez planu", DEFAULT_CALIBRATION) for c in exams], exams)))
-    print(f"\nCalibration wybrana na całości: {grid[full]!r}")
-    threshold_curve(searcher, planned, exams, grid[full])
+        print(f"  {count}× {describe(calibrations[n])}")
+    print("\nsiatka na całości (plan hit@5 / MRR ; plan błędny hit@5 ; najsłabszy z bez jednostek, ±1, ±5 hit@5):")
+    everyone = list(range(len(planned)))
+    for n, cal in enumerate(calibrations):
+        s_plan, s_wrong = part(n, "plan", everyone), part(n, "plan błędny", everyone)
+        weakest = min(part(n, v, everyone)["hit@5"] for v in WEAKER)
+        print(f"  {describe(cal)}: {s_plan['hit@5']:.2f} / {s_plan['mrr']:.2f} ; {s_wrong['hit@5']:.2f} ; "
+              f"{weakest:.2f}")
+    threshold_curve(searcher, planned, exams, DEFAULT_CALIBRATION)
 
 
 def threshold_curve(searcher: Searcher, planned: list[Case], exams: list[Case], calibration: Calibration) -> None:
-    """Próg → pytania z odpowiedzią utracone (plan właściwy i egzaminy bez planu) wobec pytań spoza odrzuconych
-    (z planem i bez): próg wybiera się z zapasem od pierwszej utraty, nie jako najwyższy bez utrat."""
-    print("\nkrzywa progu (wszystkie zbiory):\n")
-    print("| próg | utracone z planem | utracone egzaminy bez planu | spoza odrzucone z planem | spoza bez planu |")
-    print("|---|---|---|---|---|")
+    """Próg → pytania z odpowiedzią utracone (plan właściwy, plan błędny, egzaminy bez planu) wobec pytań spoza
+    odrzuconych (z planem i bez): próg wybiera się z zapasem od pierwszej utraty, nie jako najwyższy bez utrat."""
+    print("\nkrzywa progu (DEFAULT_CALIBRATION, wszystkie zbiory):\n")
+    print("| próg | utracone z planem | utracone z planem błędnym | utracone egzaminy bez planu | "
+          "spoza odrzucone z planem | spoza z planem błędnym | spoza bez planu |")
+    print("|---|---|---|---|---|---|---|")
     outside = [c for c in planned if not c.question.answerable]
+    answerable = [c for c in planned if c.question.answerable]
+    ranked = {(id(c), v): ranking(searcher, c, v, calibration)
+              for c in planned + exams for v in ("plan", "plan błędny", "bez planu") if v in c.plans}
+
+    def count(chosen: list[Case], variant: str, value: float) -> int:
+        return sum(judged(searcher, c, variant, ranked[(id(c), variant)], calibration, value)[1] for c in chosen)
+
     for step in range(76, 91):
         value = step / 100
-        lost_planned = sum(outcome(searcher, c, "plan", calibration, value)[1]
-                           for c in planned if c.question.answerable)
-        lost_exams = sum(outcome(searcher, c, "bez planu", calibration, value)[1] for c in exams)
-        refused_planned = sum(outcome(searcher, c, "plan", calibration, value)[1] for c in outside)
-        refused_plain = sum(outcome(searcher, c, "bez planu", calibration, value)[1] for c in outside)
-        print(f"| {value:.2f} | {lost_planned} | {lost_exams} | {refused_planned}/{len(outside)} | "
-              f"{refused_plain}/{len(outside)} |")
+        print(f"| {value:.2f} | {count(answerable, 'plan', value)} | {count(answerable, 'plan błędny', value)} | "
+              f"{count(exams, 'bez planu', value)} | {count(outside, 'plan', value)}/{len(outside)} | "
+              f"{count(outside, 'plan błędny', value)}/{len(outside)} | "
+              f"{count(outside, 'bez planu', value)}/{len(outside)} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--baza", type=Path, required=True)
+    parser.add_argument("--dane", type=Path, default=DATA)
+    parser.add_argument("--zapisz", action="store_true", help="wpisz wynik do docs/BENCHMARKS.md")
+    args = parser.parse_args()
+    index = Index(args.baza)
+    plain = index.searcher("hybryda")
+    searcher = replace(plain, embedder=CachedEmbedder(plain.embedder))
+    cases = prepare(index, searcher, args.dane)
+    output = io.StringIO()
+    with redirect_stdout(output):
+        report(searcher, cases)
+    print(output.getvalue(), end="")
+    if args.zapisz:
+        body = (f"Polecenie: `make bench-plan OCENA_BAZA={args.baza} ZAPISZ=1` (`python bench/planning.py "
+                f"--baza {args.baza} --zapisz`)\nMaszyna: {machine()}\n\n```\n{output.getvalue().rstrip()}\n```")
+        write_section("planowanie-bench", body)
 
 
 if __name__ == "__main__":

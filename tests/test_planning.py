@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 
 import pytest
 from conftest import DATA_PROTECTION, PATIENTS, run_cli
@@ -18,6 +17,7 @@ from plan_replay import load_plans, plan_responder
 from chroma_rag import Index
 from chroma_rag.filters import SearchFilters, build_where
 from chroma_rag.llm import LlmSettings
+from chroma_rag.models import Plan
 from chroma_rag.retrieval.planning import Catalog, DocumentEntry, plan_messages
 from chroma_rag.retrieval.search import DEFAULT_FUSION, FusionList, fuse
 
@@ -239,16 +239,28 @@ def test_a_wrong_plan_does_not_sink_a_good_search(capsys, db, fake):
 
 
 def test_a_hinted_unit_counts_by_its_rank_within_the_hinted_files_not_by_a_similarity_margin():
-    # issue 20: the article a right plan names is often 0.03–0.05 less similar to a colloquial question than
-    # the question's best fragment (the old 0.02 margin dropped it), yet within its own file the question ranks
-    # it among the first few percent; a wrong plan's unit sits anywhere in its file
+    # issue 20: the article a right plan names is often much less similar to a colloquial question than the
+    # question's best fragment (below the 0.06 sieve, which dropped it), yet within its own files the question
+    # ranks it among the first few percent; a wrong plan's unit sits anywhere in its files
     own = FusionList("wektor/pytanie", ["best", "other"])
-    similarity = {"best": 0.90, "other": 0.85, "article": 0.86}
-    gated = replace(DEFAULT_FUSION, unit_gate=0.1)
-    kept = fuse([own, FusionList("jednostki", ["article"], file_percentile=0.01)], similarity, gated)
+    similarity = {"best": 0.90, "other": 0.85, "article": 0.80}
+    kept = fuse([own, FusionList("jednostki", ["article"], percentile=0.01)], similarity, DEFAULT_FUSION)
     assert max(kept, key=kept.get) == "article"  # a named unit confirmed by the ranking can reach rank 1
-    dropped = fuse([own, FusionList("jednostki", ["article"], file_percentile=0.45)], similarity, gated)
+    dropped = fuse([own, FusionList("jednostki", ["article"], percentile=0.45)], similarity, DEFAULT_FUSION)
     assert set(dropped) == {"best", "other"}
+
+
+def test_a_planned_query_the_question_ranks_high_counts_whole_and_a_wrong_one_not_at_all():
+    # a statute-worded query is less similar to a colloquial question than the question's own best fragment
+    # (the old sieve dropped such a query whole); its first fragment in the question's own ranking decides
+    own = [FusionList("wektor/pytanie", ["broad", "other"]), FusionList("slowa/pytanie", ["broad"])]
+    similarity = {"broad": 0.90, "other": 0.86, "article": 0.83}
+    def planned(percentile: float) -> list[FusionList]:
+        return [FusionList(f"{leg}/plan", ["article"], percentile, 0.85) for leg in ("wektor", "slowa")]
+    right = fuse(own + planned(0.002), similarity, DEFAULT_FUSION)
+    assert max(right, key=right.get) == "article"
+    wrong = fuse(own + planned(0.4), similarity, DEFAULT_FUSION)
+    assert "article" not in wrong
 
 
 def test_what_a_planned_query_puts_first_outweighs_what_the_colloquial_question_puts_first():
@@ -284,6 +296,21 @@ def test_a_plan_naming_a_unit_the_rankings_do_not_put_first_is_still_refused(cap
     fake.enqueue(plan_reply({**PLAN, "zapytania": [OUTSIDE], "jednostki": ["art. 1"]}))
     _, planned, _ = szukaj(capsys, db, OUTSIDE, "--przepisz", "--prog", "0.99")
     assert planned["wyniki"] == [] and planned["powod"] == "prog"
+
+
+def test_a_wrong_plans_unit_first_after_fusion_is_not_confirmed_when_the_question_ranks_it_low(db):
+    # issue 20: a wrong plan may name an existing unit of an existing file; that it came first after fusion
+    # must not keep an outside question from "nic trafnego" unless the question itself ranks it high
+    searcher = Index(db).searcher()
+    plan = Plan(queries=["udostępnianie dokumentacji medycznej"], documents=[PATIENTS], units=["art. 27"])
+    vector = searcher.embedder.embed_query(OUTSIDE)
+    where = build_where(SearchFilters(files=[PATIENTS], articles=["27"]))
+    [unit] = searcher.collection.hits([i for i, _ in searcher.collection.ranked(vector, 1, where)], vector)
+    assert searcher.refuses(OUTSIDE, [unit], 0.99, plan)
+    question = "Kiedy szpital musi wydać pacjentowi kopię dokumentacji medycznej?"
+    vector = searcher.embedder.embed_query(question)
+    [unit] = searcher.collection.hits([i for i, _ in searcher.collection.ranked(vector, 1, where)], vector)
+    assert not searcher.refuses(question, [unit], 0.99, plan, query_vector=vector)
 
 
 def test_calibration_is_the_one_source_of_the_products_numbers():

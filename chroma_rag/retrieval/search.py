@@ -4,6 +4,7 @@ własne, zawężone listy do fuzji."""
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import json
 from collections.abc import Iterable
@@ -16,7 +17,7 @@ from ..errors import UnknownFile, UsageError
 from ..filters import SearchFilters, article_key, build_where, normalize_article
 from ..models import Hit, Plan, SearchResult
 from ..storage.collection import ChunkCollection
-from .calibration import DEFAULT_CALIBRATION, DEFAULT_FUSION, FusionSettings
+from .calibration import DEFAULT_CALIBRATION, DEFAULT_FUSION, Calibration, FusionSettings
 from .calibration import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
 from .keyword import KeywordIndex
 from .references import References, find_references
@@ -51,9 +52,11 @@ class FusionList:
 
     source: str
     ids: list[str]
+    # planned lists: where the question's own ranking puts the list's evidence – the share of fragments the
+    # question ranks above it (0: first). A planned query is judged by its first fragment among all fragments,
+    # hinted units by their best fragment among the hinted files' (``agreement_percentiles``).
+    percentile: float | None = None
     query_similarity: float | None = None  # a planned query's similarity to the question itself
-    # hinted units: the share of the hinted files' fragments the question itself ranks above the units' best
-    file_percentile: float | None = None
 
 
 @dataclass
@@ -122,25 +125,32 @@ class Searcher:
         threshold: float | None,
         plan: Plan | None = None,
         filters: SearchFilters | None = None,
-        refusal_bump: float = DEFAULT_CALIBRATION.refusal_bump,
+        calibration: Calibration = DEFAULT_CALIBRATION,
+        query_vector: np.ndarray | None = None,
     ) -> bool:
         """„Nic trafnego”: najlepszy wynik jest semantycznie słaby (podobieństwo poniżej progu) i nie
         wszystkie słowa pytania występują w pierwszych wynikach. Pełne pokrycie ratuje krótkie zapytania
         hasłowe („dane”, „urlop”), dla których e5 daje niskie podobieństwo, choć tekst je zawiera.
 
         Jednostka wskazana filtrem (``--art``) nigdy nie jest odmawiana, tak samo jednostka z planu, którą
-        potwierdził ranking (``confirmed_unit``). Plan bez dokumentów (model uznał,
-        że żaden plik nie zawiera odpowiedzi) podnosi próg o ``refusal_bump`` (``Calibration``)."""
+        potwierdził ranking: jest pierwsza po fuzji, a samo pytanie stawia ją w czołówce wskazanych plików
+        (``confirm_gate``; plan błędny nie przepchnie tak pytania spoza dokumentów). Plan bez dokumentów (model
+        uznał, że żaden plik nie zawiera odpowiedzi) podnosi próg o ``refusal_bump``. ``query_vector``: wektor
+        pytania, jeśli już policzony."""
         if filters is not None and filters.articles:
             return False
         planned = plan is not None and plan.ok
         if planned and hits and confirmed_unit(hits[0], plan):
-            return False
+            vector = self.embedder.embed_query(question) if query_vector is None else query_vector
+            hinted = _hinted_filters(plan, filters or SearchFilters())
+            where = build_where(hinted) if hinted is not None else None
+            if self.share_ranked_above(hits[0].similarity, where, vector) <= calibration.confirm_gate:
+                return False
         # planned lists may put first a fragment a little less similar to the question than another one found
         best = [max(hits, key=lambda hit: hit.similarity)] if planned and hits else hits
         nothing_named = planned and not plan.documents
         if threshold is not None and nothing_named:
-            threshold += refusal_bump
+            threshold += calibration.refusal_bump
         if not refuses(best, threshold):
             return False
         if self.keywords is None or nothing_named:
@@ -196,33 +206,39 @@ class Searcher:
             return lists
         hinted = _hinted_filters(plan, filters)
         hinted_where = build_where(hinted) if hinted is not None else None
+        everywhere = self.pool(where, query_vector)
         for query in plan.queries:
             vector = self.embedder.embed_query(query)
-            near = float(vector @ query_vector)
+            first = self.collection.ranked(vector, 1, where)
+            near = self.collection.similarities([first[0][0]], query_vector) if first else {}
+            share = share_above(everywhere, next(iter(near.values()))) if near else 1.0
+            close = float(vector @ query_vector)
             if request.mode != "wektor":
-                lists.append(FusionList("slowa/plan", self.keyword_ids(query, depth, where), near))
+                lists.append(FusionList("slowa/plan", self.keyword_ids(query, depth, where), share, close))
                 if hinted is not None:
-                    lists.append(FusionList("slowa/dokumenty", self.keyword_ids(query, depth, hinted_where), near))
+                    ids = self.keyword_ids(query, depth, hinted_where)
+                    lists.append(FusionList("slowa/dokumenty", ids, share, close))
             if request.mode != "slowa":
                 ranked = self.collection.ranked(vector, depth, where)
-                lists.append(FusionList("wektor/plan", [i for i, _ in ranked], near))
+                lists.append(FusionList("wektor/plan", [i for i, _ in ranked], share, close))
                 if hinted is not None:
                     ranked = self.collection.ranked(vector, depth, hinted_where)
-                    lists.append(FusionList("wektor/dokumenty", [i for i, _ in ranked], near))
+                    lists.append(FusionList("wektor/dokumenty", [i for i, _ in ranked], share, close))
         units = [u for u in plan.units if not filters.articles or _same_unit(u, filters.articles)]
         if hinted is not None and units:
             ranked = self.collection.ranked(query_vector, depth, build_where(replace(hinted, articles=units)))
             if ranked:
-                # a pass over every fragment of the hinted files: only where a gate will read it
-                gated = self.fusion.unit_gate < 1.0
-                share = self.share_ranked_above(ranked[0][1], hinted_where, query_vector) if gated else None
-                lists.append(FusionList("jednostki", [i for i, _ in ranked], file_percentile=share))
+                share = share_above(self.pool(hinted_where, query_vector), ranked[0][1])
+                lists.append(FusionList("jednostki", [i for i, _ in ranked], share))
         return lists
+
+    def pool(self, where: dict | None, query_vector: np.ndarray) -> list[float]:
+        """Podobieństwa do pytania wszystkich fragmentów spełniających ``where``, rosnąco (z migawki)."""
+        return sorted(self.collection.similarities(self.collection.ids(where), query_vector).values())
 
     def share_ranked_above(self, similarity: float, where: dict | None, query_vector: np.ndarray) -> float:
         """Jaka część fragmentów spełniających ``where`` jest bliżej pytania niż ``similarity`` (0 – żaden)."""
-        pool = self.collection.similarities(self.collection.ids(where), query_vector)
-        return sum(value > similarity for value in pool.values()) / len(pool) if pool else 1.0
+        return share_above(self.pool(where, query_vector), similarity)
 
     def keyword_ids(self, query: str, depth: int, where: dict | None) -> list[str]:
         assert self.keywords is not None, "tryb słowny wymaga indeksu słów"
@@ -255,13 +271,25 @@ def validate(request: SearchRequest) -> None:
         raise UsageError(f"Nieznany tryb „{request.mode}”; dostępne: {', '.join(MODES)}.")
 
 
+def share_above(pool: list[float], similarity: float) -> float:
+    """Część ``pool`` (podobieństwa rosnąco) większa od ``similarity``: 0 – nic wyżej; pusta pula – 1."""
+    return (len(pool) - bisect.bisect_right(pool, similarity)) / len(pool) if pool else 1.0
+
+
+def agrees(item: FusionList, fusion: FusionSettings) -> bool:
+    """Czy samo pytanie stawia dowód listy planu w czołówce (``FusionList.percentile`` w bramce rang
+    ``query_gate`` albo ``unit_gate``)."""
+    gate = fusion.unit_gate if item.source == "jednostki" else fusion.query_gate
+    return item.percentile is not None and item.percentile <= gate
+
+
 def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSettings) -> dict[str, float]:
-    """RRF list pytania i planu, mierzonych podobieństwem do pytania względem jego najlepszego fragmentu
-    (``similarity``: id → podobieństwo do pytania): zapytanie planu dalsze niż ``query_margin`` odpada
-    w całości, wskazane jednostki – gdy pytanie stawia ich najbliższy fragment niżej niż ``unit_gate`` (część
-    fragmentów wskazanych plików przed nim); z list planu
-    odpadają fragmenty dalsze niż ``plan_margin``, a lista waży tyle, jaka część jej czołówki została.
-    Listy pytania liczą się ze stałą RRF ``rrf_k``, listy planu z ``plan_rrf_k``."""
+    """RRF list pytania i planu (``similarity``: id → podobieństwo do pytania). Lista planu, której dowód
+    pytanie stawia w czołówce (``agrees``: bramki rang ``query_gate``, ``unit_gate``), liczy się w całości –
+    tak nazwana jednostka może dojść do pierwszego miejsca, choć potoczne pytanie jest jej mało podobne.
+    Pozostałe listy planu ważą ``disagreement_weight`` razy mniej, tracą fragmenty dalsze od pytania niż
+    ``plan_margin`` od jego najlepszego i ważą tyle, jaka część ich czołówki została. Listy pytania liczą się
+    ze stałą RRF ``rrf_k``, listy planu z ``plan_rrf_k``."""
     own = [similarity.get(i, 0.0) for item in lists if item.source.endswith("/pytanie") for i in item.ids]
     best = max(own) if own else 0.0
     floor = best - fusion.plan_margin
@@ -269,20 +297,16 @@ def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSe
     planned_lists: list[tuple[float, list[str]]] = []
     for item in lists:
         ids, weight = item.ids, fusion.weight(item.source)
-        if item.query_similarity is not None and item.query_similarity < best - fusion.query_margin:
-            continue  # a planned query farther from the question than its own best fragment: off the subject
-        if item.source == "jednostki" and fusion.unit_gate < 1.0 and (
-            item.file_percentile is None or item.file_percentile > fusion.unit_gate
-        ):
-            continue  # the question itself ranks the hinted units low within their files: a wrong hint
         if item.source.endswith("/pytanie"):
             own_lists.append((weight, ids))
-        else:
+        elif agrees(item, fusion):
+            planned_lists.append((weight, ids))
+        elif item.query_similarity is None or item.query_similarity >= best - fusion.query_margin:
             kept = [i for i in ids if similarity.get(i, 0.0) >= floor]
             head = ids[:AGREEMENT_DEPTH]
             # a list whose best fragments are off the question's subject (a wrong plan) counts that much less
-            weight *= sum(similarity.get(i, 0.0) >= floor for i in head) / len(head) if head else 0.0
-            planned_lists.append((weight, kept))
+            share = sum(similarity.get(i, 0.0) >= floor for i in head) / len(head) if head else 0.0
+            planned_lists.append((weight * fusion.disagreement_weight * share, kept))
     scores = rrf(own_lists, fusion.rrf_k)
     for chunk_id, score in rrf(planned_lists, fusion.plan_rrf_k).items():
         scores[chunk_id] = scores.get(chunk_id, 0.0) + score
