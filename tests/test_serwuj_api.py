@@ -18,7 +18,7 @@ from llm_server import FakeLlm, Reply
 from serving_support import running_server
 
 from chroma_rag import Index
-from chroma_rag.serving.security import MAX_BODY_BYTES
+from chroma_rag.serving.limits import MAX_BODY_BYTES
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -14,7 +15,8 @@ import pytest
 from serving_support import running_server
 
 from chroma_rag import Index
-from chroma_rag.serving.security import MAX_BODY_BYTES
+from chroma_rag.serving import limits, transport
+from chroma_rag.serving.limits import MAX_BODY_BYTES
 
 SECRET = "root:x:0:0:sekret-sasiada\n"
 
@@ -106,8 +108,8 @@ def test_login_chunked_body_over_the_limit_is_413(guarded_url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def guarded_url(two_acts_db: Path) -> Iterator[str]:
-    with running_server(two_acts_db, token="tajny-token") as url:
+def guarded_url(small_db: Path) -> Iterator[str]:
+    with running_server(small_db, token="tajny-token", production=True) as url:
         yield url
 
 
@@ -124,3 +126,122 @@ def test_loopback_host_with_a_port_is_accepted(swapped: tuple[str, Path], host: 
     url, _ = swapped
     status, body = raw_request(url, "GET", "/api/pliki", {"Host": host})
     assert status == 200, body
+
+
+# --- powolne i bezczynne połączenia (ustawienia uvicorn z `chroma-rag serwuj`, krótsze limity czasu) ---
+
+SHORT_SECONDS = 1.5
+FEW_CONNECTIONS = limits.MAX_REQUESTS + 32
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Indeks jednego krótkiego regulaminu – limity transportu nie zależą od treści, a budowa jest szybka."""
+    root = tmp_path_factory.mktemp("maly")
+    doc = root / "regulamin.md"
+    doc.write_text("# Regulamin\n\nArt. 1. Pracownik ma prawo do urlopu wypoczynkowego.\n", encoding="utf-8")
+    Index(root / "db").add([doc])
+    return root / "db"
+
+
+@pytest.fixture(scope="module")
+def served(small_db: Path) -> Iterator[str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(transport, "HEADER_SECONDS", SHORT_SECONDS)
+        patch.setattr(limits, "BODY_SECONDS", SHORT_SECONDS)
+        patch.setattr(transport, "MAX_CONNECTIONS", FEW_CONNECTIONS)
+        with running_server(small_db, production=True) as url:
+            yield url
+
+
+def connect(base: str) -> socket.socket:
+    address = urlsplit(base)
+    return socket.create_connection((address.hostname, address.port), timeout=30)
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """Wszystko, co serwer wyśle, aż zamknie połączenie (najwyżej 30 s ciszy)."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def status_and_error(reply: bytes) -> tuple[int, str]:
+    head, _, body = reply.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), json.loads(body)["blad"]
+
+
+def search_status(base: str) -> int:
+    return httpx.get(f"{base}/api/szukaj", params={"q": "urlop", "tryb": "slowa"}, timeout=30).status_code
+
+
+def test_unfinished_headers_get_a_polish_408_and_are_closed(served: str) -> None:
+    with connect(served) as sock:
+        sock.sendall(b"GET /api/pliki HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        status, message = status_and_error(read_all(sock))
+    assert status == 408 and "Nagłówki zapytania nie nadeszły" in message
+
+
+def test_headers_over_16_kib_are_refused_by_the_parser_in_use(served: str) -> None:
+    with connect(served) as sock:
+        sock.sendall(b"GET /api/pliki HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Duzy: " + b"a" * (64 * 1024) + b"\r\n\r\n")
+        status, message = status_and_error(read_all(sock))
+    assert status == 431 and "za duże nagłówki" in message
+
+
+def test_invalid_http_gets_a_polish_sentence(served: str) -> None:
+    with connect(served) as sock:
+        sock.sendall(b"TO NIE JEST HTTP\r\n\r\n")
+        reply = read_all(sock)
+    status, message = status_and_error(reply)
+    assert status == 400 and "niepoprawne" in message and b"Invalid" not in reply
+    assert b"nosniff" in reply
+
+
+def test_slow_bodies_hold_no_search_slot(served: str) -> None:
+    slow = [connect(served) for _ in range(limits.MAX_REQUESTS + 4)]
+    try:
+        for sock in slow:
+            sock.sendall(b"POST /api/pytaj HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n{\"pytanie\"")
+        assert search_status(served) == 200
+        replies = [status_and_error(read_all(sock)) for sock in slow]
+    finally:
+        for sock in slow:
+            sock.close()
+    assert {status for status, _ in replies} == {408}
+    assert "Treść zapytania nie nadeszła" in replies[0][1]
+
+
+def open_mcp_stream(base: str) -> tuple[socket.socket, bytes]:
+    sock = connect(base)
+    host = urlsplit(base).netloc.encode()
+    sock.sendall(b"GET /mcp HTTP/1.1\r\nHost: " + host + b"\r\nAccept: text/event-stream\r\n\r\n")
+    return sock, sock.recv(65536)
+
+
+def test_idle_mcp_streams_leave_searches_their_slots(served: str) -> None:
+    streams = [open_mcp_stream(served) for _ in range(limits.MAX_REQUESTS)]
+    try:
+        statuses = [int(head.split(b" ", 2)[1]) for _, head in streams]
+        assert search_status(served) == 200
+    finally:
+        for sock, _ in streams:
+            sock.close()
+    assert statuses.count(200) == limits.MAX_STREAMS
+    assert statuses.count(503) == limits.MAX_REQUESTS - limits.MAX_STREAMS
+    refused = next(head for _, head in streams if head.startswith(b"HTTP/1.1 503"))
+    body = refused.partition(b"\r\n\r\n")[2].decode()  # the status line's reason phrase is HTTP's own
+    assert "za dużo zapytań naraz" in body and "Service" not in body
+
+
+def test_connections_over_the_limit_get_a_polish_503(served: str) -> None:
+    idle = [connect(served) for _ in range(FEW_CONNECTIONS + 4)]
+    try:
+        for sock in idle[FEW_CONNECTIONS:]:
+            status, message = status_and_error(read_all(sock))
+            assert status == 503 and "za dużo otwartych połączeń" in message
+    finally:
+        for sock in idle:
+            sock.close()

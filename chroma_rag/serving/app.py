@@ -15,7 +15,6 @@ from urllib.parse import quote
 import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
@@ -26,16 +25,7 @@ from ..errors import UserError
 from .answers import answer_events, sse
 from .mcp_tools import build_mcp, mcp_transport_security
 from .params import query_from_body, query_from_params
-from .security import (
-    BodyTooLarge,
-    LoopbackHost,
-    RequestLimits,
-    TokenGuard,
-    error,
-    error_status,
-    is_loopback,
-    refused_state_change,
-)
+from .security import error, error_status, middleware, refused_state_change
 
 STATIC = Path(__file__).with_name("static")
 T = TypeVar("T")
@@ -83,18 +73,11 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
         Route("/dokumenty/{plik}", _document(index)),
         *mcp_app.routes,
     ]
-    # limits wrap the token guard, so the login form gets the same body and connection limits as the API
-    middleware = [Middleware(RequestLimits, untimed_prefixes=("/mcp", "/api/pytaj"))]
-    if token:
-        middleware.append(Middleware(TokenGuard, token=token))
-    if is_loopback(host):
-        middleware.insert(0, Middleware(LoopbackHost))
     return Starlette(
         routes=routes,
-        middleware=middleware,
+        middleware=middleware(host, token, untimed_prefixes=("/mcp", "/api/pytaj")),
         lifespan=lifespan,
         exception_handlers={
-            BodyTooLarge: lambda _, exc: error(413, str(exc)),
             UserError: lambda _, exc: error(error_status(exc), exc.message("web")),
             HTTPException: _http_error,
             Exception: _unexpected,

@@ -9,26 +9,20 @@ import html
 import ipaddress
 import os
 
-import anyio
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ServiceError, UsageError, UserError
+from .limits import RequestLimits
+from .responses import SecurityHeaders, error
 
 TOKEN_ENV = "CHROMA_RAG_TOKEN"
 COOKIE = "chroma_rag_sesja"
 LOGIN_PATH = "/logowanie"
 PUBLIC_PREFIX = "/static/"  # the page's own scripts and styles, no data: the login form needs the styles
-MAX_BODY_BYTES = 64 * 1024
-REQUEST_SECONDS = 60.0
-MAX_REQUESTS = 64  # more at once get 503 instead of queueing on a 2-core machine
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-TOO_LARGE = f"Treść zapytania jest za duża (najwyżej {MAX_BODY_BYTES // 1024} KiB)."
-
-
-class BodyTooLarge(UserError):
-    """Treść zapytania przekroczyła limit w trakcie odbierania (bez nagłówka Content-Length); odpowiedź 413."""
 
 
 def is_loopback(host: str) -> bool:
@@ -49,10 +43,6 @@ def resolve_token(host: str, token: str | None) -> str | None:
             f"{TOKEN_ENV}); bez tokenu serwer działa tylko na 127.0.0.1."
         )
     return token
-
-
-def error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"blad": message}, status_code=status)
 
 
 def error_status(exc: UserError) -> int:
@@ -118,10 +108,7 @@ class TokenGuard:
         refused = refused_state_change(request, needs_json=False)
         if refused is not None:
             return refused
-        try:
-            form = await request.form()
-        except BodyTooLarge as exc:  # raised by RequestLimits, which wraps this guard
-            return error(413, str(exc))
+        form = await request.form()  # RequestLimits, which wraps this guard, has already read and limited the body
         given = str(form.get("token", ""))
         if not hmac.compare_digest(given.encode(), self._token.encode()):
             return HTMLResponse(_login_page("Zły token – spróbuj jeszcze raz."), status_code=401)
@@ -169,58 +156,13 @@ class LoopbackHost:
         await self.app(scope, receive, send)
 
 
-class RequestLimits:
-    """Najwyżej ``MAX_REQUESTS`` zapytań naraz (503), treść zapytania najwyżej ``MAX_BODY_BYTES`` (413),
-    odpowiedź – poza strumieniami i MCP – w ciągu ``REQUEST_SECONDS`` (503); odpowiedzi strumieniowe ogranicza
-    limit czasu klienta modelu czatu."""
-
-    def __init__(self, app: ASGIApp, untimed_prefixes: tuple[str, ...]) -> None:
-        self.app = app
-        self._untimed = untimed_prefixes
-        self._active = 0
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        if self._active >= MAX_REQUESTS:
-            await error(503, "Serwer obsługuje teraz za dużo zapytań naraz – spróbuj za chwilę.")(scope, receive, send)
-            return
-        self._active += 1
-        try:
-            await self._limited(scope, receive, send)
-        finally:
-            self._active -= 1
-
-    async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
-        length = dict(scope["headers"]).get(b"content-length", b"0")
-        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
-            await error(413, TOO_LARGE)(scope, receive, send)
-            return
-        received = 0
-
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            received += len(message.get("body", b""))
-            if received > MAX_BODY_BYTES:
-                raise BodyTooLarge(TOO_LARGE)
-            return message
-
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = True
-            await send(message)
-
-        if scope["path"].startswith(self._untimed):
-            await self.app(scope, limited_receive, send)
-            return
-        with anyio.move_on_after(REQUEST_SECONDS) as deadline:
-            await self.app(scope, limited_receive, tracking_send)
-        if deadline.cancelled_caught and not started:
-            await error(503, f"Odpowiedź trwała dłużej niż {REQUEST_SECONDS:.0f} s – spróbuj węższego pytania.")(
-                scope, receive, send
-            )
-
+def middleware(host: str, token: str | None, untimed_prefixes: tuple[str, ...]) -> list[Middleware]:
+    """Warstwy przed aplikacją, od zewnętrznej: nagłówki bezpieczeństwa (na każdej odpowiedzi, także odmowach
+    niżej), nazwa hosta (na pętli zwrotnej), limity (obejmują też formularz logowania), token (gdy podany)."""
+    layers = [Middleware(SecurityHeaders)]
+    if is_loopback(host):
+        layers.append(Middleware(LoopbackHost))
+    layers.append(Middleware(RequestLimits, untimed_prefixes=untimed_prefixes))
+    if token:
+        layers.append(Middleware(TokenGuard, token=token))
+    return layers
