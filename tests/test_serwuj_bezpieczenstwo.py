@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -245,3 +248,43 @@ def test_connections_over_the_limit_get_a_polish_503(served: str) -> None:
     finally:
         for sock in idle:
             sock.close()
+
+
+# --- zerwane połączenia ---
+
+DROPPED = 64
+
+
+def drop_mid_body(base: str, path: str, content_type: str) -> None:
+    """Zapytanie z obiecaną treścią 1000 bajtów, z której przychodzi 10, po czym klient znika."""
+    with connect(base) as sock:
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: {urlsplit(base).netloc}\r\nContent-Type: {content_type}\r\n"
+                     "Content-Length: 1000\r\n\r\ntoken=abcd".encode())
+
+
+def wait_for_lines(caplog: pytest.LogCaptureFixture, text: str, count: int) -> list[logging.LogRecord]:
+    for _ in range(300):  # at most 30 s
+        found = [r for r in caplog.records if text in r.getMessage()]
+        if len(found) >= count:
+            return found
+        time.sleep(0.1)
+    return found
+
+
+@pytest.mark.parametrize(("path", "content_type"), [("/logowanie", "application/x-www-form-urlencoded"),
+                                                    ("/api/pytaj", "application/json")])
+def test_dropped_connections_are_one_log_line_each(guarded_url: str, caplog: pytest.LogCaptureFixture,
+                                                   path: str, content_type: str) -> None:
+    caplog.set_level(logging.WARNING)
+    threads = [threading.Thread(target=drop_mid_body, args=(guarded_url, path, content_type))
+               for _ in range(DROPPED)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    dropped = wait_for_lines(caplog, "zerwał połączenie", DROPPED)
+    assert len(dropped) == DROPPED
+    assert all(record.exc_info is None for record in caplog.records)
+    assert "Traceback" not in caplog.text and len(caplog.text.splitlines()) == DROPPED
+    response = httpx.get(f"{guarded_url}/api/pliki", headers={"Authorization": "Bearer tajny-token"}, timeout=30)
+    assert response.status_code == 200
