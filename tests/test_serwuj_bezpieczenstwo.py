@@ -288,3 +288,52 @@ def test_dropped_connections_are_one_log_line_each(guarded_url: str, caplog: pyt
     assert "Traceback" not in caplog.text and len(caplog.text.splitlines()) == DROPPED
     response = httpx.get(f"{guarded_url}/api/pliki", headers={"Authorization": "Bearer tajny-token"}, timeout=30)
     assert response.status_code == 200
+
+
+# --- złe treści pytań: 400 ze zdaniem, błąd przed strumieniem z własnym kodem ---
+
+def ask(base: str, content: bytes, accept: str = "text/event-stream") -> httpx.Response:
+    return httpx.post(f"{base}/api/pytaj", content=content, timeout=60,
+                      headers={"Content-Type": "application/json", "Accept": accept})
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b'{"pytanie": "urlop", "k": 1e400}', "liczbą całkowitą"),
+    (b'{"pytanie": "urlop", "k": 1.5}', "liczbą całkowitą"),
+    (b"[" * 10_000 + b"]" * 10_000, "poprawnym JSON-em"),
+    (b'{"pytanie": ' * 5_000 + b'"x"' + b"}" * 5_000, "poprawnym JSON-em"),
+])
+def test_bad_question_bodies_are_400_with_a_sentence(served: str, content: bytes, message: str) -> None:
+    response = ask(served, content)
+    assert response.status_code == 400, response.text
+    assert message in response.json()["blad"]
+
+
+@pytest.fixture
+def chat_model_with_credentials(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Model czatu pod adresem z danymi logowania, pod którym nic nie nasłuchuje."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("CHROMA_RAG_LLM_URL", f"http://uzytkownik:tajne-haslo@127.0.0.1:{port}/v1")
+    monkeypatch.setenv("CHROMA_RAG_LLM_MODEL", "model")
+    monkeypatch.setenv("CHROMA_RAG_LLM_RETRIES", "0")
+    return str(port)
+
+
+@pytest.mark.parametrize("accept", ["text/event-stream", "application/json"])
+def test_chat_model_error_before_the_stream_is_502_without_its_address(
+        served: str, chat_model_with_credentials: str, accept: str) -> None:
+    response = ask(served, json.dumps({"pytanie": "urlop"}).encode(), accept)
+    assert response.status_code == 502, response.text
+    assert response.headers["content-type"] == "application/json"
+    said = response.json()["blad"]
+    assert "Nie można połączyć się z serwerem modelu czatu" in said
+    assert "tajne-haslo" not in response.text and chat_model_with_credentials not in response.text
+
+
+def test_cli_message_names_the_chat_model_without_credentials() -> None:
+    from chroma_rag.llm import LlmSettings
+
+    settings = LlmSettings(url="http://uzytkownik:tajne-haslo@model.firma:8000/v1")
+    assert settings.shown_url == "http://model.firma:8000/v1"

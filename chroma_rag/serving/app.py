@@ -121,21 +121,31 @@ def _ask(index: Index):
             return refused
         try:
             body = await request.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested thousands of levels deep
             return error(400, "Treść zapytania nie jest poprawnym JSON-em, np. {\"pytanie\": \"Ile dni urlopu?\"}.")
         query = query_from_body(body)
         accept = request.headers.get("accept", "")
         events = answer_events(index, query)
+        # an error before the first piece of text gets its own status code, not a 200 stream with one error event
+        first = await anext(events)
+        if first.kind == "blad":
+            return JSONResponse(first.data, status_code=first.status)
         if "application/json" in accept and "text/event-stream" not in accept:
-            async for event in events:
+            async for event in _chained(first, events):
                 if event.kind == "blad":
                     return JSONResponse(event.data, status_code=event.status)
                 if event.kind == "wynik":
                     return JSONResponse(event.data)
-        stream = (sse(event.kind, event.data) async for event in events)
+        stream = (sse(event.kind, event.data) async for event in _chained(first, events))
         return StreamingResponse(stream, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
     return ask
+
+
+async def _chained(first: T, rest: AsyncIterator[T]) -> AsyncIterator[T]:
+    yield first
+    async for item in rest:
+        yield item
 
 
 def _document(index: Index):
