@@ -337,3 +337,50 @@ def test_cli_message_names_the_chat_model_without_credentials() -> None:
 
     settings = LlmSettings(url="http://uzytkownik:tajne-haslo@model.firma:8000/v1")
     assert settings.shown_url == "http://model.firma:8000/v1"
+
+
+# --- angielski tekst transportu MCP nie dociera do klienta ---
+
+ENGLISH = ("Invalid", "Not Acceptable", "Unsupported", "Validation", "Parse error", "must", "field required")
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "test", "version": "1"}}}
+
+
+@pytest.mark.parametrize(("headers", "content", "status", "said"), [
+    ({"Origin": "http://evil.example"}, json.dumps(INITIALIZE).encode(), 403, "Origin"),
+    ({"Content-Type": "text/plain"}, json.dumps(INITIALIZE).encode(), 400, "JSON-RPC"),
+    ({"Accept": "text/html"}, json.dumps(INITIALIZE).encode(), 406, "Accept"),
+    ({}, b"{", 400, "JSON-RPC"),
+    ({}, b'{"jsonrpc": "2.0", "id": 1, "method": 5}', 400, "JSON-RPC"),
+])
+def test_mcp_transport_refusals_are_polish(served: str, headers: dict[str, str], content: bytes, status: int,
+                                          said: str) -> None:
+    sent = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers}
+    response = httpx.post(f"{served}/mcp", content=content, headers=sent, timeout=30)
+    assert response.status_code == status, response.text
+    reply = response.json()
+    message = reply["error"]["message"] if "error" in reply else reply["blad"]
+    assert said in message and not any(word in response.text for word in ENGLISH), response.text
+
+
+def test_mcp_still_answers_a_real_client_request(served: str) -> None:
+    response = httpx.post(f"{served}/mcp", json=INITIALIZE, timeout=30,
+                          headers={"Accept": "application/json, text/event-stream"})
+    assert response.status_code == 200 and response.json()["result"]["serverInfo"]
+
+
+# --- nagłówki bezpieczeństwa na każdej odpowiedzi ---
+
+@pytest.mark.parametrize(("method", "path", "headers", "size"), [
+    ("GET", "/api/pliki", {}, 0),
+    ("GET", "/nie-ma-takiej", {}, 0),
+    ("GET", "/api/pliki", {"Host": "evil.example"}, 0),
+    ("POST", "/mcp", {"Origin": "http://evil.example"}, 0),
+    ("POST", "/api/pytaj", {}, MAX_BODY_BYTES + 1),
+])
+def test_every_response_has_the_security_headers(served: str, method: str, path: str, headers: dict[str, str],
+                                                 size: int) -> None:
+    response = httpx.request(method, f"{served}{path}", headers=headers, content=b"x" * size, timeout=30)
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]

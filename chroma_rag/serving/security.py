@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ServiceError, UsageError, UserError
 from .limits import RequestLimits
-from .responses import SecurityHeaders, error
+from .responses import McpErrors, SecurityHeaders, error
 
 TOKEN_ENV = "CHROMA_RAG_TOKEN"
 COOKIE = "chroma_rag_sesja"
@@ -158,11 +158,13 @@ class LoopbackHost:
 
 def middleware(host: str, token: str | None, untimed_prefixes: tuple[str, ...]) -> list[Middleware]:
     """Warstwy przed aplikacją, od zewnętrznej: nagłówki bezpieczeństwa (na każdej odpowiedzi, także odmowach
-    niżej), nazwa hosta (na pętli zwrotnej), limity (obejmują też formularz logowania), token (gdy podany)."""
+    niżej), nazwa hosta (na pętli zwrotnej), limity (obejmują też formularz logowania), token (gdy podany),
+    polskie odmowy transportu MCP."""
     layers = [Middleware(SecurityHeaders)]
     if is_loopback(host):
         layers.append(Middleware(LoopbackHost))
     layers.append(Middleware(RequestLimits, untimed_prefixes=untimed_prefixes))
     if token:
         layers.append(Middleware(TokenGuard, token=token))
+    layers.append(Middleware(McpErrors))
     return layers
