@@ -28,11 +28,12 @@ def chat_model(answer: str, **env: str) -> Iterator[FakeLlm]:
 
 
 @contextmanager
-def running_server(db: Path, token: str | None = None, production: bool = False) -> Iterator[str]:
+def running_server(db: Path, token: str | None = None, production: bool = False,
+                   trusted_proxy: str | None = None) -> Iterator[str]:
     """Adres bazowy (``http://127.0.0.1:PORT``) serwera nad bazą ``db``; zatrzymany po wyjściu. ``production`` –
     z ustawieniami uvicorn ``chroma-rag serwuj`` (parser h11, limity nagłówków, czasu i połączeń)."""
     app = build_app(SharedIndex(db), host="127.0.0.1", token=token)
-    config = (server_config(app, "127.0.0.1", 0) if production
+    config = (server_config(app, "127.0.0.1", 0, trusted_proxy) if production
               else uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

@@ -338,9 +338,9 @@ def test_serwuj_refuses_missing_db_and_busy_port(
 
 
 def test_slow_request_gets_503_not_a_hang(base: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from chroma_rag.serving import security
+    from chroma_rag.serving import limits
 
-    monkeypatch.setattr(security, "REQUEST_SECONDS", 0.0)
+    monkeypatch.setattr(limits, "REQUEST_SECONDS", 0.0)
     response = get(base, "/api/szukaj", q="dane osobowe")
     assert response.status_code == 503
     assert "dłużej niż" in response.json()["blad"]
@@ -351,9 +351,9 @@ def test_too_many_requests_at_once_get_a_polish_503(
 ) -> None:
     import threading
 
-    from chroma_rag.serving import security
+    from chroma_rag.serving import limits
 
-    monkeypatch.setattr(security, "MAX_REQUESTS", 1)
+    monkeypatch.setattr(limits, "MAX_REQUESTS", 1)
     fake_llm.default = Reply(text=ANSWER, delay=3)
     slow = threading.Thread(target=lambda: httpx.post(f"{base}/api/pytaj", json={"pytanie": "dane"}, timeout=60))
     try:

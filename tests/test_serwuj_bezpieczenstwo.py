@@ -15,11 +15,14 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from conftest import run_cli
+from processes import start
 from serving_support import running_server
 
 from chroma_rag import Index
 from chroma_rag.serving import limits, transport
 from chroma_rag.serving.limits import MAX_BODY_BYTES
+from chroma_rag.serving.security import MAX_FAILURES
 
 SECRET = "root:x:0:0:sekret-sasiada\n"
 
@@ -384,3 +387,96 @@ def test_every_response_has_the_security_headers(served: str, method: str, path:
     response = httpx.request(method, f"{served}{path}", headers=headers, content=b"x" * size, timeout=30)
     assert response.headers["x-content-type-options"] == "nosniff"
     assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+
+
+# --- token: z pliku, ciasteczko, limit błędnych prób ---
+
+TOKEN = "tajny-token"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_serwuj_reads_the_token_from_a_file_not_the_command_line(small_db: Path, tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n", encoding="utf-8")
+    port = free_port()
+    server = start("serwuj", "--baza", small_db, "--port", port, "--token-plik", token_file)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(600):  # at most 60 s for the server to come up
+            try:
+                refused = httpx.get(f"{base}/api/pliki", timeout=5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        assert refused.status_code == 401
+        allowed = httpx.get(f"{base}/api/pliki", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        assert allowed.status_code == 200
+        assert TOKEN not in Path(f"/proc/{server.pid}/cmdline").read_text()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_token_on_the_command_line_is_warned_about(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_cli(capsys, "serwuj", "--token", TOKEN, "--baza", tmp_path / "nie-ma")
+    assert code != 0 and "liście procesów (ps)" in err and "--token-plik" in err
+
+
+@pytest.mark.parametrize(("content", "said"), [(None, "Nie da się przeczytać tokenu"), ("\n", "jest pusty")])
+def test_unusable_token_file_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                              content: str | None, said: str) -> None:
+    token_file = tmp_path / "token"
+    if content is not None:
+        token_file.write_text(content, encoding="utf-8")
+    code, _, err = run_cli(capsys, "serwuj", "--token-plik", token_file, "--baza", tmp_path / "nie-ma")
+    assert code == 2 and said in err and "Traceback" not in err
+
+
+def log_in(base: str, headers: dict[str, str] | None = None) -> httpx.Response:
+    return httpx.post(f"{base}/logowanie", data={"token": TOKEN}, headers=headers or {}, timeout=30)
+
+
+def test_login_cookie_expires_and_is_signed(guarded_url: str) -> None:
+    response = log_in(guarded_url)
+    cookie = response.headers["set-cookie"]
+    assert response.status_code == 303 and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert "Max-Age=43200" in cookie and "Secure" not in cookie  # plain http: a Secure cookie would never return
+    value = response.cookies["chroma_rag_sesja"]
+    assert httpx.get(f"{guarded_url}/api/pliki", cookies={"chroma_rag_sesja": value}, timeout=30).status_code == 200
+    expires, _, signature = value.partition(".")
+    for forged in (f"{int(expires) + 10 ** 6}.{signature}", f"{int(time.time()) - 1}.{signature}", signature):
+        refused = httpx.get(f"{guarded_url}/api/pliki", cookies={"chroma_rag_sesja": forged}, timeout=30)
+        assert refused.status_code == 401
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_cookie_is_secure_only_behind_a_trusted_tls_proxy(small_db: Path, trusted: bool) -> None:
+    with running_server(small_db, token=TOKEN, production=True,
+                        trusted_proxy="127.0.0.1" if trusted else None) as base:
+        # the browser behind the proxy sends its https origin; an untrusted X-Forwarded-Proto changes nothing
+        origin = ("https://" if trusted else "http://") + urlsplit(base).netloc
+        response = log_in(base, {"X-Forwarded-Proto": "https", "Origin": origin})
+    assert response.status_code == 303, response.text
+    assert ("Secure" in response.headers["set-cookie"]) is trusted
+
+
+def test_wrong_tokens_are_limited_with_a_polish_429(small_db: Path) -> None:
+    with running_server(small_db, token=TOKEN, production=True) as base:
+        session = log_in(base).cookies["chroma_rag_sesja"]
+        statuses = [httpx.get(f"{base}/api/pliki", headers={"Authorization": f"Bearer zly-{n}"}, timeout=30)
+                    .status_code for n in range(MAX_FAILURES)]
+        limited = httpx.get(f"{base}/api/pliki", headers={"Authorization": "Bearer kolejny-zly"}, timeout=30)
+        right = httpx.get(f"{base}/api/pliki", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        form = log_in(base)
+        logged_in = httpx.get(f"{base}/api/pliki", cookies={"chroma_rag_sesja": session}, timeout=30)
+    assert statuses == [401] * MAX_FAILURES
+    assert limited.status_code == 429 and "Za dużo prób z błędnym tokenem" in limited.json()["blad"]
+    assert int(limited.headers["retry-after"]) > 0
+    assert right.status_code == 429  # a right guess while limited must look the same as a wrong one
+    assert form.status_code == 429 and "Za dużo prób" in form.text
+    assert logged_in.status_code == 200

@@ -8,6 +8,10 @@ import hmac
 import html
 import ipaddress
 import os
+import sys
+import time
+from collections import deque
+from pathlib import Path
 
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -23,6 +27,9 @@ COOKIE = "chroma_rag_sesja"
 LOGIN_PATH = "/logowanie"
 PUBLIC_PREFIX = "/static/"  # the page's own scripts and styles, no data: the login form needs the styles
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+SESSION_SECONDS = 12 * 3600  # a login cookie's life; a restarted server also ends every session
+MAX_FAILURES = 10  # wrong tokens from one address within FAILURE_WINDOW before every token check there is 429
+FAILURE_WINDOW = 60.0
 
 
 def is_loopback(host: str) -> bool:
@@ -34,12 +41,26 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def resolve_token(host: str, token: str | None) -> str | None:
-    """Token z opcji albo ``CHROMA_RAG_TOKEN``; poza pętlą zwrotną bez tokenu serwer nie wystartuje."""
+def resolve_token(host: str, token: str | None, token_file: Path | None = None) -> str | None:
+    """Token z pliku (``--token-plik``), z opcji (widać ją w ``ps`` – ostrzeżenie) albo ``CHROMA_RAG_TOKEN``;
+    poza pętlą zwrotną bez tokenu serwer nie wystartuje."""
+    if token_file is not None and token is not None:
+        raise UsageError("Podaj token jednym sposobem: --token-plik PLIK albo --token, nie oba naraz.")
+    if token_file is not None:
+        try:
+            token = token_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            raise UsageError(f"Nie da się przeczytać tokenu z pliku {token_file} – podaj plik tekstowy z tokenem "
+                             "w pierwszym wierszu: --token-plik PLIK.") from None
+        if not token:
+            raise UsageError(f"Plik {token_file} jest pusty – zapisz w nim token: --token-plik PLIK.")
+    elif token is not None:
+        print(f"Uwaga: token podany w --token widzi każdy na tym komputerze na liście procesów (ps) – użyj "
+              f"--token-plik PLIK albo zmiennej {TOKEN_ENV}.", file=sys.stderr, flush=True)
     token = (token or os.environ.get(TOKEN_ENV) or "").strip() or None
     if token is None and not is_loopback(host):
         raise UsageError(
-            f"Serwer na adresie {host} byłby dostępny z sieci – podaj token: --token TAJNE (albo zmienna "
+            f"Serwer na adresie {host} byłby dostępny z sieci – podaj token: --token-plik PLIK (albo zmienna "
             f"{TOKEN_ENV}); bez tokenu serwer działa tylko na 127.0.0.1."
         )
     return token
@@ -70,50 +91,105 @@ def refused_state_change(request: Request, needs_json: bool = True) -> Response 
     return None
 
 
+class FailedTokens:
+    """Błędne tokeny z jednego adresu w ostatnich ``FAILURE_WINDOW`` s; po ``MAX_FAILURES`` każde sprawdzenie
+    tokenu z tego adresu – także poprawnego, żeby 429 nie zdradzało trafienia – czeka, aż najstarsza próba
+    wypadnie z okna. Zalogowana przeglądarka (ważne ciasteczko) nie czeka."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, deque[float]] = {}
+
+    def wait_seconds(self, client: str) -> float:
+        tries = self._seen.get(client)
+        now = time.monotonic()
+        while tries and tries[0] <= now - FAILURE_WINDOW:
+            tries.popleft()
+        if not tries:
+            self._seen.pop(client, None)
+            return 0.0
+        return tries[0] + FAILURE_WINDOW - now if len(tries) >= MAX_FAILURES else 0.0
+
+    def failed(self, client: str) -> None:
+        self._seen.setdefault(client, deque()).append(time.monotonic())
+
+
 class TokenGuard:
-    """Każda ścieżka (strona, API, MCP, dokumenty) wymaga tokenu; strona dostaje go z formularza logowania,
-    który zapisuje w ciasteczku skrót tokenu (sam token nie trafia do przeglądarki po zalogowaniu)."""
+    """Każda ścieżka (strona, API, MCP, dokumenty) poza ``PUBLIC_PREFIX`` i formularzem logowania wymaga tokenu;
+    strona dostaje go z formularza logowania, który zapisuje w ciasteczku podpisany czas wygaśnięcia (sam token
+    nie trafia do przeglądarki; podpis zależy od tokenu i od uruchomienia serwera, więc restart kończy sesje)."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
         self._token = token
-        self._cookie = hmac.new(token.encode(), b"chroma-rag-strona", hashlib.sha256).hexdigest()
+        self._signing = hmac.new(token.encode(), b"chroma-rag-strona" + os.urandom(16), hashlib.sha256).digest()
+        self._failures = FailedTokens()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         request = Request(scope, receive)
+        client = request.client.host if request.client else ""
+        given = self._bearer(request)
         if request.url.path == LOGIN_PATH:
-            response = await self._login(request)
-        elif self._authorized(request) or request.url.path.startswith(PUBLIC_PREFIX):
+            response = await self._login(request, client)
+        elif self._valid_cookie(request) or request.url.path.startswith(PUBLIC_PREFIX):
             await self.app(scope, receive, send)
             return
-        elif request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+        elif given is not None and (refused := self._too_many(client)) is not None:
+            response = refused
+        elif given is not None and hmac.compare_digest(given.encode(), self._token.encode()):
+            await self.app(scope, receive, send)
+            return
+        elif request.method == "GET" and given is None and "text/html" in request.headers.get("accept", ""):
             response = RedirectResponse(LOGIN_PATH, status_code=303)
         else:
+            if given is not None:
+                self._failures.failed(client)
             response = error(401, "Brak ważnego tokenu – wyślij nagłówek „Authorization: Bearer TOKEN” "
                                   "albo zaloguj się na stronie.")
         await response(scope, receive, send)
 
-    def _authorized(self, request: Request) -> bool:
+    @staticmethod
+    def _bearer(request: Request) -> str | None:
         scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self._token.encode()):
-            return True
-        return hmac.compare_digest(request.cookies.get(COOKIE, "").encode(), self._cookie.encode())
+        return given.strip() if scheme.lower() == "bearer" else None
 
-    async def _login(self, request: Request) -> Response:
+    def _too_many(self, client: str, page: bool = False) -> Response | None:
+        wait = self._failures.wait_seconds(client)
+        if not wait:
+            return None
+        seconds = max(1, round(wait))
+        said = f"Za dużo prób z błędnym tokenem – odczekaj {seconds} s i spróbuj ponownie."
+        response = HTMLResponse(_login_page(said), status_code=429) if page else error(429, said)
+        response.headers["retry-after"] = str(seconds)
+        return response
+
+    def _cookie_value(self, expires: int) -> str:
+        signature = hmac.new(self._signing, str(expires).encode(), hashlib.sha256).hexdigest()
+        return f"{expires}.{signature}"
+
+    def _valid_cookie(self, request: Request) -> bool:
+        expires, _, _ = request.cookies.get(COOKIE, "").partition(".")
+        if not expires.isascii() or not expires.isdigit() or int(expires) < time.time():
+            return False
+        return hmac.compare_digest(request.cookies[COOKIE].encode(), self._cookie_value(int(expires)).encode())
+
+    async def _login(self, request: Request, client: str) -> Response:
         if request.method != "POST":
             return HTMLResponse(_login_page(""))
-        refused = refused_state_change(request, needs_json=False)
+        refused = refused_state_change(request, needs_json=False) or self._too_many(client, page=True)
         if refused is not None:
             return refused
         form = await request.form()  # RequestLimits, which wraps this guard, has already read and limited the body
         given = str(form.get("token", ""))
         if not hmac.compare_digest(given.encode(), self._token.encode()):
+            self._failures.failed(client)
             return HTMLResponse(_login_page("Zły token – spróbuj jeszcze raz."), status_code=401)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(COOKIE, self._cookie, httponly=True, samesite="strict", path="/")
+        # Secure only over https: directly with TLS or from a proxy trusted with --zaufane-proxy (run.py)
+        response.set_cookie(COOKIE, self._cookie_value(int(time.time()) + SESSION_SECONDS), max_age=SESSION_SECONDS,
+                            httponly=True, samesite="strict", path="/", secure=request.url.scheme == "https")
         return response
 
 
