@@ -480,3 +480,19 @@ def test_wrong_tokens_are_limited_with_a_polish_429(small_db: Path) -> None:
     assert right.status_code == 429  # a right guess while limited must look the same as a wrong one
     assert form.status_code == 429 and "Za dużo prób" in form.text
     assert logged_in.status_code == 200
+
+
+# --- co jest publiczne przy tokenie: tylko własne skrypty i style strony oraz formularz logowania ---
+
+@pytest.mark.parametrize("path", ["/static/style.css", "/static/app.js", "/logowanie"])
+def test_only_the_pages_own_files_and_the_login_form_are_public(guarded_url: str, path: str) -> None:
+    assert httpx.get(f"{guarded_url}{path}", timeout=30).status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/static/../api/pliki", "/static/%2e%2e/api/pliki", "/static/..%2fapi/pliki",
+                                  "/static//api/pliki", "/static/../dokumenty/regulamin.md", "/favicon.ico",
+                                  "/mcp", "/"])
+def test_nothing_else_is_public(guarded_url: str, path: str) -> None:
+    status, body = raw_request(guarded_url, "GET", path, {"Host": urlsplit(guarded_url).netloc})
+    assert status in (401, 404), body
+    assert "urlopu" not in body and "regulamin.md" not in body
