@@ -393,10 +393,10 @@ def test_time_limit_answers_while_the_search_still_waits(
     base: str, two_acts_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Wyszukiwanie czekające na blokadę bazy (np. trwa indeksowanie) dostaje 503 po limicie, nie po blokadzie."""
-    from chroma_rag.serving import security
+    from chroma_rag.serving import limits
     from chroma_rag.storage.locking import DbLock
 
-    monkeypatch.setattr(security, "REQUEST_SECONDS", 1.0)
+    monkeypatch.setattr(limits, "REQUEST_SECONDS", 1.0)
     with DbLock(two_acts_db, 10).writing(None, "indeksuj"):
         started = time.monotonic()
         response = get(base, "/api/szukaj", q="dane osobowe")

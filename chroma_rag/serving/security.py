@@ -1,5 +1,6 @@
-"""Zabezpieczenia serwera: token (nagłówek ``Authorization: Bearer`` albo ciasteczko z formularza logowania),
-nazwa hosta przy pracy tylko na pętli zwrotnej (ochrona przed DNS rebinding), limity wielkości i czasu zapytań."""
+"""Zabezpieczenia serwera: token (nagłówek ``Authorization: Bearer`` albo ciasteczko z formularza logowania)
+z limitem błędnych prób, nazwa hosta przy pracy tylko na pętli zwrotnej (ochrona przed DNS rebinding), odmowa
+zapytań obcych stron (CSRF) i złożenie wszystkich warstw przed aplikacją (``middleware``)."""
 
 from __future__ import annotations
 
