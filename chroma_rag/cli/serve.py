@@ -24,7 +24,7 @@ def serve_command(
     ] = None,
     token: Annotated[
         str | None,
-        typer.Option("--token", help="Token wprost – widoczny dla innych w ps; lepiej --token-plik.",
+        typer.Option("--token", help="Token wprost (domyślnie żaden) – widoczny dla innych w ps; lepiej --token-plik.",
                      show_default=False),
     ] = None,
     trusted_proxy: Annotated[
