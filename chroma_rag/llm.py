@@ -52,6 +52,12 @@ class LlmSettings:
         return (urlsplit(self.url).hostname or "").lower()
 
     @property
+    def shown_url(self) -> str:
+        """Adres do komunikatów: bez ``użytkownik:hasło@`` (``http://user:secret@host/v1`` → ``http://host/v1``)."""
+        parts = urlsplit(self.url)
+        return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+    @property
     def needs_key(self) -> bool:
         """Znane serwery w chmurze wymagają klucza; lokalny serwer działa bez niego."""
         return self.host in _KEY_VARS_BY_HOST
@@ -216,7 +222,7 @@ class ChatClient:
     def _complete_whole(self, client: Any, request: dict[str, Any]) -> Completion:
         response = client.chat.completions.create(**request)
         if not response.choices:
-            raise ServiceError(f"Serwer modelu {self.settings.url} zwrócił odpowiedź bez treści.")
+            raise _failed(self.settings, f"Serwer modelu {_URL} zwrócił odpowiedź bez treści.")
         return Completion(
             text=response.choices[0].message.content or "",
             usage=_usage(response.usage),
@@ -256,42 +262,58 @@ def _usage(raw: Any) -> Usage:
     )
 
 
+_URL = "\0adres\0"  # where a message names the server: its address for the CLI, no address for the web
+
+
+def _failed(settings: LlmSettings, text: str) -> ServiceError:
+    """Błąd serwera modelu: w CLI z adresem bez danych logowania, na stronie i w MCP bez adresu – członek
+    zespołu nie ma po co znać wewnętrznego adresu serwera modelu."""
+    web = text.replace(f"modelu {_URL}", "modelu czatu").replace(f"Serwer {_URL}", "Serwer czatu")
+    return ServiceError(text.replace(_URL, settings.shown_url), web=web)
+
+
 def _service_error(exc: Exception, settings: LlmSettings) -> ServiceError:
     """Jedno zdanie po polsku; celowo bez treści odpowiedzi serwera, bo ta potrafi powtórzyć klucz."""
     import openai
 
-    url, retries = settings.url, settings.max_retries
+    url, retries = _URL, settings.max_retries
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return ServiceError(
+        return _failed(
+            settings,
             f"Serwer modelu {url} odrzucił klucz API (błąd {exc.status_code}): sprawdź CHROMA_RAG_LLM_KEY."
         )
     if isinstance(exc, openai.NotFoundError):
-        return ServiceError(
+        return _failed(
+            settings,
             f"Serwer {url} nie zna modelu „{settings.model}” (błąd 404): sprawdź CHROMA_RAG_LLM_MODEL "
             "i czy adres CHROMA_RAG_LLM_URL kończy się na /v1."
         )
     if isinstance(exc, openai.RateLimitError):
-        return ServiceError(
+        return _failed(
+            settings,
             f"Serwer modelu {url} odrzuca zapytania z powodu limitu (błąd 429) także po {retries} "
             "ponowieniach – spróbuj za chwilę."
         )
     if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
-        return ServiceError(
+        return _failed(
+            settings,
             f"Serwer modelu {url} zgłasza błąd {exc.status_code} także po {retries} ponowieniach "
             "– spróbuj później."
         )
     if isinstance(exc, openai.APIStatusError):
-        return ServiceError(f"Serwer modelu {url} odrzucił zapytanie (błąd {exc.status_code}).")
+        return _failed(settings, f"Serwer modelu {url} odrzucił zapytanie (błąd {exc.status_code}).")
     if isinstance(exc, openai.APITimeoutError):
-        return ServiceError(
+        return _failed(
+            settings,
             f"Serwer modelu {url} nie odpowiedział w ciągu {settings.timeout:g} s (prób: {retries + 1}) "
             "– spróbuj później albo zwiększ CHROMA_RAG_LLM_TIMEOUT."
         )
     if isinstance(exc, openai.APIConnectionError):
-        return ServiceError(
+        return _failed(
+            settings,
             f"Nie można połączyć się z serwerem modelu {url} – sprawdź, czy działa, "
             "i zmienną CHROMA_RAG_LLM_URL."
         )
     if isinstance(exc, openai.APIError):  # an error event in the middle of a stream
-        return ServiceError(f"Serwer modelu {url} przerwał odpowiedź błędem – spróbuj ponownie.")
-    return ServiceError(f"Serwer modelu {url} zwrócił nieoczekiwaną odpowiedź ({type(exc).__name__}).")
+        return _failed(settings, f"Serwer modelu {url} przerwał odpowiedź błędem – spróbuj ponownie.")
+    return _failed(settings, f"Serwer modelu {url} zwrócił nieoczekiwaną odpowiedź ({type(exc).__name__}).")

@@ -13,6 +13,7 @@ import uvicorn
 from llm_server import FakeLlm, Reply, running_fake_llm
 
 from chroma_rag.serving.app import build_app
+from chroma_rag.serving.run import server_config
 from chroma_rag.serving.shared_index import SharedIndex
 
 
@@ -27,12 +28,16 @@ def chat_model(answer: str, **env: str) -> Iterator[FakeLlm]:
 
 
 @contextmanager
-def running_server(db: Path, token: str | None = None, status: Callable[[], dict[str, object]] | None = None
+def running_server(db: Path, token: str | None = None, production: bool = False,
+                   trusted_proxy: str | None = None, status: Callable[[], dict[str, object]] | None = None
                    ) -> Iterator[str]:
-    """Adres bazowy (``http://127.0.0.1:PORT``) serwera nad bazą ``db``; zatrzymany po wyjściu; ``status`` – stan
-    obserwowania folderów dla ``/api/stan`` (jak ``serwuj --obserwuj``)."""
+    """Adres bazowy (``http://127.0.0.1:PORT``) serwera nad bazą ``db``; zatrzymany po wyjściu. ``production`` –
+    z ustawieniami uvicorn ``chroma-rag serwuj`` (parser h11, limity nagłówków, czasu i połączeń); ``status`` –
+    stan obserwowania folderów dla ``/api/stan`` (jak ``serwuj --obserwuj``)."""
     app = build_app(SharedIndex(db), host="127.0.0.1", token=token, status=status)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    config = (server_config(app, "127.0.0.1", 0, trusted_proxy) if production
+              else uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -5,16 +5,24 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
+import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from conftest import run_cli
+from processes import start
 from serving_support import running_server
 
 from chroma_rag import Index
-from chroma_rag.serving.security import MAX_BODY_BYTES
+from chroma_rag.serving import limits, transport
+from chroma_rag.serving.limits import MAX_BODY_BYTES
+from chroma_rag.serving.security import MAX_FAILURES
 
 SECRET = "root:x:0:0:sekret-sasiada\n"
 
@@ -106,8 +114,8 @@ def test_login_chunked_body_over_the_limit_is_413(guarded_url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def guarded_url(two_acts_db: Path) -> Iterator[str]:
-    with running_server(two_acts_db, token="tajny-token") as url:
+def guarded_url(small_db: Path) -> Iterator[str]:
+    with running_server(small_db, token="tajny-token", production=True) as url:
         yield url
 
 
@@ -124,3 +132,367 @@ def test_loopback_host_with_a_port_is_accepted(swapped: tuple[str, Path], host: 
     url, _ = swapped
     status, body = raw_request(url, "GET", "/api/pliki", {"Host": host})
     assert status == 200, body
+
+
+# --- powolne i bezczynne połączenia (ustawienia uvicorn z `chroma-rag serwuj`, krótsze limity czasu) ---
+
+SHORT_SECONDS = 1.5
+FEW_CONNECTIONS = limits.MAX_REQUESTS + 32
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Indeks jednego krótkiego regulaminu – limity transportu nie zależą od treści, a budowa jest szybka."""
+    root = tmp_path_factory.mktemp("maly")
+    doc = root / "regulamin.md"
+    doc.write_text("# Regulamin\n\nArt. 1. Pracownik ma prawo do urlopu wypoczynkowego.\n", encoding="utf-8")
+    Index(root / "db").add([doc])
+    return root / "db"
+
+
+@pytest.fixture(scope="module")
+def served(small_db: Path) -> Iterator[str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(transport, "HEADER_SECONDS", SHORT_SECONDS)
+        patch.setattr(limits, "BODY_SECONDS", SHORT_SECONDS)
+        patch.setattr(transport, "MAX_CONNECTIONS", FEW_CONNECTIONS)
+        with running_server(small_db, production=True) as url:
+            yield url
+
+
+def connect(base: str) -> socket.socket:
+    address = urlsplit(base)
+    return socket.create_connection((address.hostname, address.port), timeout=30)
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """Wszystko, co serwer wyśle, aż zamknie połączenie (najwyżej 30 s ciszy)."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def status_and_error(reply: bytes) -> tuple[int, str]:
+    head, _, body = reply.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), json.loads(body)["blad"]
+
+
+def search_status(base: str) -> int:
+    return httpx.get(f"{base}/api/szukaj", params={"q": "urlop", "tryb": "slowa"}, timeout=30).status_code
+
+
+def test_unfinished_headers_get_a_polish_408_and_are_closed(served: str) -> None:
+    with connect(served) as sock:
+        sock.sendall(b"GET /api/pliki HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        status, message = status_and_error(read_all(sock))
+    assert status == 408 and "Nagłówki zapytania nie nadeszły" in message
+
+
+def test_headers_over_16_kib_are_refused_by_the_parser_in_use(served: str) -> None:
+    with connect(served) as sock:
+        sock.sendall(b"GET /api/pliki HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Duzy: " + b"a" * (64 * 1024) + b"\r\n\r\n")
+        status, message = status_and_error(read_all(sock))
+    assert status == 431 and "za duże nagłówki" in message
+
+
+def test_invalid_http_gets_a_polish_sentence(served: str) -> None:
+    with connect(served) as sock:
+        sock.sendall(b"TO NIE JEST HTTP\r\n\r\n")
+        reply = read_all(sock)
+    status, message = status_and_error(reply)
+    assert status == 400 and "niepoprawne" in message and b"Invalid" not in reply
+    assert b"nosniff" in reply
+
+
+def test_slow_bodies_hold_no_search_slot(served: str) -> None:
+    slow = [connect(served) for _ in range(limits.MAX_REQUESTS + 4)]
+    try:
+        for sock in slow:
+            sock.sendall(b"POST /api/pytaj HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n{\"pytanie\"")
+        assert search_status(served) == 200
+        replies = [status_and_error(read_all(sock)) for sock in slow]
+    finally:
+        for sock in slow:
+            sock.close()
+    assert {status for status, _ in replies} == {408}
+    assert "Treść zapytania nie nadeszła" in replies[0][1]
+
+
+def open_mcp_stream(base: str) -> tuple[socket.socket, bytes]:
+    sock = connect(base)
+    host = urlsplit(base).netloc.encode()
+    sock.sendall(b"GET /mcp HTTP/1.1\r\nHost: " + host + b"\r\nAccept: text/event-stream\r\n\r\n")
+    return sock, sock.recv(65536)
+
+
+def test_idle_mcp_streams_leave_searches_their_slots(served: str) -> None:
+    streams = [open_mcp_stream(served) for _ in range(limits.MAX_REQUESTS)]
+    try:
+        statuses = [int(head.split(b" ", 2)[1]) for _, head in streams]
+        assert search_status(served) == 200
+    finally:
+        for sock, _ in streams:
+            sock.close()
+    assert statuses.count(200) == limits.MAX_STREAMS
+    assert statuses.count(503) == limits.MAX_REQUESTS - limits.MAX_STREAMS
+    refused = next(head for _, head in streams if head.startswith(b"HTTP/1.1 503"))
+    body = refused.partition(b"\r\n\r\n")[2].decode()  # the status line's reason phrase is HTTP's own
+    assert "za dużo zapytań naraz" in body and "Service" not in body
+
+
+def test_connections_over_the_limit_get_a_polish_503(served: str) -> None:
+    idle = [connect(served) for _ in range(FEW_CONNECTIONS + 4)]
+    try:
+        for sock in idle[FEW_CONNECTIONS:]:
+            status, message = status_and_error(read_all(sock))
+            assert status == 503 and "za dużo otwartych połączeń" in message
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+# --- zerwane połączenia ---
+
+DROPPED = 64
+
+
+def drop_mid_body(base: str, path: str, content_type: str) -> None:
+    """Zapytanie z obiecaną treścią 1000 bajtów, z której przychodzi 10, po czym klient znika."""
+    with connect(base) as sock:
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: {urlsplit(base).netloc}\r\nContent-Type: {content_type}\r\n"
+                     "Content-Length: 1000\r\n\r\ntoken=abcd".encode())
+
+
+def wait_for_lines(caplog: pytest.LogCaptureFixture, text: str, count: int) -> list[logging.LogRecord]:
+    for _ in range(300):  # at most 30 s
+        found = [r for r in caplog.records if text in r.getMessage()]
+        if len(found) >= count:
+            return found
+        time.sleep(0.1)
+    return found
+
+
+@pytest.mark.parametrize(("path", "content_type"), [("/logowanie", "application/x-www-form-urlencoded"),
+                                                    ("/api/pytaj", "application/json")])
+def test_dropped_connections_are_one_log_line_each(guarded_url: str, caplog: pytest.LogCaptureFixture,
+                                                   path: str, content_type: str) -> None:
+    caplog.set_level(logging.WARNING)
+    threads = [threading.Thread(target=drop_mid_body, args=(guarded_url, path, content_type))
+               for _ in range(DROPPED)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    dropped = wait_for_lines(caplog, "zerwał połączenie", DROPPED)
+    assert len(dropped) == DROPPED
+    assert all(record.exc_info is None for record in caplog.records)
+    assert "Traceback" not in caplog.text and len(caplog.text.splitlines()) == DROPPED
+    response = httpx.get(f"{guarded_url}/api/pliki", headers={"Authorization": "Bearer tajny-token"}, timeout=30)
+    assert response.status_code == 200
+
+
+# --- złe treści pytań: 400 ze zdaniem, błąd przed strumieniem z własnym kodem ---
+
+def ask(base: str, content: bytes, accept: str = "text/event-stream") -> httpx.Response:
+    return httpx.post(f"{base}/api/pytaj", content=content, timeout=60,
+                      headers={"Content-Type": "application/json", "Accept": accept})
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b'{"pytanie": "urlop", "k": 1e400}', "liczbą całkowitą"),
+    (b'{"pytanie": "urlop", "k": 1.5}', "liczbą całkowitą"),
+    (b"[" * 10_000 + b"]" * 10_000, "poprawnym JSON-em"),
+    (b'{"pytanie": ' * 5_000 + b'"x"' + b"}" * 5_000, "poprawnym JSON-em"),
+])
+def test_bad_question_bodies_are_400_with_a_sentence(served: str, content: bytes, message: str) -> None:
+    response = ask(served, content)
+    assert response.status_code == 400, response.text
+    assert message in response.json()["blad"]
+
+
+@pytest.fixture
+def chat_model_with_credentials(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Model czatu pod adresem z danymi logowania, pod którym nic nie nasłuchuje."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("CHROMA_RAG_LLM_URL", f"http://uzytkownik:tajne-haslo@127.0.0.1:{port}/v1")
+    monkeypatch.setenv("CHROMA_RAG_LLM_MODEL", "model")
+    monkeypatch.setenv("CHROMA_RAG_LLM_RETRIES", "0")
+    return str(port)
+
+
+@pytest.mark.parametrize("accept", ["text/event-stream", "application/json"])
+def test_chat_model_error_before_the_stream_is_502_without_its_address(
+        served: str, chat_model_with_credentials: str, accept: str) -> None:
+    response = ask(served, json.dumps({"pytanie": "urlop"}).encode(), accept)
+    assert response.status_code == 502, response.text
+    assert response.headers["content-type"] == "application/json"
+    said = response.json()["blad"]
+    assert "Nie można połączyć się z serwerem modelu czatu" in said
+    assert "tajne-haslo" not in response.text and chat_model_with_credentials not in response.text
+
+
+def test_cli_message_names_the_chat_model_without_credentials() -> None:
+    from chroma_rag.llm import LlmSettings
+
+    settings = LlmSettings(url="http://uzytkownik:tajne-haslo@model.firma:8000/v1")
+    assert settings.shown_url == "http://model.firma:8000/v1"
+
+
+# --- angielski tekst transportu MCP nie dociera do klienta ---
+
+ENGLISH = ("Invalid", "Not Acceptable", "Unsupported", "Validation", "Parse error", "must", "field required")
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "test", "version": "1"}}}
+
+
+@pytest.mark.parametrize(("headers", "content", "status", "said"), [
+    ({"Origin": "http://evil.example"}, json.dumps(INITIALIZE).encode(), 403, "Origin"),
+    ({"Content-Type": "text/plain"}, json.dumps(INITIALIZE).encode(), 400, "JSON-RPC"),
+    ({"Accept": "text/html"}, json.dumps(INITIALIZE).encode(), 406, "Accept"),
+    ({}, b"{", 400, "JSON-RPC"),
+    ({}, b'{"jsonrpc": "2.0", "id": 1, "method": 5}', 400, "JSON-RPC"),
+])
+def test_mcp_transport_refusals_are_polish(served: str, headers: dict[str, str], content: bytes, status: int,
+                                          said: str) -> None:
+    sent = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers}
+    response = httpx.post(f"{served}/mcp", content=content, headers=sent, timeout=30)
+    assert response.status_code == status, response.text
+    reply = response.json()
+    message = reply["error"]["message"] if "error" in reply else reply["blad"]
+    assert said in message and not any(word in response.text for word in ENGLISH), response.text
+
+
+def test_mcp_still_answers_a_real_client_request(served: str) -> None:
+    response = httpx.post(f"{served}/mcp", json=INITIALIZE, timeout=30,
+                          headers={"Accept": "application/json, text/event-stream"})
+    assert response.status_code == 200 and response.json()["result"]["serverInfo"]
+
+
+# --- nagłówki bezpieczeństwa na każdej odpowiedzi ---
+
+@pytest.mark.parametrize(("method", "path", "headers", "size"), [
+    ("GET", "/api/pliki", {}, 0),
+    ("GET", "/nie-ma-takiej", {}, 0),
+    ("GET", "/api/pliki", {"Host": "evil.example"}, 0),
+    ("POST", "/mcp", {"Origin": "http://evil.example"}, 0),
+    ("POST", "/api/pytaj", {}, MAX_BODY_BYTES + 1),
+])
+def test_every_response_has_the_security_headers(served: str, method: str, path: str, headers: dict[str, str],
+                                                 size: int) -> None:
+    response = httpx.request(method, f"{served}{path}", headers=headers, content=b"x" * size, timeout=30)
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+
+
+# --- token: z pliku, ciasteczko, limit błędnych prób ---
+
+TOKEN = "tajny-token"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_serwuj_reads_the_token_from_a_file_not_the_command_line(small_db: Path, tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n", encoding="utf-8")
+    port = free_port()
+    server = start("serwuj", "--baza", small_db, "--port", port, "--token-plik", token_file)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(600):  # at most 60 s for the server to come up
+            try:
+                refused = httpx.get(f"{base}/api/pliki", timeout=5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        assert refused.status_code == 401
+        allowed = httpx.get(f"{base}/api/pliki", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        assert allowed.status_code == 200
+        assert TOKEN not in Path(f"/proc/{server.pid}/cmdline").read_text()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_token_on_the_command_line_is_warned_about(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_cli(capsys, "serwuj", "--token", TOKEN, "--baza", tmp_path / "nie-ma")
+    assert code != 0 and "liście procesów (ps)" in err and "--token-plik" in err
+
+
+@pytest.mark.parametrize(("content", "said"), [(None, "Nie da się przeczytać tokenu"), ("\n", "jest pusty")])
+def test_unusable_token_file_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                              content: str | None, said: str) -> None:
+    token_file = tmp_path / "token"
+    if content is not None:
+        token_file.write_text(content, encoding="utf-8")
+    code, _, err = run_cli(capsys, "serwuj", "--token-plik", token_file, "--baza", tmp_path / "nie-ma")
+    assert code == 2 and said in err and "Traceback" not in err
+
+
+def log_in(base: str, headers: dict[str, str] | None = None) -> httpx.Response:
+    return httpx.post(f"{base}/logowanie", data={"token": TOKEN}, headers=headers or {}, timeout=30)
+
+
+def test_login_cookie_expires_and_is_signed(guarded_url: str) -> None:
+    response = log_in(guarded_url)
+    cookie = response.headers["set-cookie"]
+    assert response.status_code == 303 and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert "Max-Age=43200" in cookie and "Secure" not in cookie  # plain http: a Secure cookie would never return
+    value = response.cookies["chroma_rag_sesja"]
+    assert httpx.get(f"{guarded_url}/api/pliki", cookies={"chroma_rag_sesja": value}, timeout=30).status_code == 200
+    expires, _, signature = value.partition(".")
+    for forged in (f"{int(expires) + 10 ** 6}.{signature}", f"{int(time.time()) - 1}.{signature}", signature):
+        refused = httpx.get(f"{guarded_url}/api/pliki", cookies={"chroma_rag_sesja": forged}, timeout=30)
+        assert refused.status_code == 401
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_cookie_is_secure_only_behind_a_trusted_tls_proxy(small_db: Path, trusted: bool) -> None:
+    with running_server(small_db, token=TOKEN, production=True,
+                        trusted_proxy="127.0.0.1" if trusted else None) as base:
+        # the browser behind the proxy sends its https origin; an untrusted X-Forwarded-Proto changes nothing
+        origin = ("https://" if trusted else "http://") + urlsplit(base).netloc
+        response = log_in(base, {"X-Forwarded-Proto": "https", "Origin": origin})
+    assert response.status_code == 303, response.text
+    assert ("Secure" in response.headers["set-cookie"]) is trusted
+
+
+def test_wrong_tokens_are_limited_with_a_polish_429(small_db: Path) -> None:
+    with running_server(small_db, token=TOKEN, production=True) as base:
+        session = log_in(base).cookies["chroma_rag_sesja"]
+        statuses = [httpx.get(f"{base}/api/pliki", headers={"Authorization": f"Bearer zly-{n}"}, timeout=30)
+                    .status_code for n in range(MAX_FAILURES)]
+        limited = httpx.get(f"{base}/api/pliki", headers={"Authorization": "Bearer kolejny-zly"}, timeout=30)
+        right = httpx.get(f"{base}/api/pliki", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        form = log_in(base)
+        logged_in = httpx.get(f"{base}/api/pliki", cookies={"chroma_rag_sesja": session}, timeout=30)
+    assert statuses == [401] * MAX_FAILURES
+    assert limited.status_code == 429 and "Za dużo prób z błędnym tokenem" in limited.json()["blad"]
+    assert int(limited.headers["retry-after"]) > 0
+    assert right.status_code == 429  # a right guess while limited must look the same as a wrong one
+    assert form.status_code == 429 and "Za dużo prób" in form.text
+    assert logged_in.status_code == 200
+
+
+# --- co jest publiczne przy tokenie: tylko własne skrypty i style strony oraz formularz logowania ---
+
+@pytest.mark.parametrize("path", ["/static/style.css", "/static/app.js", "/logowanie"])
+def test_only_the_pages_own_files_and_the_login_form_are_public(guarded_url: str, path: str) -> None:
+    assert httpx.get(f"{guarded_url}{path}", timeout=30).status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/static/../api/pliki", "/static/%2e%2e/api/pliki", "/static/..%2fapi/pliki",
+                                  "/static//api/pliki", "/static/../dokumenty/regulamin.md", "/favicon.ico",
+                                  "/mcp", "/"])
+def test_nothing_else_is_public(guarded_url: str, path: str) -> None:
+    status, body = raw_request(guarded_url, "GET", path, {"Host": urlsplit(guarded_url).netloc})
+    assert status in (401, 404), body
+    assert "urlopu" not in body and "regulamin.md" not in body

@@ -13,14 +13,25 @@ from .output import err
 
 
 def serve_command(
-    host: Annotated[str, typer.Option("--host", help="Adres nasłuchu; inny niż 127.0.0.1 wymaga --token.")] = (
+    host: Annotated[str, typer.Option("--host", help="Adres nasłuchu; inny niż 127.0.0.1 wymaga tokenu.")] = (
         "127.0.0.1"
     ),
     port: Annotated[int, typer.Option("--port", help="Port HTTP.", min=1, max=65535)] = 8080,
+    token_file: Annotated[
+        Path | None,
+        typer.Option("--token-plik", metavar="PLIK", help="Plik z tokenem dostępu do strony, API i MCP "
+                     "(domyślnie $CHROMA_RAG_TOKEN); token nie pojawia się na liście procesów.", show_default=False),
+    ] = None,
     token: Annotated[
         str | None,
-        typer.Option("--token", help="Token dostępu do strony, API i MCP (domyślnie $CHROMA_RAG_TOKEN).",
+        typer.Option("--token", help="Token wprost (domyślnie żaden) – widoczny dla innych w ps; lepiej --token-plik.",
                      show_default=False),
+    ] = None,
+    trusted_proxy: Annotated[
+        str | None,
+        typer.Option("--zaufane-proxy", metavar="ADRES", help="Adres pośrednika z TLS (np. 127.0.0.1), któremu "
+                     "wolno podać X-Forwarded-Proto/-For; wtedy ciasteczko logowania ma atrybut Secure "
+                     "(domyślnie żaden).", show_default=False),
     ] = None,
     watch: Annotated[
         list[Path] | None,
@@ -42,7 +53,7 @@ def serve_command(
 
     index = SharedIndex(db, model=model, server=server)
     if not watch:
-        serve(index, host, port, token)
+        serve(index, host, port, token, token_file=token_file, trusted_proxy=trusted_proxy)
         return
     from ..indexing.watch import BackgroundWatch
     from .options import open_index
@@ -57,7 +68,8 @@ def serve_command(
     watcher = BackgroundWatch(watch, lambda: writer.add(watch, prune=True), polling or None, ignore=[writer.store.path])
     watcher.start()
     try:
-        serve(index, host, port, token, status=watcher.state.to_json)
+        serve(index, host, port, token, status=watcher.state.to_json, token_file=token_file,
+              trusted_proxy=trusted_proxy)
     finally:
         watcher.stop()
 

@@ -15,7 +15,6 @@ from urllib.parse import quote
 import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
@@ -26,17 +25,7 @@ from ..errors import UserError
 from .answers import answer_events, sse
 from .mcp_tools import build_mcp, mcp_transport_security
 from .params import query_from_body, query_from_params
-from .security import (
-    COOKIE,
-    BodyTooLarge,
-    LoopbackHost,
-    RequestLimits,
-    TokenGuard,
-    error,
-    error_status,
-    is_loopback,
-    refused_state_change,
-)
+from .security import COOKIE, error, error_status, middleware, refused_state_change
 
 STATIC = Path(__file__).with_name("static")
 T = TypeVar("T")
@@ -87,18 +76,11 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
         Route(LOGOUT_PATH, _logout, methods=["POST"]),
         *mcp_app.routes,
     ]
-    # limits wrap the token guard, so the login form gets the same body and connection limits as the API
-    middleware = [Middleware(RequestLimits, untimed_prefixes=("/mcp", "/api/pytaj"))]
-    if token:
-        middleware.append(Middleware(TokenGuard, token=token))
-    if is_loopback(host):
-        middleware.insert(0, Middleware(LoopbackHost))
     return Starlette(
         routes=routes,
-        middleware=middleware,
+        middleware=middleware(host, token, untimed_prefixes=("/mcp", "/api/pytaj")),
         lifespan=lifespan,
         exception_handlers={
-            BodyTooLarge: lambda _, exc: error(413, str(exc)),
             UserError: lambda _, exc: error(error_status(exc), exc.message("web")),
             HTTPException: _http_error,
             Exception: _unexpected,
@@ -139,18 +121,22 @@ def _ask(index: Index):
             return refused
         try:
             body = await request.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested thousands of levels deep
             return error(400, "Treść zapytania nie jest poprawnym JSON-em, np. {\"pytanie\": \"Ile dni urlopu?\"}.")
         query = query_from_body(body)
         accept = request.headers.get("accept", "")
         events = answer_events(index, query)
+        # an error before the first piece of text gets its own status code, not a 200 stream with one error event
+        first = await anext(events)
+        if first.kind == "blad":
+            return JSONResponse(first.data, status_code=first.status)
         if "application/json" in accept and "text/event-stream" not in accept:
-            async for event in events:
+            async for event in _chained(first, events):
                 if event.kind == "blad":
                     return JSONResponse(event.data, status_code=event.status)
                 if event.kind == "wynik":
                     return JSONResponse(event.data)
-        stream = (sse(event.kind, event.data) async for event in events)
+        stream = (sse(event.kind, event.data) async for event in _chained(first, events))
         return StreamingResponse(stream, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
     return ask
@@ -167,6 +153,12 @@ async def _logout(request: Request) -> Response:
     response = JSONResponse({"wylogowano": True})
     response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
     return response
+
+
+async def _chained(first: T, rest: AsyncIterator[T]) -> AsyncIterator[T]:
+    yield first
+    async for item in rest:
+        yield item
 
 
 def _document(index: Index):

@@ -5,39 +5,57 @@ from __future__ import annotations
 import socket
 import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..api import Index
 from ..errors import UserError
-from .security import MAX_REQUESTS, resolve_token
+from .security import resolve_token
 
-# uvicorn's own refusal (English text) is only a backstop: RequestLimits refuses in Polish at MAX_REQUESTS,
-# while idle keep-alive connections also count here
-MAX_CONNECTIONS = 4 * MAX_REQUESTS
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.types import ASGIApp
+
 KEEP_ALIVE_SECONDS = 5
-MAX_HEADER_BYTES = 16 * 1024
 
 
 def serve(index: Index, host: str, port: int, token: str | None,
-          status: Callable[[], dict[str, object]] | None = None) -> None:
-    """Strona, API i MCP na ``host:port``; poza pętlą zwrotną tylko z tokenem (inaczej ``UserError``)."""
+          status: Callable[[], dict[str, object]] | None = None, token_file: Path | None = None,
+          trusted_proxy: str | None = None) -> None:
+    """Strona, API i MCP na ``host:port``; poza pętlą zwrotną tylko z tokenem (inaczej ``UserError``);
+    ``trusted_proxy`` – adres pośrednika TLS, któremu wolno ustawić ``X-Forwarded-Proto``/``-For``."""
     import uvicorn
 
     from .app import build_app
 
-    token = resolve_token(host, token)
+    token = resolve_token(host, token, token_file)
     index.store.require_existing()
     _check_free(host, port)
     app = build_app(index, host=host, token=token, status=status)
     shown = f"[{host}]" if ":" in host else host
     print(f"chroma-rag: strona http://{shown}:{port}/ , MCP http://{shown}:{port}/mcp"
           f"{' (z tokenem)' if token else ''}; Ctrl-C kończy.", file=sys.stderr, flush=True)
-    uvicorn.run(
+    uvicorn.Server(server_config(app, host, port, trusted_proxy)).run()
+
+
+def server_config(app: ASGIApp, host: str, port: int, trusted_proxy: str | None = None) -> uvicorn.Config:
+    """Ustawienia uvicorn serwera: parser h11 z limitem nagłówków i czasu (``transport.GuardedH11Protocol``);
+    limit połączeń sprawdza ten protokół, zapytań – ``limits.RequestLimits``. Nagłówki ``X-Forwarded-*``
+    tylko od ``trusted_proxy``: od kogokolwiek innego na tym komputerze ustawiałyby adres klienta (limit
+    błędnych tokenów) i schemat (ciasteczko ``Secure``)."""
+    import uvicorn
+
+    from .transport import MAX_HEADER_BYTES, GuardedH11Protocol
+
+    return uvicorn.Config(
         app,
         host=host,
         port=port,
-        limit_concurrency=MAX_CONNECTIONS,
-        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        http=GuardedH11Protocol,  # httptools would ignore the header size limit
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        proxy_headers=trusted_proxy is not None,
+        forwarded_allow_ips=trusted_proxy,
         server_header=False,
         log_level="warning",
     )

@@ -1,5 +1,6 @@
-"""Zabezpieczenia serwera: token (nagłówek ``Authorization: Bearer`` albo ciasteczko z formularza logowania),
-nazwa hosta przy pracy tylko na pętli zwrotnej (ochrona przed DNS rebinding), limity wielkości i czasu zapytań."""
+"""Zabezpieczenia serwera: token (nagłówek ``Authorization: Bearer`` albo ciasteczko z formularza logowania)
+z limitem błędnych prób, nazwa hosta przy pracy tylko na pętli zwrotnej (ochrona przed DNS rebinding), odmowa
+zapytań obcych stron (CSRF) i złożenie wszystkich warstw przed aplikacją (``middleware``)."""
 
 from __future__ import annotations
 
@@ -8,27 +9,28 @@ import hmac
 import html
 import ipaddress
 import os
+import sys
+import time
+from collections import deque
+from pathlib import Path
 
-import anyio
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ServiceError, UsageError, UserError
+from .limits import RequestLimits
+from .responses import McpErrors, SecurityHeaders, error
 
 TOKEN_ENV = "CHROMA_RAG_TOKEN"
 COOKIE = "chroma_rag_sesja"
 LOGIN_PATH = "/logowanie"
 PUBLIC_PREFIX = "/static/"  # the page's own scripts and styles, no data: the login form needs the styles
-MAX_BODY_BYTES = 64 * 1024
-REQUEST_SECONDS = 60.0
-MAX_REQUESTS = 64  # more at once get 503 instead of queueing on a 2-core machine
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-TOO_LARGE = f"Treść zapytania jest za duża (najwyżej {MAX_BODY_BYTES // 1024} KiB)."
-
-
-class BodyTooLarge(UserError):
-    """Treść zapytania przekroczyła limit w trakcie odbierania (bez nagłówka Content-Length); odpowiedź 413."""
+SESSION_SECONDS = 12 * 3600  # a login cookie's life; a restarted server also ends every session
+MAX_FAILURES = 10  # wrong tokens from one address within FAILURE_WINDOW before every token check there is 429
+FAILURE_WINDOW = 60.0
 
 
 def is_loopback(host: str) -> bool:
@@ -40,19 +42,29 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def resolve_token(host: str, token: str | None) -> str | None:
-    """Token z opcji albo ``CHROMA_RAG_TOKEN``; poza pętlą zwrotną bez tokenu serwer nie wystartuje."""
+def resolve_token(host: str, token: str | None, token_file: Path | None = None) -> str | None:
+    """Token z pliku (``--token-plik``), z opcji (widać ją w ``ps`` – ostrzeżenie) albo ``CHROMA_RAG_TOKEN``;
+    poza pętlą zwrotną bez tokenu serwer nie wystartuje."""
+    if token_file is not None and token is not None:
+        raise UsageError("Podaj token jednym sposobem: --token-plik PLIK albo --token, nie oba naraz.")
+    if token_file is not None:
+        try:
+            token = token_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            raise UsageError(f"Nie da się przeczytać tokenu z pliku {token_file} – podaj plik tekstowy z tokenem "
+                             "w pierwszym wierszu: --token-plik PLIK.") from None
+        if not token:
+            raise UsageError(f"Plik {token_file} jest pusty – zapisz w nim token: --token-plik PLIK.")
+    elif token is not None:
+        print(f"Uwaga: token podany w --token widzi każdy na tym komputerze na liście procesów (ps) – użyj "
+              f"--token-plik PLIK albo zmiennej {TOKEN_ENV}.", file=sys.stderr, flush=True)
     token = (token or os.environ.get(TOKEN_ENV) or "").strip() or None
     if token is None and not is_loopback(host):
         raise UsageError(
-            f"Serwer na adresie {host} byłby dostępny z sieci – podaj token: --token TAJNE (albo zmienna "
+            f"Serwer na adresie {host} byłby dostępny z sieci – podaj token: --token-plik PLIK (albo zmienna "
             f"{TOKEN_ENV}); bez tokenu serwer działa tylko na 127.0.0.1."
         )
     return token
-
-
-def error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"blad": message}, status_code=status)
 
 
 # UserError.kind → HTTP status: what is missing (404), a name of several files (409), no chat model (503)
@@ -84,53 +96,105 @@ def refused_state_change(request: Request, needs_json: bool = True) -> Response 
     return None
 
 
+class FailedTokens:
+    """Błędne tokeny z jednego adresu w ostatnich ``FAILURE_WINDOW`` s; po ``MAX_FAILURES`` każde sprawdzenie
+    tokenu z tego adresu – także poprawnego, żeby 429 nie zdradzało trafienia – czeka, aż najstarsza próba
+    wypadnie z okna. Zalogowana przeglądarka (ważne ciasteczko) nie czeka."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, deque[float]] = {}
+
+    def wait_seconds(self, client: str) -> float:
+        tries = self._seen.get(client)
+        now = time.monotonic()
+        while tries and tries[0] <= now - FAILURE_WINDOW:
+            tries.popleft()
+        if not tries:
+            self._seen.pop(client, None)
+            return 0.0
+        return tries[0] + FAILURE_WINDOW - now if len(tries) >= MAX_FAILURES else 0.0
+
+    def failed(self, client: str) -> None:
+        self._seen.setdefault(client, deque()).append(time.monotonic())
+
+
 class TokenGuard:
-    """Każda ścieżka (strona, API, MCP, dokumenty) wymaga tokenu; strona dostaje go z formularza logowania,
-    który zapisuje w ciasteczku skrót tokenu (sam token nie trafia do przeglądarki po zalogowaniu)."""
+    """Każda ścieżka (strona, API, MCP, dokumenty) poza ``PUBLIC_PREFIX`` i formularzem logowania wymaga tokenu;
+    strona dostaje go z formularza logowania, który zapisuje w ciasteczku podpisany czas wygaśnięcia (sam token
+    nie trafia do przeglądarki; podpis zależy od tokenu i od uruchomienia serwera, więc restart kończy sesje)."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
         self._token = token
-        self._cookie = hmac.new(token.encode(), b"chroma-rag-strona", hashlib.sha256).hexdigest()
+        self._signing = hmac.new(token.encode(), b"chroma-rag-strona" + os.urandom(16), hashlib.sha256).digest()
+        self._failures = FailedTokens()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         request = Request(scope, receive)
+        client = request.client.host if request.client else ""
+        given = self._bearer(request)
         if request.url.path == LOGIN_PATH:
-            response = await self._login(request)
-        elif self._authorized(request) or request.url.path.startswith(PUBLIC_PREFIX):
+            response = await self._login(request, client)
+        elif self._valid_cookie(request) or request.url.path.startswith(PUBLIC_PREFIX):
             await self.app(scope, receive, send)
             return
-        elif request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+        elif given is not None and (refused := self._too_many(client)) is not None:
+            response = refused
+        elif given is not None and hmac.compare_digest(given.encode(), self._token.encode()):
+            await self.app(scope, receive, send)
+            return
+        elif request.method == "GET" and given is None and "text/html" in request.headers.get("accept", ""):
             response = RedirectResponse(LOGIN_PATH, status_code=303)
         else:
+            if given is not None:
+                self._failures.failed(client)
             response = error(401, "Brak ważnego tokenu – wyślij nagłówek „Authorization: Bearer TOKEN” "
                                   "albo zaloguj się na stronie.")
         await response(scope, receive, send)
 
-    def _authorized(self, request: Request) -> bool:
+    @staticmethod
+    def _bearer(request: Request) -> str | None:
         scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self._token.encode()):
-            return True
-        return hmac.compare_digest(request.cookies.get(COOKIE, "").encode(), self._cookie.encode())
+        return given.strip() if scheme.lower() == "bearer" else None
 
-    async def _login(self, request: Request) -> Response:
+    def _too_many(self, client: str, page: bool = False) -> Response | None:
+        wait = self._failures.wait_seconds(client)
+        if not wait:
+            return None
+        seconds = max(1, round(wait))
+        said = f"Za dużo prób z błędnym tokenem – odczekaj {seconds} s i spróbuj ponownie."
+        response = HTMLResponse(_login_page(said), status_code=429) if page else error(429, said)
+        response.headers["retry-after"] = str(seconds)
+        return response
+
+    def _cookie_value(self, expires: int) -> str:
+        signature = hmac.new(self._signing, str(expires).encode(), hashlib.sha256).hexdigest()
+        return f"{expires}.{signature}"
+
+    def _valid_cookie(self, request: Request) -> bool:
+        expires, _, _ = request.cookies.get(COOKIE, "").partition(".")
+        if not expires.isascii() or not expires.isdigit() or int(expires) < time.time():
+            return False
+        return hmac.compare_digest(request.cookies[COOKIE].encode(), self._cookie_value(int(expires)).encode())
+
+    async def _login(self, request: Request, client: str) -> Response:
         if request.method != "POST":
             return HTMLResponse(_login_page(""))
-        refused = refused_state_change(request, needs_json=False)
+        refused = refused_state_change(request, needs_json=False) or self._too_many(client, page=True)
         if refused is not None:
             return refused
-        try:
-            form = await request.form()
-        except BodyTooLarge as exc:  # raised by RequestLimits, which wraps this guard
-            return error(413, str(exc))
+        form = await request.form()  # RequestLimits, which wraps this guard, has already read and limited the body
         given = str(form.get("token", ""))
         if not hmac.compare_digest(given.encode(), self._token.encode()):
+            self._failures.failed(client)
             return HTMLResponse(_login_page("Zły token – spróbuj jeszcze raz."), status_code=401)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(COOKIE, self._cookie, httponly=True, samesite="strict", path="/")
+        # Secure only over https: directly with TLS or from a proxy trusted with --zaufane-proxy (run.py)
+        response.set_cookie(COOKIE, self._cookie_value(int(time.time()) + SESSION_SECONDS), max_age=SESSION_SECONDS,
+                            httponly=True, samesite="strict", path="/", secure=request.url.scheme == "https")
         return response
 
 
@@ -173,58 +237,15 @@ class LoopbackHost:
         await self.app(scope, receive, send)
 
 
-class RequestLimits:
-    """Najwyżej ``MAX_REQUESTS`` zapytań naraz (503), treść zapytania najwyżej ``MAX_BODY_BYTES`` (413),
-    odpowiedź – poza strumieniami i MCP – w ciągu ``REQUEST_SECONDS`` (503); odpowiedzi strumieniowe ogranicza
-    limit czasu klienta modelu czatu."""
-
-    def __init__(self, app: ASGIApp, untimed_prefixes: tuple[str, ...]) -> None:
-        self.app = app
-        self._untimed = untimed_prefixes
-        self._active = 0
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        if self._active >= MAX_REQUESTS:
-            await error(503, "Serwer obsługuje teraz za dużo zapytań naraz – spróbuj za chwilę.")(scope, receive, send)
-            return
-        self._active += 1
-        try:
-            await self._limited(scope, receive, send)
-        finally:
-            self._active -= 1
-
-    async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
-        length = dict(scope["headers"]).get(b"content-length", b"0")
-        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
-            await error(413, TOO_LARGE)(scope, receive, send)
-            return
-        received = 0
-
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            received += len(message.get("body", b""))
-            if received > MAX_BODY_BYTES:
-                raise BodyTooLarge(TOO_LARGE)
-            return message
-
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = True
-            await send(message)
-
-        if scope["path"].startswith(self._untimed):
-            await self.app(scope, limited_receive, send)
-            return
-        with anyio.move_on_after(REQUEST_SECONDS) as deadline:
-            await self.app(scope, limited_receive, tracking_send)
-        if deadline.cancelled_caught and not started:
-            await error(503, f"Odpowiedź trwała dłużej niż {REQUEST_SECONDS:.0f} s – spróbuj węższego pytania.")(
-                scope, receive, send
-            )
-
+def middleware(host: str, token: str | None, untimed_prefixes: tuple[str, ...]) -> list[Middleware]:
+    """Warstwy przed aplikacją, od zewnętrznej: nagłówki bezpieczeństwa (na każdej odpowiedzi, także odmowach
+    niżej), nazwa hosta (na pętli zwrotnej), limity (obejmują też formularz logowania), token (gdy podany),
+    polskie odmowy transportu MCP."""
+    layers = [Middleware(SecurityHeaders)]
+    if is_loopback(host):
+        layers.append(Middleware(LoopbackHost))
+    layers.append(Middleware(RequestLimits, untimed_prefixes=untimed_prefixes))
+    if token:
+        layers.append(Middleware(TokenGuard, token=token))
+    layers.append(Middleware(McpErrors))
+    return layers
