@@ -243,7 +243,7 @@ class ChunkCollection(FilteredRanking):
             return {hit.id: hit.similarity for hit in self.hits(ids, embedding)}
         rows = found.rows(list(ids))
         known = rows >= 0
-        values = np.asarray(found.vectors[rows[known]] @ embedding).tolist()
+        values = np.asarray(found.vectors_of(rows[known]) @ embedding).tolist()
         return dict(zip([i for i, ok in zip(ids, known.tolist(), strict=True) if ok], values, strict=True))
 
     def query(self, embedding: np.ndarray, k: int, where: dict[str, Any] | None) -> list[Hit]:
