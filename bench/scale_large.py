@@ -120,6 +120,26 @@ def prepare(store: Any, src: scale_data.Source, n: int, folder: Path) -> None:
         scale_data.build(store, src, n, folder / "gotowe.json", log=lambda m: print(m, file=sys.stderr, flush=True))
 
 
+def register_files(store: Any, plik: np.ndarray) -> None:
+    """Wpisy rejestru ``FILES`` plików (z listą ich fragmentów, jak po `indeksuj`): filtr pliku je sprawdza."""
+    from chroma_rag.embedding.embedder import LocalE5Embedder
+    from chroma_rag.storage.locking import write_session
+    from chroma_rag.storage.registry import FileRecord, Registry
+
+    with write_session(store):
+        registry = Registry(store.client, create=True)
+        if len(registry.records()) >= FILES:
+            return
+        rows = np.argsort(plik, kind="stable")
+        starts = np.searchsorted(plik[rows], np.arange(FILES + 1))
+        for p in range(FILES):
+            name = f"plik-{p:04d}.pdf"
+            registry.put(FileRecord(
+                path=f"/dane/{name}", name=name, size=1, mtime=0.0, hash=f"skrot-{p:04d}", chunker="bench",
+                model=LocalE5Embedder.model_id, indexed_at="", doc_type="ustawa", year=2000,
+                chunk_ids=[scale_data.chunk_id(int(r)) for r in rows[starts[p] : starts[p + 1]]]))
+
+
 def new_file(src: scale_data.Source, n: int) -> dict[str, Any]:
     """Plik spoza kolekcji: ``NEW_FILE_CHUNKS`` następnych fragmentów ciągu (wektory gotowe)."""
     part = scale_data.block(src, n + scale_data.BLOCK, n // scale_data.BLOCK)
@@ -218,8 +238,8 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
     db = folder / "dane"
     store = Store(db)
     prepare(store, src, n, folder)
-    store.close()
     data = scale_data.everything(src, n)
+    register_files(store, data["meta"]["plik"])
     rng = np.random.default_rng(1)
     kinds, masks_by_kind = [], {}
     for name, draw in filter_kinds(data["meta"], rng).items():
@@ -235,6 +255,7 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
     expected = {kind["nazwa"]: exact_top(data["vectors"], query_vectors[k], masks_by_kind[kind["nazwa"]])
                 for k, kind in enumerate(kinds)}
     del data
+    store.close()
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as task:
         json.dump({"baza": str(db), "rodzaje": kinds, "nowy_plik": new_file(src, n)}, task)
     # first run: the worker builds the snapshot and the keyword index (minutes at 1M), then measures cold again
@@ -242,7 +263,7 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
     marker = folder / f"pochodne-{n}.json"
     if not marker.exists():
         started = time.perf_counter()
-        subprocess.run(worker, check=True, capture_output=True)
+        subprocess.run([*worker, "--tylko-rozgrzej"], check=True, capture_output=True)
         marker.write_text(json.dumps({"pierwsze_s": time.perf_counter() - started}), encoding="utf-8")
     measured = json.loads(subprocess.run(worker, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
     rss_server = serwuj_rss(db, kinds)

@@ -210,11 +210,12 @@ class ChunkCollection(FilteredRanking):
         pairs = zip(result["ids"], result["distances"], strict=True)
         return [list(zip(ids, dists, strict=True)) for ids, dists in pairs]
 
-    def ids(self, where: dict[str, Any] | None = None) -> list[str]:
-        """Id fragmentów spełniających ``where`` (bez pobierania treści)."""
+    def ids(self, where: dict[str, Any] | None = None) -> Sequence[str]:
+        """Id fragmentów spełniających ``where`` (bez pobierania treści), w kolejności id; z migawki jako
+        ``snapshot.RowSelection`` (napisy powstają dopiero przy odczycie)."""
         found = self.snapshot() if where is None or supported(where) else None
         if found is not None and found.covers(where):
-            return found.id_list(np.flatnonzero(found.mask(where)))
+            return snapshots.RowSelection(found, found.sorted_rows[found.mask(where)[found.sorted_rows]])
         return self.stored_ids(where)
 
     def stored_ids(self, where: dict[str, Any] | None = None) -> list[str]:

@@ -24,7 +24,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -223,6 +223,26 @@ class Snapshot:
         found = np.unique((a.astype(np.int64) + 1) * width + (b + 1))
         known_a, known_b = [None, *self.values[first]], [None, *self.values[second]]
         return {(known_a[int(x) // width], known_b[int(x) % width]) for x in found}
+
+
+class RowSelection(Sequence[str]):
+    """Id wybranych wierszy migawki, dekodowane dopiero przy odczycie: filtr na połowę miliona fragmentów nie
+    tworzy pół miliona napisów, a ``KeywordIndex.search`` bierze wprost wiersze (``rows``, w kolejności id)."""
+
+    def __init__(self, snapshot: Snapshot, rows: np.ndarray) -> None:
+        self.snapshot = snapshot
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return self.snapshot.id_list(self.rows[index])
+        return self.snapshot.ids[self.rows[index]].decode()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.snapshot.id_list(self.rows))
 
 
 def latest(root: Path, marker: str) -> Snapshot | None:
