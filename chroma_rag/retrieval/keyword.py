@@ -443,7 +443,9 @@ class KeywordIndex:
         import bm25s
 
         assert self.path is not None
-        self._bm25 = bm25s.BM25.load(str(self.path), show_progress=False)
+        # mapped, not read: a cold search touches only the columns of its words (at 1M chunks the matrix is
+        # hundreds of MiB)
+        self._bm25 = bm25s.BM25.load(str(self.path), show_progress=False, mmap=True)
         self.ids = ids
         self._positions = {i: n for n, i in enumerate(ids)}
         self._count_documents()
