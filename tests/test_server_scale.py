@@ -271,6 +271,7 @@ def test_clusters_find_the_nearest_and_follow_changes(monkeypatch, tmp_path, dat
     monkeypatch.setattr(snapshot_module, "IVF_MIN_ROWS", 1000)
     monkeypatch.setattr(snapshot_module, "EXACT_ROWS", 100)
     monkeypatch.setattr(snapshot_module, "NPROBE", 6)
+    monkeypatch.setattr(snapshot_module, "PROBE_FRACTION", 0.1)
     monkeypatch.setattr(snapshot_module, "MATCHED_MIN", 300)
     monkeypatch.setattr(snapshot_module, "COMPACT_FRACTION", 10.0)
     chunks = Store(tmp_path / "dane").chunks("test:skupiska", DIM, create=True)
