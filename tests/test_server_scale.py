@@ -304,3 +304,36 @@ def test_clusters_find_the_nearest_and_follow_changes(monkeypatch, tmp_path, dat
     assert chunks.query(new[0], 1, None)[0].id == "nowy-0"
     assert "id-00000" not in {h.id for h in chunks.query(data["vectors"][0], K, None)}
     assert len(chunks.snapshot().segments) == 2  # the base and the appended rows
+
+
+class _SpyCollection:
+    """Kolekcja Chromy, która zapisuje, o co ją pytano w ``get`` (reszta bez zmian)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.includes = inner, []
+
+    def get(self, **kwargs):
+        self.includes.append(kwargs.get("include"))
+        return self.inner.get(**kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_hits_take_similarities_from_the_snapshot(collection, data):
+    """Treść wyników z Chromy, podobieństwa z migawki: wektory z Chromy kazałyby jej wczytać cały HNSW do
+    procesu (przy 500 tys. fragmentów ~1 GiB, bench/scale.py)."""
+    spy = _SpyCollection(collection._collection)
+    chunks = ChunkCollection(spy, collection._max_batch, collection._client, collection._snapshot_dir,
+                             collection._journal)
+    assert chunks.snapshot() is not None
+    spy.includes.clear()  # only what the hits need
+    query = data["queries"][0]
+    ids = ["id-00011", "id-00002", "id-02999"]
+    hits = chunks.hits(ids, query)
+    assert [h.id for h in hits] == ids and all(h.text for h in hits)
+    assert np.allclose([h.similarity for h in hits], data["vectors"][[11, 2, 2999]] @ query, atol=1e-5)
+    assert all("embeddings" not in (include or []) for include in spy.includes)
+    # an id the snapshot does not know (e.g. written a moment ago): vectors from Chroma after all
+    assert chunks.hits(["id-00011", "nie-ma"], query)[0].id == "id-00011"
+    assert "embeddings" in spy.includes[-1]

@@ -226,16 +226,33 @@ class ChunkCollection(FilteredRanking):
     def hits(self, ids: Sequence[str], query_embedding: np.ndarray | None = None) -> list[Hit]:
         """Fragmenty o podanych id (w tej kolejności); z wektorem pytania – z ich podobieństwem do niego."""
         found: dict[str, Hit] = {}
-        include = ["documents", "metadatas", *(["embeddings"] if query_embedding is not None else [])]
+        # Vectors from Chroma make it load its whole HNSW index into this process (1.5 GiB at 1M chunks, measured
+        # with bench/scale.py): with a snapshot that knows every id the similarities come from the snapshot.
+        known = self._snapshot_similarities(ids, query_embedding) if query_embedding is not None else None
+        wants_vectors = query_embedding is not None and known is None
+        include = ["documents", "metadatas", *(["embeddings"] if wants_vectors else [])]
         for start in range(0, len(ids), self._max_batch):
             result = self._collection.get(ids=list(ids[start : start + self._max_batch]), include=include)
-            vectors = result["embeddings"] if query_embedding is not None else [None] * len(result["ids"])
+            vectors = result["embeddings"] if wants_vectors else [None] * len(result["ids"])
             for i, doc, meta, vector in zip(
                 result["ids"], result["documents"], result["metadatas"], vectors, strict=True
             ):
-                similarity = float(np.dot(vector, query_embedding)) if vector is not None else 0.0
+                if known is not None:
+                    similarity = known[i]
+                else:
+                    similarity = float(np.dot(vector, query_embedding)) if vector is not None else 0.0
                 found[i] = Hit(id=i, text=doc, metadata=meta, similarity=similarity)
         return [found[i] for i in ids if i in found]
+
+    def _snapshot_similarities(self, ids: Sequence[str], embedding: np.ndarray) -> dict[str, float] | None:
+        """Podobieństwa z migawki, gdy zna wszystkie ``ids`` (inaczej ``None``: trzeba wektorów z Chromy)."""
+        found = self.snapshot()
+        if found is None:
+            return None
+        rows = found.rows(list(ids))
+        if (rows < 0).any():
+            return None
+        return dict(zip(ids, np.asarray(found.vectors_of(rows) @ embedding).tolist(), strict=True))
 
     def similarities(self, ids: Sequence[str], embedding: np.ndarray) -> dict[str, float]:
         """Podobieństwo kosinusowe wektora do fragmentów o podanych id (z migawki, bez pobierania treści)."""
