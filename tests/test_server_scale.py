@@ -321,8 +321,7 @@ class _SpyCollection:
 
 
 def test_hits_take_similarities_from_the_snapshot(collection, data):
-    """Treść wyników z Chromy, podobieństwa z migawki: wektory z Chromy kazałyby jej wczytać cały HNSW do
-    procesu (przy 500 tys. fragmentów ~1 GiB, bench/scale.py)."""
+    """Treść wyników z Chromy, podobieństwa z migawki: wektorów wyników nie pobieramy z Chromy."""
     spy = _SpyCollection(collection._collection)
     chunks = ChunkCollection(spy, collection._max_batch, collection._client, collection._snapshot_dir,
                              collection._journal)

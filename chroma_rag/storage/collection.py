@@ -226,8 +226,8 @@ class ChunkCollection(FilteredRanking):
     def hits(self, ids: Sequence[str], query_embedding: np.ndarray | None = None) -> list[Hit]:
         """Fragmenty o podanych id (w tej kolejności); z wektorem pytania – z ich podobieństwem do niego."""
         found: dict[str, Hit] = {}
-        # Vectors from Chroma make it load its whole HNSW index into this process (1.5 GiB at 1M chunks, measured
-        # with bench/scale.py): with a snapshot that knows every id the similarities come from the snapshot.
+        # With a snapshot that knows every id the similarities come from it: no vectors to fetch and convert.
+        # (In folder mode Chroma 1.5.9 still loads its HNSW index on this get of texts: docs/BENCHMARKS.md.)
         known = self._snapshot_similarities(ids, query_embedding) if query_embedding is not None else None
         wants_vectors = query_embedding is not None and known is None
         include = ["documents", "metadatas", *(["embeddings"] if wants_vectors else [])]
