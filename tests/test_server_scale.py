@@ -63,9 +63,9 @@ def expected_ids(vectors: np.ndarray, mask: np.ndarray, query: np.ndarray, ids: 
     return [ids[i] for i in np.argsort(-scores)[: min(K, int(mask.sum()))]]
 
 
-STRATEGIES = {  # name: (use the snapshot, MAX_CANDIDATES, SNAPSHOT_EXACT_ROWS)
+STRATEGIES = {  # name: (use the snapshot, MAX_CANDIDATES, snapshot.EXACT_ROWS)
     "migawka-dokladnie": (True, 2000, 10**9),
-    "migawka-hnsw": (True, 2000, 0),
+    "migawka-int8": (True, 2000, 0),  # int8 for every candidate, the best rescored in float32
     "hnsw-nadprobkowanie": (False, 10**9, 0),
     "dokladnie": (False, 0, 0),
 }
@@ -76,7 +76,7 @@ STRATEGIES = {  # name: (use the snapshot, MAX_CANDIDATES, SNAPSHOT_EXACT_ROWS)
 def test_filtered_query_matches_exact_search(monkeypatch, collection, data, case, strategy):
     use_snapshot, max_candidates, exact_rows = STRATEGIES[strategy]
     monkeypatch.setattr(filtered_ranking, "MAX_CANDIDATES", max_candidates)
-    monkeypatch.setattr(filtered_ranking, "SNAPSHOT_EXACT_ROWS", exact_rows)
+    monkeypatch.setattr(snapshot_module, "EXACT_ROWS", exact_rows)
     if not use_snapshot:
         collection = ChunkCollection(collection._collection, collection._max_batch)
     else:
@@ -199,15 +199,16 @@ def test_damaged_snapshot_is_rebuilt(small, damage):
     check_against_exact(chunks, vectors, metas, rng)
     folder = store.work_dir / f"migawka-{chunks._collection.name}" / chunks.version()
     if damage == "obciety":
-        content = (folder / "wektory.npy").read_bytes()
-        (folder / "wektory.npy").write_bytes(content[: len(content) // 2])
+        segment = next(folder.glob("*.f32.npy"))
+        content = segment.read_bytes()
+        segment.write_bytes(content[: len(content) // 2])
     elif damage == "opis":
         (folder / "opis.json").write_text("{nie json", encoding="utf-8")
     else:
         (folder / "kody.npy").unlink()
     collection_module._SNAPSHOTS.clear()  # as in a new process
     check_against_exact(chunks, vectors, metas, rng)
-    assert np.load(folder / "wektory.npy").shape == (len(vectors), DIM)
+    assert len(snapshot_module.load(folder.parent, folder.name)) == len(vectors)
 
 
 def test_broken_journal_chain_rebuilds_from_scratch(small, monkeypatch):
@@ -225,3 +226,113 @@ def test_broken_journal_chain_rebuilds_from_scratch(small, monkeypatch):
     monkeypatch.setattr(snapshot_module, "build", lambda *args: builds.append(args[1]) or build(*args))
     check_against_exact(chunks, vectors, metas, rng)
     assert builds == [chunks.version()]
+
+
+def test_appended_segments_follow_changes(monkeypatch, small):
+    """Dopisanie pliku do migawki nie przepisuje wektorów: poprzednie segmenty zostają (dowiązane), nowe
+    wiersze to nowy segment, usunięte i zastąpione – martwe wiersze; wyniki jak dokładne przeszukanie."""
+    store, chunks, vectors, metas = small
+    if store.is_server:
+        pytest.skip("dziennik zmian (aktualizacja zamiast budowy) jest tylko w trybie folderu")
+    monkeypatch.setattr(snapshot_module, "COMPACT_FRACTION", 10.0)
+    rng = np.random.default_rng(13)
+    check_against_exact(chunks, vectors, metas, rng)
+    base = chunks.snapshot().segments[0].name
+    for round_ in range(3):
+        added = {f"c{round_}-{i:02d}": v for i, v in enumerate(rng.normal(size=(12, DIM)).astype(np.float32))}
+        for i in added:
+            metas[i] = {"plik": "plik-3.pdf", "rok": 2010 + round_, "typ": "ustawa"}
+        replaced = [f"a-{10 * round_ + 5:03d}"]
+        vectors[replaced[0]] = rng.normal(size=DIM).astype(np.float32)
+        ids = [*added, *replaced]
+        vectors.update(added)
+        chunks.upsert(ids, np.stack([vectors[i] for i in ids]), ids, [metas[i] for i in ids])
+        removed = f"a-{10 * round_ + 7:03d}"
+        chunks.delete([removed])
+        del vectors[removed], metas[removed]
+        check_against_exact(chunks, vectors, metas, rng)
+        assert chunks.query(vectors[replaced[0]], 1, None)[0].id == replaced[0]
+    found = chunks.snapshot()
+    assert found.segments[0].name == base and len(found.segments) == 4  # the base + one per round (removals add none)
+    assert len(found) == len(vectors) and int((~found.alive).sum()) == 6
+    collection_module._SNAPSHOTS.clear()  # a new process reads the same version from disk
+    check_against_exact(chunks, vectors, metas, rng)
+    # too many segments: the next version is one segment again, with the same content
+    monkeypatch.setattr(snapshot_module, "MAX_SEGMENTS", 2)
+    chunks.delete(["a-100"])
+    del vectors["a-100"], metas["a-100"]
+    check_against_exact(chunks, vectors, metas, rng)
+    assert len(chunks.snapshot().segments) == 1 and chunks.snapshot().alive.all()
+
+
+def test_clusters_find_the_nearest_and_follow_changes(monkeypatch, tmp_path, data):
+    """Duża kolekcja w skupiskach (IVF) z int8: przegląda tylko najbliższe skupiska, a i tak znajduje
+    prawie wszystkie dokładne wyniki, z dokładnym podobieństwem; dopisane i usunięte fragmenty widzi od razu."""
+    monkeypatch.setattr(snapshot_module, "IVF_MIN_ROWS", 1000)
+    monkeypatch.setattr(snapshot_module, "EXACT_ROWS", 100)
+    monkeypatch.setattr(snapshot_module, "NPROBE", 6)
+    monkeypatch.setattr(snapshot_module, "PROBE_FRACTION", 0.1)
+    monkeypatch.setattr(snapshot_module, "MATCHED_MIN", 300)
+    monkeypatch.setattr(snapshot_module, "COMPACT_FRACTION", 10.0)
+    chunks = Store(tmp_path / "dane").chunks("test:skupiska", DIM, create=True)
+    ids = [f"id-{i:05d}" for i in range(N)]
+    metadatas = [{"plik": f"plik-{f}.pdf", "rok": int(y), "typ": str(t)}
+                 for f, y, t in zip(data["files"], data["years"], data["types"], strict=True)]
+    chunks.upsert(ids, data["vectors"], ids, metadatas)
+    found = chunks.snapshot()
+    assert found.centroids is not None and len(found.centroids) == int(np.sqrt(N))
+    scanned, hits_total, recalled = [], 0, 0
+    for case in ("wszystko", "lata", "typ", "plik"):
+        filters, mask_of = CASES[case]
+        mask = mask_of(data)
+        for query in data["queries"]:
+            unit = query / np.linalg.norm(query)
+            scanned.append(len(found.candidates(unit.astype(np.float32), found.mask(build_where(filters)))))
+            expected = expected_ids(data["vectors"], mask, query, ids)
+            hits = chunks.query(query, K, build_where(filters))
+            assert all(mask[int(h.id[3:])] for h in hits) and len(hits) == len(expected)
+            exact = data["vectors"][[int(h.id[3:]) for h in hits]] @ unit
+            assert np.allclose([h.similarity for h in hits], exact, atol=1e-5)
+            hits_total += len(expected)
+            recalled += len(set(expected) & {h.id for h in hits})
+    assert recalled / hits_total >= 0.95
+    assert min(scanned) < N / 4  # an unfiltered query really skips most clusters
+    rng = np.random.default_rng(17)
+    new = (data["vectors"][:5] + 0.01 * rng.normal(size=(5, DIM))).astype(np.float32)
+    chunks.upsert([f"nowy-{i}" for i in range(5)], new, ["nowy"] * 5, metadatas[:5])
+    chunks.delete(["id-00000"])
+    assert chunks.query(new[0], 1, None)[0].id == "nowy-0"
+    assert "id-00000" not in {h.id for h in chunks.query(data["vectors"][0], K, None)}
+    assert len(chunks.snapshot().segments) == 2  # the base and the appended rows
+
+
+class _SpyCollection:
+    """Kolekcja Chromy, która zapisuje, o co ją pytano w ``get`` (reszta bez zmian)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.includes = inner, []
+
+    def get(self, **kwargs):
+        self.includes.append(kwargs.get("include"))
+        return self.inner.get(**kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_hits_take_similarities_from_the_snapshot(collection, data):
+    """Treść wyników z Chromy, podobieństwa z migawki: wektorów wyników nie pobieramy z Chromy."""
+    spy = _SpyCollection(collection._collection)
+    chunks = ChunkCollection(spy, collection._max_batch, collection._client, collection._snapshot_dir,
+                             collection._journal)
+    assert chunks.snapshot() is not None
+    spy.includes.clear()  # only what the hits need
+    query = data["queries"][0]
+    ids = ["id-00011", "id-00002", "id-02999"]
+    hits = chunks.hits(ids, query)
+    assert [h.id for h in hits] == ids and all(h.text for h in hits)
+    assert np.allclose([h.similarity for h in hits], data["vectors"][[11, 2, 2999]] @ query, atol=1e-5)
+    assert all("embeddings" not in (include or []) for include in spy.includes)
+    # an id the snapshot does not know (e.g. written a moment ago): vectors from Chroma after all
+    assert chunks.hits(["id-00011", "nie-ma"], query)[0].id == "id-00011"
+    assert "embeddings" in spy.includes[-1]

@@ -4,6 +4,11 @@ Indeks obejmuje dokładnie te same fragmenty co kolekcja Chromy i jest z nią sy
 i skrócie pliku (``hash`` w metadanych): dodane, zastąpione i usunięte fragmenty wektorów trafiają tu
 przy następnej synchronizacji, więc przerwane indeksowanie nie zostawia rozjechanych indeksów.
 Zapis w folderze bazy: ``slowa-<kolekcja>-<lematyzator>/`` (tokeny fragmentów + macierz BM25).
+
+Drobna zmiana (plik dopisany albo usunięty z dużej kolekcji) nie przebudowuje macierzy: nowe fragmenty trafiają
+do małej „dopiski” (``dopisane.json``, liczonej tym samym wzorem BM25 przy statystykach macierzy), usunięte
+i zastąpione są w macierzy wygaszane. Gdy dopiska urośnie ponad ``DELTA_FRACTION`` macierzy, indeks buduje się
+od nowa (wtedy też odświeżają się statystyki: liczba fragmentów, częstości słów, średnia długość).
 """
 
 from __future__ import annotations
@@ -29,13 +34,16 @@ if TYPE_CHECKING:
 
 LEMMATIZERS = ("morfeusz", "simplemma", "stempel", "brak")
 DEFAULT_LEMMATIZER = "morfeusz"
-FORMAT_VERSION = 4  # zmiana tokenizacji albo zapisu = nowy numer, indeks buduje się od nowa
+FORMAT_VERSION = 5  # zmiana tokenizacji albo zapisu = nowy numer, indeks buduje się od nowa
 MANIFEST = "fragmenty.json"
 # Tokens of every chunk, one JSON line each in the order of ``ids`` after a header line with the save's id;
 # byte offsets are in the manifest. A cold search reads only the few lines it needs (at 100k chunks the whole
 # file is ~80 MB, seconds to parse).
 TOKENS = "tokeny.jsonl"
 COLLECTION_VERSION = "kolekcja.json"  # the collection's change marker this index was last synced at
+DELTA = "dopisane.json"  # chunks added (and matrix rows switched off) since the matrix was built
+DELTA_MIN = 2000  # a delta up to max(DELTA_MIN, DELTA_FRACTION · matrix rows) chunks; more: rebuild the matrix
+DELTA_FRACTION = 0.05
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Function words that every legal text repeats; BM25's IDF alone leaves them noisy in short questions.
@@ -127,6 +135,15 @@ class KeywordIndex:
         self._document_frequency: Counter[str] = Counter()
         self.collection_version = ""
         self._saved_as = ""  # random id of the saved copy this object mirrors
+        # chunks outside the matrix: id → tokens (scored with the matrix's statistics), and matrix rows switched off
+        self._added: dict[str, list[str]] = {}
+        self._dead: set[str] = set()
+        self._delta_id = ""
+        self._pending_delta: dict[str, Any] = {}  # read at load, applied once the matrix is there
+        self._added_postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._added_lengths = np.zeros(0)
+        self._average_length = 1.0
+        self._row_maps: dict[tuple[int, str], np.ndarray] = {}
         # Tokens of that copy, opened at load: a concurrent sync may replace the folder, the open file stays.
         self._token_file: Any = None
         self._offsets: list[int] = []
@@ -135,13 +152,15 @@ class KeywordIndex:
 
     @property
     def tokens(self) -> dict[str, list[str]]:
-        """Tokeny wszystkich fragmentów (z dysku dopiero wtedy, gdy są potrzebne – przy synchronizacji)."""
+        """Tokeny fragmentów macierzy (z dysku dopiero wtedy, gdy są potrzebne – przy przebudowie)."""
         if self._tokens is None:
             self._token_file.seek(self._offsets[0])
             self._tokens = {i: json.loads(line) for i, line in zip(self.ids, self._token_file, strict=True)}
         return self._tokens
 
     def _tokens_of(self, chunk_id: str) -> list[str]:
+        if chunk_id in self._added:
+            return self._added[chunk_id]
         if self._tokens is not None or chunk_id not in self._positions:
             return self.tokens.get(chunk_id, [])
         position = self._positions[chunk_id]
@@ -161,6 +180,14 @@ class KeywordIndex:
         if not changed and not removed and self._bm25 is not None:
             self._save_collection_version(collection_version)
             return False
+        if self._bm25 is not None and self.ids and (
+            len(self._added) + len(self._dead) + len(changed) + len(removed)
+            <= max(DELTA_MIN, DELTA_FRACTION * len(self.ids))
+        ) and self._folder_is_ours():
+            self._apply_delta(changed, removed, versions, fetch_texts)
+            self._save_collection_version(collection_version)
+            return True
+        self._fold_delta()
         for i in removed:
             self.versions.pop(i, None)
             self.tokens.pop(i, None)
@@ -173,6 +200,55 @@ class KeywordIndex:
         self._save_collection_version(collection_version)
         return True
 
+    def _apply_delta(self, changed: list[str], removed: list[str], versions: dict[str, str],
+                     fetch_texts: Callable[[list[str]], dict[str, str]]) -> None:
+        """Mała zmiana bez przebudowy macierzy: usunięte i zastąpione wiersze macierzy gasną, nowe teksty idą
+        do dopiski; zapis samej dopiski."""
+        for i in [*removed, *changed]:
+            self.versions.pop(i, None)
+            if self._added.pop(i, None) is None and i in self._positions:
+                self._dead.add(i)
+        texts = fetch_texts(changed) if changed else {}
+        for i in changed:
+            self._added[i] = tokenize(texts[i], self.lemmatizer_name)
+            self.versions[i] = versions[i]
+        self._index_added()
+        self._save_delta()
+
+    def _folder_is_ours(self) -> bool:
+        """Czy w folderze leży wciąż ta macierz, którą mamy (inny proces mógł zapisać swoją): tylko do niej
+        wolno dopisać dopiskę; inaczej pełny zapis."""
+        if self.path is None:
+            return True
+        try:
+            with (self.path / TOKENS).open("rb") as lines:
+                return bool(self._saved_as) and json.loads(lines.readline() or b'""') == self._saved_as
+        except (OSError, ValueError):
+            return False
+
+    def _fold_delta(self) -> None:
+        """Przed przebudową: dopiska wchodzi do tokenów macierzy, wygaszone wiersze z nich wypadają."""
+        if not self._added and not self._dead:
+            return
+        tokens = self.tokens
+        for i in self._dead:
+            tokens.pop(i, None)
+        tokens.update(self._added)
+        self._added, self._dead = {}, set()
+        self._index_added()
+
+    def _index_added(self) -> None:
+        """Odwrócony indeks dopiski: lemat → (numery fragmentów dopiski, liczba wystąpień), długości fragmentów."""
+        postings: dict[str, tuple[list[int], list[int]]] = {}
+        for n, tokens in enumerate(self._added.values()):
+            for token, count in Counter(tokens).items():
+                docs, counts = postings.setdefault(token, ([], []))
+                docs.append(n)
+                counts.append(count)
+        self._added_postings = {t: (np.array(d), np.array(c, dtype=np.float64)) for t, (d, c) in postings.items()}
+        self._added_lengths = np.array([max(len(t), 1) for t in self._added.values()], dtype=np.float64)
+        self._row_maps.clear()
+
     def _rebuild(self) -> None:
         import bm25s
 
@@ -181,34 +257,89 @@ class KeywordIndex:
         self._bm25 = bm25s.BM25()
         if self.ids:
             self._bm25.index([self.tokens[i] or [""] for i in self.ids], show_progress=False)
+        self._average_length = float(np.mean([max(len(self.tokens[i]), 1) for i in self.ids])) if self.ids else 1.0
         self._count_documents()
+        self._row_maps.clear()
 
     # --- wyszukiwanie ---------------------------------------------------------------------------
 
     def search(self, question: str, k: int, allowed: Iterable[str] | None = None) -> list[KeywordHit]:
         """Najlepsze fragmenty wg BM25; ``allowed`` (id spełniające filtry) ogranicza wynik."""
         terms = query_terms(question, self.lemmatizer_name)
-        if not self.ids or not terms:
+        if not len(self) or not terms:
             return []
         scores = self._scores(terms)
+        if self._dead:
+            scores[[self._positions[i] for i in self._dead]] = 0.0
+        added = list(self._added)
         if allowed is not None:
-            mask = np.zeros(len(self.ids), dtype=bool)
-            mask[[self._positions[i] for i in allowed if i in self._positions]] = True
+            mask = np.zeros(len(scores), dtype=bool)
+            mask[self._allowed_positions(allowed, added)] = True
             scores = np.where(mask, scores, 0.0)
-        top = np.argsort(-scores, kind="stable")[:k]
-        return [KeywordHit(self.ids[n], float(scores[n])) for n in top if scores[n] > 0]
+        if len(scores) > k:
+            best = np.argpartition(-scores, k)[:k]
+            top = best[np.lexsort((best, -scores[best]))]
+        else:
+            top = np.argsort(-scores, kind="stable")
+        everything = len(self.ids)
+        return [KeywordHit(self.ids[n] if n < everything else added[n - everything], float(scores[n]))
+                for n in top.tolist() if scores[n] > 0]
+
+    def _allowed_positions(self, allowed: Iterable[str], added: list[str]) -> np.ndarray:
+        """Pozycje (macierz, potem dopiska) dozwolonych id; wiersze migawki (``RowSelection``) przez mapę
+        wiersz → pozycja liczoną raz na wersję migawki i stan indeksu."""
+        from ..storage.snapshot import RowSelection
+
+        if isinstance(allowed, RowSelection):
+            mapping = self._row_map(allowed.snapshot, added)
+            found = mapping[allowed.rows]
+            return found[found >= 0]
+        where_added = {i: len(self.ids) + n for n, i in enumerate(added)}
+        return np.array([p for i in allowed if (p := where_added.get(i, self._positions.get(i))) is not None],
+                        dtype=np.int64)
+
+    def _row_map(self, snapshot: Any, added: list[str]) -> np.ndarray:
+        key = (id(snapshot), self._saved_as + self._delta_id)
+        found = self._row_maps.get(key)
+        if found is None:
+            mapping = np.full(len(snapshot.ids), -1, dtype=np.int64)
+            if self.ids:
+                base = np.array([i.encode() for i in self.ids])
+                ids = np.asarray(snapshot.ids)
+                positions = np.minimum(np.searchsorted(base, ids), len(base) - 1)
+                mapping = np.where(base[positions] == ids, positions, -1)
+            rows = snapshot.rows(added)
+            mapping[rows[rows >= 0]] = len(self.ids) + np.flatnonzero(rows >= 0)
+            self._row_maps = {key: mapping}  # one version at a time
+            found = mapping
+        return found
 
     def _scores(self, terms: list[tuple[str, ...]]) -> np.ndarray:
         """Suma BM25 po słowach pytania; słowo wieloznaczne liczy się raz – najlepszym odczytaniem. Suma po
         wszystkich lematach dawałaby słowu o czterech odczytaniach („danych”: dana, dane, dany, dać)
         czterokrotną wagę."""
-        total = np.zeros(len(self.ids), dtype=np.float64)
-        vocabulary = self._bm25.vocab_dict
+        total = np.zeros(len(self.ids) + len(self._added), dtype=np.float64)
+        vocabulary = self._bm25.vocab_dict if self._bm25 is not None and self.ids else {}
         for readings in terms:
-            known = [r for r in readings if r in vocabulary]
+            known = [r for r in readings if r in vocabulary or r in self._added_postings]
             if known:
-                total += np.max([self._bm25.get_scores([r]) for r in known], axis=0)
+                total += np.max([self._reading_scores(r, vocabulary) for r in known], axis=0)
         return total
+
+    def _reading_scores(self, reading: str, vocabulary: dict[str, int]) -> np.ndarray:
+        """BM25 jednego lematu: macierz (bm25s) i dopiska – tym samym wzorem (Lucene, k1, b biblioteki) przy
+        statystykach macierzy (liczba fragmentów, częstość lematu, średnia długość)."""
+        base = (np.asarray(self._bm25.get_scores([reading]), dtype=np.float64) if reading in vocabulary
+                else np.zeros(len(self.ids)))
+        added = np.zeros(len(self._added))
+        if reading in self._added_postings:
+            docs, counts = self._added_postings[reading]
+            n, df = max(len(self.ids), 1), self._document_frequency.get(reading, 0)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            k1, b = (self._bm25.k1, self._bm25.b) if self._bm25 is not None else (1.5, 0.75)
+            lengths = self._added_lengths[docs] / self._average_length
+            added[docs] = idf * counts / (k1 * ((1 - b) + b * lengths) + counts)
+        return np.concatenate([base, added])
 
     def coverage(self, question: str, chunk_ids: Iterable[str]) -> float:
         """Jaka część „wagi” pytania (suma IDF jego słów) występuje we wskazanych fragmentach. Słowo nieznane
@@ -228,7 +359,7 @@ class KeywordIndex:
         return covered / total if total else 0.0
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.ids) - len(self._dead) + len(self._added)
 
     # --- zapis w folderze bazy ----------------------------------------------------------------
 
@@ -254,8 +385,10 @@ class KeywordIndex:
             label = json.loads((self.path / COLLECTION_VERSION).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             label = {}
-        # A label written for another save of this folder (a concurrent sync swapped it) is not trusted.
-        if self._saved_as and label.get("zapis") == self._saved_as:
+        self._average_length = float(data.get("srednia_dlugosc", 1.0))
+        self._load_delta()
+        # A label written for another save of this folder or delta (a concurrent sync swapped it) is not trusted.
+        if self._saved_as and label.get("zapis") == self._saved_as and label.get("dopisane", "") == self._delta_id:
             self.collection_version = str(label.get("znacznik", ""))
         if data["kolejnosc"]:
             try:
@@ -266,16 +399,53 @@ class KeywordIndex:
                 return
             self.versions = data["wersje"]
             self._tokens = None
+            self._apply_loaded_delta()
         else:
             self.versions = data["wersje"]
             self._tokens = {}
             self._rebuild()
 
+    def _load_delta(self) -> None:
+        """Dopiska tego zapisu macierzy (inna – z poprzedniego zapisu – jest pomijana: synchronizacja nadrobi)."""
+        assert self.path is not None
+        try:
+            delta = json.loads((self.path / DELTA).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(delta, dict) and delta.get("zapis") == self._saved_as:
+            self._pending_delta, self._delta_id = delta, str(delta.get("id", ""))
+
+    def _apply_loaded_delta(self) -> None:
+        delta, self._pending_delta = self._pending_delta, {}
+        if not delta:
+            return
+        self._added = {str(i): list(t) for i, t in delta["dopisane"].items()}
+        self._dead = {str(i) for i in delta["martwe"] if i in self._positions}
+        for i in self._dead:
+            self.versions.pop(i, None)
+        self.versions.update(delta["wersje"])
+        self._index_added()
+
+    def _save_delta(self) -> None:
+        """Sama dopiska, podmieniana atomowo (kilkaset fragmentów zamiast całej macierzy)."""
+        self._delta_id = uuid.uuid4().hex
+        self._row_maps.clear()
+        if self.path is None or not self.path.exists():
+            return
+        delta = {"zapis": self._saved_as, "id": self._delta_id, "dopisane": self._added,
+                 "martwe": sorted(self._dead), "wersje": {i: self.versions[i] for i in self._added}}
+        staging = self.path / f"{DELTA}.{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        with contextlib.suppress(FileNotFoundError):  # the folder was swapped meanwhile: the next sync catches up
+            staging.write_text(json.dumps(delta, ensure_ascii=False), encoding="utf-8")
+            os.replace(staging, self.path / DELTA)
+
     def _load_matrix(self, ids: list[str]) -> None:
         import bm25s
 
         assert self.path is not None
-        self._bm25 = bm25s.BM25.load(str(self.path), show_progress=False)
+        # mapped, not read: a cold search touches only the columns of its words (at 1M chunks the matrix is
+        # hundreds of MiB)
+        self._bm25 = bm25s.BM25.load(str(self.path), show_progress=False, mmap=True)
         self.ids = ids
         self._positions = {i: n for n, i in enumerate(ids)}
         self._count_documents()
@@ -305,7 +475,7 @@ class KeywordIndex:
         staging.mkdir(parents=True)
         if self.ids:
             self._bm25.save(str(staging), show_progress=False)
-        self._saved_as = uuid.uuid4().hex
+        self._saved_as, self._delta_id = uuid.uuid4().hex, ""
         with (staging / TOKENS).open("wb") as lines:
             offsets = [lines.write(json.dumps(self._saved_as).encode() + b"\n")]
             for i in self.ids:
@@ -318,6 +488,7 @@ class KeywordIndex:
             "lematyzator": self.lemmatizer_name,
             "kolejnosc": self.ids,
             "wersje": self.versions,
+            "srednia_dlugosc": self._average_length,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
         with contextlib.suppress(FileNotFoundError):  # another writer may have just moved it aside
@@ -339,7 +510,8 @@ class KeywordIndex:
         staging = self.path / f"{COLLECTION_VERSION}.{os.getpid()}-{uuid.uuid4().hex[:8]}"
         # another writer may swap the folder meanwhile: its index stands, unmarked, and the next search resyncs it
         with contextlib.suppress(FileNotFoundError):
-            staging.write_text(json.dumps({"znacznik": version, "zapis": self._saved_as}), encoding="utf-8")
+            staging.write_text(json.dumps({"znacznik": version, "zapis": self._saved_as, "dopisane": self._delta_id}),
+                               encoding="utf-8")
             os.replace(staging, self.path / COLLECTION_VERSION)
 
 

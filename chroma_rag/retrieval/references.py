@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..filters import normalize_article
 from .keyword import DEFAULT_LEMMATIZER, STOPWORDS, lemmatizer, tokenize, words
@@ -86,10 +87,19 @@ def _word_lemmas(text: str) -> Mention:
     return [alt for alt in alternatives if alt]
 
 
+@lru_cache(maxsize=65_536)
+def _title_terms(name: str, title: str) -> frozenset[str]:
+    # every search checks every file's title: at a thousand files, tokenizing them anew cost ~100 ms a search
+    return frozenset(tokenize(f"{title} {name.replace('-', ' ')}"))
+
+
 def match_files(mentions: Iterable[Mention], files: dict[str, str]) -> list[str]:
     """Pliki, których tytuł lub nazwa zawiera każde słowo wzmianki (``files``: nazwa → tytuł).
     Wzmianka pasująca do kilku plików jest zbyt ogólna i nic nie wybiera."""
-    terms = {name: set(tokenize(f"{title} {name.replace('-', ' ')}")) for name, title in files.items()}
+    mentions = list(mentions)
+    if not mentions:
+        return []
+    terms = {name: _title_terms(name, title) for name, title in files.items()}
     chosen: list[str] = []
     for mention in mentions:
         matching = [name for name, have in terms.items() if all(alts & have for alts in mention)]

@@ -210,11 +210,12 @@ class ChunkCollection(FilteredRanking):
         pairs = zip(result["ids"], result["distances"], strict=True)
         return [list(zip(ids, dists, strict=True)) for ids, dists in pairs]
 
-    def ids(self, where: dict[str, Any] | None = None) -> list[str]:
-        """Id fragmentów spełniających ``where`` (bez pobierania treści)."""
+    def ids(self, where: dict[str, Any] | None = None) -> Sequence[str]:
+        """Id fragmentów spełniających ``where`` (bez pobierania treści), w kolejności id; z migawki jako
+        ``snapshot.RowSelection`` (napisy powstają dopiero przy odczycie)."""
         found = self.snapshot() if where is None or supported(where) else None
         if found is not None and found.covers(where):
-            return found.id_list(np.flatnonzero(found.mask(where)))
+            return snapshots.RowSelection(found, found.sorted_rows[found.mask(where)[found.sorted_rows]])
         return self.stored_ids(where)
 
     def stored_ids(self, where: dict[str, Any] | None = None) -> list[str]:
@@ -225,16 +226,33 @@ class ChunkCollection(FilteredRanking):
     def hits(self, ids: Sequence[str], query_embedding: np.ndarray | None = None) -> list[Hit]:
         """Fragmenty o podanych id (w tej kolejności); z wektorem pytania – z ich podobieństwem do niego."""
         found: dict[str, Hit] = {}
-        include = ["documents", "metadatas", *(["embeddings"] if query_embedding is not None else [])]
+        # With a snapshot that knows every id the similarities come from it: no vectors to fetch and convert.
+        # (In folder mode Chroma 1.5.9 still loads its HNSW index on this get of texts: docs/BENCHMARKS.md.)
+        known = self._snapshot_similarities(ids, query_embedding) if query_embedding is not None else None
+        wants_vectors = query_embedding is not None and known is None
+        include = ["documents", "metadatas", *(["embeddings"] if wants_vectors else [])]
         for start in range(0, len(ids), self._max_batch):
             result = self._collection.get(ids=list(ids[start : start + self._max_batch]), include=include)
-            vectors = result["embeddings"] if query_embedding is not None else [None] * len(result["ids"])
+            vectors = result["embeddings"] if wants_vectors else [None] * len(result["ids"])
             for i, doc, meta, vector in zip(
                 result["ids"], result["documents"], result["metadatas"], vectors, strict=True
             ):
-                similarity = float(np.dot(vector, query_embedding)) if vector is not None else 0.0
+                if known is not None:
+                    similarity = known[i]
+                else:
+                    similarity = float(np.dot(vector, query_embedding)) if vector is not None else 0.0
                 found[i] = Hit(id=i, text=doc, metadata=meta, similarity=similarity)
         return [found[i] for i in ids if i in found]
+
+    def _snapshot_similarities(self, ids: Sequence[str], embedding: np.ndarray) -> dict[str, float] | None:
+        """Podobieństwa z migawki, gdy zna wszystkie ``ids`` (inaczej ``None``: trzeba wektorów z Chromy)."""
+        found = self.snapshot()
+        if found is None:
+            return None
+        rows = found.rows(list(ids))
+        if (rows < 0).any():
+            return None
+        return dict(zip(ids, np.asarray(found.vectors_of(rows) @ embedding).tolist(), strict=True))
 
     def similarities(self, ids: Sequence[str], embedding: np.ndarray) -> dict[str, float]:
         """Podobieństwo kosinusowe wektora do fragmentów o podanych id (z migawki, bez pobierania treści)."""
@@ -243,7 +261,7 @@ class ChunkCollection(FilteredRanking):
             return {hit.id: hit.similarity for hit in self.hits(ids, embedding)}
         rows = found.rows(list(ids))
         known = rows >= 0
-        values = np.asarray(found.vectors[rows[known]] @ embedding).tolist()
+        values = np.asarray(found.vectors_of(rows[known]) @ embedding).tolist()
         return dict(zip([i for i, ok in zip(ids, known.tolist(), strict=True) if ok], values, strict=True))
 
     def query(self, embedding: np.ndarray, k: int, where: dict[str, Any] | None) -> list[Hit]:

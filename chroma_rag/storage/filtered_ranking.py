@@ -18,9 +18,6 @@ MIN_CANDIDATES = 1000
 MAX_CANDIDATES = 2000  # a filter that would need more HNSW candidates is narrow: score its chunks exactly
 EXACT_LIMIT = 8000  # ...unless it matches more chunks than this after all (then HNSW keeps growing)
 OVERSAMPLE = 4
-# With a local snapshot (snapshot.py): up to this many matching chunks are scored exactly with numpy, more go
-# through HNSW with candidates checked against the snapshot's filter mask (bench/scale.py).
-SNAPSHOT_EXACT_ROWS = 5000
 
 
 class FilteredRanking:
@@ -45,9 +42,9 @@ class FilteredRanking:
         że filtr jest wąski (potrzeba by ponad ``MAX_CANDIDATES`` kandydatów), pasujące fragmenty liczymy
         dokładnie (numpy na ich wektorach). Progi: bench/scale.py i docs/BENCHMARKS.md.
 
-        Z lokalną migawką (``snapshot``) to samo bez pytania Chromy o metadane i wektory: maska filtra na
-        kolumnach migawki, dokładne iloczyny na pasujących wierszach (do ``SNAPSHOT_EXACT_ROWS``), a dla
-        filtrów szerszych HNSW z kandydatami sprawdzanymi maską; z Chromy tylko treść ``k`` wyników.
+        Z lokalną migawką (``snapshot``) bez Chromy: maska filtra na kolumnach migawki, iloczyny na
+        pasujących wierszach (przy dużej kolekcji i szerokim filtrze – w najbliższych skupiskach, z int8
+        i dokładnym przeliczeniem najlepszych, zob. ``snapshot.py``); z Chromy tylko treść ``k`` wyników.
         """
         if where is not None and not supported(where):
             return self._native(embedding, k, where)
@@ -77,20 +74,8 @@ class FilteredRanking:
     def _from_snapshot(
         self, found: snapshots.Snapshot, embedding: np.ndarray, k: int, where: dict[str, Any] | None
     ) -> list[tuple[str, float]]:
-        mask = found.mask(where)
-        rows = np.flatnonzero(mask)
-        if len(rows) <= SNAPSHOT_EXACT_ROWS:
-            return found.top(embedding, rows, k)
-        total = len(found)
-        n = min(total, max(MIN_CANDIDATES, math.ceil(OVERSAMPLE * k * total / len(rows))))
-        while True:
-            candidates = self._hnsw_candidates(embedding, n)
-            rows = found.rows([i for i, _ in candidates])
-            matched = np.flatnonzero((rows >= 0) & mask[rows]).tolist()
-            # As above: the k-th match must lie in the first 1/OVERSAMPLE of the list.
-            if n >= total or (len(matched) >= k and OVERSAMPLE * (matched[k - 1] + 1) <= n):
-                return [candidates[p] for p in matched[:k]]
-            n = min(total, 2 * n)
+        # no HNSW here: Chroma would load its index (1.5 GiB at 1M chunks) into this process
+        return found.nearest(embedding, found.mask(where), k)
 
     def _hnsw_candidates(self, embedding: np.ndarray, n: int) -> list[tuple[str, float]]:
         result = self._collection.query(query_embeddings=[embedding], n_results=n, include=["distances"])

@@ -1,22 +1,31 @@
-"""Lokalna migawka kolekcji do wyszukiwania z filtrem: wektory float32 (znormalizowane, mapowane z dysku),
-id i kolumny metadanych, po których filtrujemy.
+"""Lokalna migawka kolekcji do wyszukiwania z filtrem: wektory (float32 do dokładnych podobieństw i int8 do
+szybkiego przeglądu, mapowane z dysku), id, kolumny metadanych, po których filtrujemy, i – przy dużych
+kolekcjach – podział na skupiska (IVF), żeby zapytanie przeglądało tylko najbliższe skupiska.
 
-Pobranie z Chromy wektorów i metadanych pasujących fragmentów kosztuje ok. 0,1–0,3 ms na fragment (przy
-filtrze na 1 % ze 100 tys. – setki ms), a maska numpy na kolumnach i iloczyny skalarne na pasujących
-wierszach – pojedyncze ms. Migawka to dane pochodne: katalog ``<znacznik zmiany kolekcji>/`` w
-``Store.work_dir``; inny znacznik w kolekcji znaczy „nieaktualna”, więc budujemy nową (stronicowane odczyty)
-obok, a katalog pojawia się pod ostateczną nazwą jednym ``os.rename``. Uszkodzona albo niepełna migawka
-jest usuwana i budowana od nowa.
+Pobranie z Chromy wektorów i metadanych pasujących fragmentów kosztuje ok. 0,1–0,3 ms na fragment, a maska
+numpy na kolumnach i iloczyny skalarne na pasujących wierszach – pojedyncze ms. Przy milionie fragmentów
+same wektory float32 to 1,5 GiB: przeglądamy więc kopię int8 (384 MiB, skala osobna dla każdego wymiaru),
+a dokładnie (float32, tylko czytane strony pliku trafiają do pamięci) przeliczamy najlepszych kandydatów.
+HNSW Chromy nie jest potrzebny, więc nie ładuje się do pamięci procesu.
+
+Migawka to dane pochodne: katalog ``<znacznik zmiany kolekcji>/`` w ``Store.work_dir``; inny znacznik
+w kolekcji znaczy „nieaktualna”. Wektory leżą w niezmiennych segmentach: nowa wersja po dopisaniu pliku
+dowiązuje (``os.link``) segmenty poprzedniej, dokłada mały segment z nowymi wierszami i przepisuje tylko
+id, kody kolumn i maskę żywych wierszy (usunięte i zastąpione fragmenty to martwe wiersze). Gdy martwych
+i dopisanych wierszy jest dużo, wersja powstaje od nowa jako jeden segment. Katalog pojawia się pod ostateczną
+nazwą jednym ``os.rename``; uszkodzona albo niepełna migawka jest usuwana i budowana od nowa.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,28 +33,68 @@ import numpy as np
 
 from .where import FIELD_OPERATORS, MISSING
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # Keys `filters.build_where` filters on, plus `hash` (keyword index sync) and `tytul` (act names in questions).
 COLUMNS = ("plik", "typ", "rok", "art", "uchylony", "hash", "tytul")
 DESCRIPTION = "opis.json"
 JOURNAL = "dziennik.jsonl"
 JOURNAL_LIMIT = 8 * 2**20
 STALE_BUILD_SECONDS = 3600  # a build folder this old belongs to a process that died mid-build
+# Thresholds measured with bench/scale.py (docs/BENCHMARKS.md, section on scale).
+EXACT_ROWS = 20_000  # up to this many candidate rows: exact float32 similarities, more: int8 first
+RESCORE = 200  # int8 candidates rescored exactly (at least 20·k): int8 error only reorders close neighbours
+IVF_MIN_ROWS = 200_000  # from this size a full build splits rows into ~sqrt(n) clusters
+# A query scans the nearest PROBE_FRACTION of the clusters (at least NPROBE), and more until they hold
+# MATCHED_MIN rows matching the filter. Neighbours of real questions spread over many clusters (bench/scale.py
+# at 200k: a tenth of the clusters gives recall@10 0.93, 30 % gives 0.995–1.0).
+PROBE_FRACTION = 0.3
+NPROBE = 24
+MATCHED_MIN = 4000
+KMEANS_ITERATIONS = 6
+MAX_SEGMENTS = 8  # more appended segments, or dead + appended rows over COMPACT_FRACTION: one segment again
+COMPACT_FRACTION = 0.1
+SCAN_BLOCK = 16_384  # int8 rows converted to float32 at a time (fits the cache)
+
+
+@dataclass
+class Segment:
+    """Niezmienny kawałek wektorów: globalne wiersze ``offset``…``offset+len``, ułożone skupiskami
+    (wiersze skupiska ``c``: ``offset+starts[c]``…``offset+starts[c+1]``)."""
+
+    name: str
+    offset: int
+    vectors: np.ndarray  # float32, normalized
+    quantized: np.ndarray  # int8: round(vector / scale)
+    starts: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.vectors)
 
 
 class Snapshot:
-    """Migawka jednej wersji kolekcji: ``ids[r]``, ``vectors[r]`` i kody kolumn wiersza ``r``."""
+    """Migawka jednej wersji kolekcji: ``ids[r]``, wektor i kody kolumn wiersza ``r`` (tylko żywe wiersze,
+    ``alive[r]``, należą do kolekcji)."""
 
-    def __init__(self, marker: str, ids: np.ndarray, vectors: np.ndarray, codes: np.ndarray,
-                 values: dict[str, list[Any]]) -> None:
+    def __init__(self, marker: str, ids: np.ndarray, sorted_rows: np.ndarray, codes: np.ndarray,
+                 alive: np.ndarray, values: dict[str, list[Any]], segments: list[Segment],
+                 centroids: np.ndarray | None, scale: np.ndarray) -> None:
         self.marker = marker
-        self.ids = ids  # sorted utf-8 bytes (numpy "S"): row order is id order, a row is found by bisection
-        self.vectors = vectors
-        self.codes = codes  # (len(COLUMNS), n) int32, -1 = no such key in the metadata
+        self.ids = ids  # utf-8 bytes (numpy "S") in row order
+        self.sorted_rows = sorted_rows  # alive rows in id order: a row is found by bisection
+        self.sorted_ids = ids[sorted_rows]
+        self.codes = codes  # (len(COLUMNS), rows) int32, -1 = no such key in the metadata
+        self.alive = alive
         self.values = values
+        self.segments = segments
+        self.centroids = centroids  # (clusters, dim) or None: no clusters, every query scans all matching rows
+        self.scale = scale  # per-dimension int8 step
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.sorted_rows)
+
+    @property
+    def dim(self) -> int:
+        return len(self.scale)
 
     def covers(self, where: dict[str, Any] | None) -> bool:
         """Czy filtr dotyczy tylko kolumn migawki (inne idą starą ścieżką przez Chromę)."""
@@ -60,20 +109,21 @@ class Snapshot:
         return True
 
     def mask(self, where: dict[str, Any] | None) -> np.ndarray:
-        """Wiersze spełniające ``where``: warunek liczony raz na każdą wartość kolumny, potem jedno
-        indeksowanie numpy (ta sama semantyka co ``where.matches_where``)."""
-        if where is None:
-            return np.ones(len(self), dtype=bool)
-        result = np.ones(len(self), dtype=bool)
+        """Żywe wiersze spełniające ``where`` (ta sama semantyka co ``where.matches_where``)."""
+        return self.alive & self._mask(where) if where is not None else self.alive.copy()
+
+    def _mask(self, where: dict[str, Any]) -> np.ndarray:
+        # a condition is evaluated once per distinct column value, then one numpy indexing
+        result = np.ones(len(self.ids), dtype=bool)
         for key, condition in where.items():
             if key == "$and":
-                part = np.ones(len(self), dtype=bool)
+                part = np.ones(len(self.ids), dtype=bool)
                 for c in condition:
-                    part &= self.mask(c)
+                    part &= self._mask(c)
             elif key == "$or":
-                part = np.zeros(len(self), dtype=bool)
+                part = np.zeros(len(self.ids), dtype=bool)
                 for c in condition:
-                    part |= self.mask(c)
+                    part |= self._mask(c)
             else:
                 ops = condition if isinstance(condition, dict) else {"$eq": condition}
                 column = COLUMNS.index(key)
@@ -85,49 +135,148 @@ class Snapshot:
             result &= part
         return result
 
-    def top(self, query: np.ndarray, rows: np.ndarray, k: int) -> list[tuple[str, float]]:
-        """Dokładnie ``k`` najpodobniejszych spośród ``rows`` (najlepszy pierwszy, remisy według id)."""
-        if len(rows) == 0:
-            return []
+    def nearest(self, query: np.ndarray, mask: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """``k`` najpodobniejszych wierszy spośród ``mask``: wszystkie pasujące albo – przy skupiskach
+        i szerokim filtrze – pasujące w najbliższych skupiskach (``candidates``)."""
         unit = np.asarray(query, dtype=np.float32) / max(float(np.linalg.norm(query)), 1e-12)
-        # Gathering rows copies them: for most of the collection one pass over the whole matrix is cheaper.
-        if 3 * len(rows) > len(self):
-            similarities = np.asarray(self.vectors @ unit)[rows]
-        else:
-            similarities = np.asarray(self.vectors[rows] @ unit)
+        return self.top(unit, self.candidates(unit, mask), k)
+
+    def candidates(self, unit: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Wiersze do policzenia: wąski filtr – wszystkie pasujące; szeroki – pasujące w skupiskach
+        najbliższych pytaniu (``PROBE_FRACTION`` skupisk, co najmniej ``NPROBE``, i tyle, żeby pasujących było
+        ``MATCHED_MIN``)."""
+        chosen = self._probed(unit, mask)
+        if chosen is None:
+            return np.flatnonzero(mask)
+        rows = self._rows_of(self._ranges(chosen))
+        return rows[mask[rows]]
+
+    def _probed(self, unit: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
+        """Skupiska do przejrzenia (rosnąco); ``None``: bez skupisk albo wąski filtr – wszystkie pasujące."""
+        if self.centroids is None or int(np.count_nonzero(mask)) <= EXACT_ROWS:
+            return None
+        order = np.argsort(-(self.centroids @ unit))
+        counts = np.zeros(len(self.centroids), dtype=np.int64)
+        for segment in self.segments:
+            running = np.concatenate([[0], np.cumsum(mask[segment.offset : segment.offset + len(segment)])])
+            counts += running[segment.starts[1:]] - running[segment.starts[:-1]]
+        least = max(NPROBE, math.ceil(PROBE_FRACTION * len(self.centroids)))
+        probes = max(least, int(np.searchsorted(np.cumsum(counts[order]), MATCHED_MIN)) + 1)
+        return np.sort(order[:probes])
+
+    def _ranges(self, chosen: np.ndarray) -> list[tuple[Segment, int, int]]:
+        """Ciągłe zakresy wierszy (w segmencie) wybranych skupisk; sąsiednie skupiska sklejone."""
+        ranges: list[tuple[Segment, int, int]] = []
+        for segment in self.segments:
+            for c in chosen.tolist():
+                start, end = int(segment.starts[c]), int(segment.starts[c + 1])
+                if start == end:
+                    continue
+                if ranges and ranges[-1][0] is segment and ranges[-1][2] == start:
+                    ranges[-1] = (segment, ranges[-1][1], end)
+                else:
+                    ranges.append((segment, start, end))
+        return ranges
+
+    @staticmethod
+    def _rows_of(ranges: list[tuple[Segment, int, int]]) -> np.ndarray:
+        if not ranges:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate([np.arange(s.offset + start, s.offset + end) for s, start, end in ranges])
+
+    def top(self, unit: np.ndarray, rows: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Dokładnie ``k`` najpodobniejszych spośród ``rows`` (najlepszy pierwszy, remisy według id); przy
+        wielu wierszach kandydaci z int8, przeliczeni dokładnie."""
+        if len(rows) == 0 or k <= 0:
+            return []
+        if len(rows) > EXACT_ROWS:
+            rough = self._rough_similarities(rows, unit)
+            keep = max(RESCORE, 20 * k)
+            if len(rows) > keep:
+                rows = rows[np.argpartition(-rough, keep - 1)[:keep]]
+        return self._rescored(unit, rows, k)
+
+    def _rescored(self, unit: np.ndarray, rows: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Dokładne (float32) podobieństwa ``rows`` i najlepsze ``k`` z nich."""
+        if len(rows) == 0 or k <= 0:
+            return []
+        similarities = self.vectors_of(rows) @ unit
         if len(rows) > k:
             threshold = np.partition(similarities, len(rows) - k)[len(rows) - k]
-            keep = np.flatnonzero(similarities >= threshold)
-            rows, similarities = rows[keep], similarities[keep]
-        order = np.lexsort((rows, -similarities))[:k]  # rows are in id order
+            keep_rows = np.flatnonzero(similarities >= threshold)
+            rows, similarities = rows[keep_rows], similarities[keep_rows]
+        order = np.lexsort((self.ids[rows], -similarities))[:k]
         return [(self.ids[rows[j]].decode(), float(similarities[j])) for j in order]
 
+    def _rough_similarities(self, rows: np.ndarray, unit: np.ndarray) -> np.ndarray:
+        step = unit * self.scale
+        out = np.empty(len(rows), dtype=np.float32)
+        for start in range(0, len(rows), SCAN_BLOCK):
+            part = rows[start : start + SCAN_BLOCK]
+            out[start : start + len(part)] = self._gather(part, "quantized").astype(np.float32) @ step
+        return out
+
+    def vectors_of(self, rows: np.ndarray) -> np.ndarray:
+        """Wektory float32 wierszy ``rows`` (z mapowanych segmentów: czytane są tylko ich strony)."""
+        return self._gather(rows, "vectors")
+
+    def _gather(self, rows: np.ndarray, kind: str) -> np.ndarray:
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(self.segments) == 1:
+            return np.asarray(getattr(self.segments[0], kind)[rows])
+        out = np.empty((len(rows), self.dim), dtype=np.float32 if kind == "vectors" else np.int8)
+        for segment in self.segments:
+            inside = (rows >= segment.offset) & (rows < segment.offset + len(segment))
+            out[inside] = getattr(segment, kind)[rows[inside] - segment.offset]
+        return out
+
     def rows(self, chunk_ids: list[str]) -> np.ndarray:
-        """Wiersze fragmentów (-1 dla nieznanych) – wyszukiwanie binarne w posortowanych id."""
+        """Żywe wiersze fragmentów (-1 dla nieznanych) – wyszukiwanie binarne w posortowanych id."""
         if not len(self):
             return np.full(len(chunk_ids), -1)
         encoded = [i.encode() for i in chunk_ids]
         fits = np.array([len(e) <= self.ids.itemsize for e in encoded], dtype=bool)  # longer would be cut
         wanted = np.array(encoded, dtype=self.ids.dtype)
-        found = np.minimum(np.searchsorted(self.ids, wanted), len(self) - 1)
-        return np.where(fits & (self.ids[found] == wanted), found, -1)
+        found = np.minimum(np.searchsorted(self.sorted_ids, wanted), len(self) - 1)
+        return np.where(fits & (self.sorted_ids[found] == wanted), self.sorted_rows[found], -1)
 
     def id_list(self, rows: np.ndarray | None = None) -> list[str]:
-        selected = self.ids if rows is None else self.ids[rows]
+        selected = self.sorted_ids if rows is None else self.ids[rows]
         return [i.decode() for i in selected]
 
     def column(self, key: str, default: Any) -> dict[str, Any]:
         """Id → wartość kolumny (``default``, gdy fragment jej nie ma)."""
         known = [*self.values[key], default]
-        return {i: known[c] for i, c in zip(self.id_list(), self.codes[COLUMNS.index(key)].tolist(), strict=True)}
+        codes = self.codes[COLUMNS.index(key)][self.sorted_rows].tolist()
+        return {i: known[c] for i, c in zip(self.id_list(), codes, strict=True)}
 
     def pairs(self, first: str, second: str) -> set[tuple[Any, Any]]:
         """Różne pary wartości dwóch kolumn (np. plik → tytuł aktu), bez przeglądania wierszy w Pythonie."""
-        a, b = self.codes[COLUMNS.index(first)], self.codes[COLUMNS.index(second)]
+        a, b = self.codes[COLUMNS.index(first)][self.alive], self.codes[COLUMNS.index(second)][self.alive]
         width = len(self.values[second]) + 1
         found = np.unique((a.astype(np.int64) + 1) * width + (b + 1))
         known_a, known_b = [None, *self.values[first]], [None, *self.values[second]]
         return {(known_a[int(x) // width], known_b[int(x) % width]) for x in found}
+
+
+class RowSelection(Sequence[str]):
+    """Id wybranych wierszy migawki, dekodowane dopiero przy odczycie: filtr na połowę miliona fragmentów nie
+    tworzy pół miliona napisów, a ``KeywordIndex.search`` bierze wprost wiersze (``rows``, w kolejności id)."""
+
+    def __init__(self, snapshot: Snapshot, rows: np.ndarray) -> None:
+        self.snapshot = snapshot
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return self.snapshot.id_list(self.rows[index])
+        return self.snapshot.ids[self.rows[index]].decode()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.snapshot.id_list(self.rows))
 
 
 def latest(root: Path, marker: str) -> Snapshot | None:
@@ -196,19 +345,35 @@ def load(root: Path, marker: str) -> Snapshot | None:
         description = json.loads((folder / DESCRIPTION).read_text(encoding="utf-8"))
         if description["wersja_formatu"] != FORMAT_VERSION or description["znacznik"] != marker:
             raise ValueError("inny format")
-        n, dim = int(description["fragmenty"]), int(description["wymiar"])
+        n, dim = int(description["wiersze"]), int(description["wymiar"])
         ids = np.load(folder / "id.npy", mmap_mode="r")
-        vectors = np.load(folder / "wektory.npy", mmap_mode="r")
+        sorted_rows = np.load(folder / "porzadek.npy")
         codes = np.load(folder / "kody.npy")
+        alive = np.load(folder / "zywe.npy")
+        scale = np.load(folder / "skala.npy")
+        centroids = np.load(folder / "centra.npy") if description["skupiska"] else None
+        clusters = 1 if centroids is None else len(centroids)
+        segments, offset = [], 0
+        for entry in description["segmenty"]:
+            name, size = str(entry["nazwa"]), int(entry["wiersze"])
+            starts = np.asarray(entry["poczatki"], dtype=np.int64)
+            vectors = np.load(folder / f"{name}.f32.npy", mmap_mode="r")
+            quantized = np.load(folder / f"{name}.i8.npy", mmap_mode="r")
+            if vectors.shape != (size, dim) or vectors.dtype != np.float32 or quantized.shape != (size, dim) or (
+                quantized.dtype != np.int8 or starts.shape != (clusters + 1,) or starts[-1] != size
+            ):
+                raise ValueError("niezgodny segment")
+            segments.append(Segment(name, offset, vectors, quantized, starts))
+            offset += size
         values = {key: description["wartosci"][key] for key in COLUMNS}
-        if ids.shape != (n,) or vectors.shape != (n, dim) or vectors.dtype != np.float32 or codes.shape != (
-            len(COLUMNS), n
+        if offset != n or ids.shape != (n,) or codes.shape != (len(COLUMNS), n) or alive.shape != (n,) or (
+            scale.shape != (dim,) or sorted_rows.shape != (int(alive.sum()),)
         ) or any(int(codes[c].max(initial=-1)) >= len(values[key]) for c, key in enumerate(COLUMNS)):
             raise ValueError("niezgodne rozmiary")
     except (OSError, ValueError, KeyError, TypeError):
         shutil.rmtree(folder, ignore_errors=True)
         return None
-    return Snapshot(marker, ids, vectors, codes, values)
+    return Snapshot(marker, ids, sorted_rows, codes, alive, values, segments, centroids, scale)
 
 
 def build(root: Path, marker: str, dim: int, pages: Iterable[dict[str, Any]]) -> Snapshot:
@@ -216,37 +381,98 @@ def build(root: Path, marker: str, dim: int, pages: Iterable[dict[str, Any]]) ->
 
     Gdy dwa procesy budują tę samą wersję naraz, zostaje katalog tego, który zdążył pierwszy."""
     ids, vectors, raw = _collect(pages, dim)
-    # sorted by id; an id seen twice (paging shifted under a concurrent write) keeps its last copy
-    last = {i: r for r, i in enumerate(ids)}
-    keep = [last[i] for i in sorted(last, key=str.encode)]
+    # an id seen twice (paging shifted under a concurrent write) keeps its last copy
+    keep = sorted({i: r for r, i in enumerate(ids)}.values())
     values: dict[str, list[Any]] = {key: [] for key in COLUMNS}
     codes = _encode([[col[r] for r in keep] for col in raw], values)
-    snapshot = Snapshot(marker, _id_array([ids[r] for r in keep]), vectors[keep], codes, values)
-    _save(root, snapshot, dim)
-    return snapshot
+    return _fresh(root, marker, _id_array([ids[r] for r in keep]), vectors[keep], codes, values, None)
 
 
 def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
            pages: Iterable[dict[str, Any]]) -> Snapshot:
-    """Nowa wersja z poprzedniej: wiersze ``changed`` wypadają, ``pages`` (ich obecny stan w kolekcji;
-    usuniętych tam już nie ma) dochodzą. Kody kolumn pozostałych wierszy zostają, nowe wartości dopisujemy
-    na końcu słowników."""
+    """Nowa wersja z poprzedniej: wiersze ``changed`` umierają, ``pages`` (ich obecny stan w kolekcji;
+    usuniętych tam już nie ma) dochodzą jako nowy segment; segmenty poprzedniej wersji są dowiązywane, nie
+    kopiowane. Kody kolumn pozostałych wierszy zostają, nowe wartości dopisujemy na końcu słowników."""
     dropped = old.rows(sorted(changed))
-    keep = np.ones(len(old), dtype=bool)
-    keep[dropped[dropped >= 0]] = False
+    alive = old.alive.copy()
+    alive[dropped[dropped >= 0]] = False
     new_ids, new_vectors, raw = _collect(pages, dim)
     values = {key: list(old.values[key]) for key in COLUMNS}
-    ids = np.concatenate([old.ids[keep], _id_array(new_ids)])
-    order = np.argsort(ids, kind="stable")
-    snapshot = Snapshot(
-        marker,
-        ids[order],
-        np.concatenate([old.vectors[keep], new_vectors])[order],
-        np.concatenate([old.codes[:, keep], _encode(raw, values)], axis=1)[:, order],
-        values,
-    )
-    _save(root, snapshot, dim)
-    return snapshot
+    new_codes = _encode(raw, values)
+    appended = sum(len(s) for s in old.segments[1:]) + len(new_ids)
+    live = int(alive.sum()) + len(new_ids)
+    if len(old.segments) >= MAX_SEGMENTS or (len(alive) - int(alive.sum())) + appended > COMPACT_FRACTION * live:
+        rows = np.flatnonzero(alive)
+        return _fresh(root, marker, np.concatenate([old.ids[rows], _id_array(new_ids)]),
+                      np.concatenate([old.vectors_of(rows), new_vectors]),
+                      np.concatenate([old.codes[:, rows], new_codes], axis=1), values, old.centroids)
+    order, starts, quantized = _layout(new_vectors, old.centroids, old.scale)
+    offset = len(old.ids)
+    added = _id_array(new_ids)[order]
+    ids = np.concatenate([old.ids, added])
+    kept = old.sorted_rows[alive[old.sorted_rows]]
+    by_id = np.argsort(added, kind="stable")
+    positions = np.searchsorted(ids[kept], added[by_id])
+    segments = [*old.segments, Segment(uuid.uuid4().hex, offset, new_vectors[order], quantized, starts)]
+    snapshot = Snapshot(marker, ids, np.insert(kept, positions, offset + by_id),
+                        np.concatenate([old.codes, new_codes[:, order]], axis=1),
+                        np.concatenate([alive, np.ones(len(added), dtype=bool)]), values,
+                        segments if len(added) else old.segments, old.centroids, old.scale)
+    return _save(root, snapshot, root / old.marker)
+
+
+def _fresh(root: Path, marker: str, ids: np.ndarray, vectors: np.ndarray, codes: np.ndarray,
+           values: dict[str, list[Any]], centroids: np.ndarray | None) -> Snapshot:
+    """Wersja z jednym segmentem (od zera albo po zbyt wielu zmianach); skupiska od ``IVF_MIN_ROWS``."""
+    dim = vectors.shape[1]
+    scale = (np.abs(vectors).max(axis=0) if len(vectors) else np.ones(dim, dtype=np.float32)) / 127
+    scale = np.maximum(scale, 1e-12).astype(np.float32)
+    if centroids is None and len(vectors) >= IVF_MIN_ROWS:
+        centroids = _train(vectors)
+    order, starts, quantized = _layout(vectors, centroids, scale)
+    ids = ids[order]
+    snapshot = Snapshot(marker, ids, np.argsort(ids, kind="stable"), codes[:, order],
+                        np.ones(len(ids), dtype=bool), values,
+                        [Segment(uuid.uuid4().hex, 0, vectors[order], quantized, starts)], centroids, scale)
+    return _save(root, snapshot, None)
+
+
+def _train(vectors: np.ndarray) -> np.ndarray:
+    """Środki ~sqrt(n) skupisk (sferyczne k-średnie na próbce), powtarzalnie."""
+    clusters = max(1, math.isqrt(len(vectors)))
+    rng = np.random.default_rng(0)
+    sample = np.asarray(vectors[np.sort(rng.choice(len(vectors), min(len(vectors), 48 * clusters), replace=False))])
+    centroids = sample[rng.choice(len(sample), clusters, replace=False)].copy()
+    for _ in range(KMEANS_ITERATIONS):
+        assigned = _assign(sample, centroids)
+        sums = np.zeros_like(centroids)
+        np.add.at(sums, assigned, sample)
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        centroids = np.where(norms > 0, sums / np.maximum(norms, 1e-12), centroids)  # an empty cluster stays
+    return centroids.astype(np.float32)
+
+
+def _assign(vectors: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    out = np.empty(len(vectors), dtype=np.int64)
+    for start in range(0, len(vectors), 16_384):
+        out[start : start + 16_384] = np.argmax(vectors[start : start + 16_384] @ centroids.T, axis=1)
+    return out
+
+
+def _layout(vectors: np.ndarray, centroids: np.ndarray | None,
+            scale: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Kolejność wierszy segmentu (skupiskami), początki skupisk i wektory int8 w tej kolejności."""
+    if centroids is None:
+        order, starts = np.arange(len(vectors)), np.array([0, len(vectors)], dtype=np.int64)
+    else:
+        assigned = _assign(vectors, centroids)
+        order = np.argsort(assigned, kind="stable")
+        starts = np.searchsorted(assigned[order], np.arange(len(centroids) + 1)).astype(np.int64)
+    quantized = np.empty(vectors.shape, dtype=np.int8)
+    for start in range(0, len(order), SCAN_BLOCK):
+        part = vectors[order[start : start + SCAN_BLOCK]] / scale
+        quantized[start : start + len(part)] = np.clip(np.rint(part), -127, 127)
+    return order, starts, quantized
 
 
 def _collect(pages: Iterable[dict[str, Any]], dim: int) -> tuple[list[str], np.ndarray, list[list[Any]]]:
@@ -289,21 +515,38 @@ def _encode(raw: list[list[Any]], values: dict[str, list[Any]]) -> np.ndarray:
     return codes
 
 
-def _save(root: Path, snapshot: Snapshot, dim: int) -> None:
+def _save(root: Path, snapshot: Snapshot, previous: Path | None) -> Snapshot:
+    """Zapis pod ``root/marker`` (segmenty poprzedniej wersji ``previous`` dowiązane); zwraca migawkę
+    odczytaną z dysku, żeby wektory były mapowane, a nie trzymane w pamięci procesu."""
     root.mkdir(parents=True, exist_ok=True)
     staging = root / f".budowa-{uuid.uuid4().hex}"
     staging.mkdir()
     try:
-        np.save(staging / "id.npy", snapshot.ids)
-        np.save(staging / "wektory.npy", snapshot.vectors)
-        np.save(staging / "kody.npy", snapshot.codes)
-        description = {"wersja_formatu": FORMAT_VERSION, "znacznik": snapshot.marker, "fragmenty": len(snapshot),
-                       "wymiar": dim, "wartosci": snapshot.values}
+        for name, array in (("id", snapshot.ids), ("porzadek", snapshot.sorted_rows), ("kody", snapshot.codes),
+                            ("zywe", snapshot.alive), ("skala", snapshot.scale)):
+            np.save(staging / f"{name}.npy", array)
+        if snapshot.centroids is not None:
+            np.save(staging / "centra.npy", snapshot.centroids)
+        for segment in snapshot.segments:
+            for suffix, array in ((".f32.npy", segment.vectors), (".i8.npy", segment.quantized)):
+                try:
+                    if previous is None:
+                        raise FileNotFoundError
+                    os.link(previous / f"{segment.name}{suffix}", staging / f"{segment.name}{suffix}")
+                except OSError:  # new segment, or the previous version is gone: write it out
+                    np.save(staging / f"{segment.name}{suffix}", array)
+        description = {
+            "wersja_formatu": FORMAT_VERSION, "znacznik": snapshot.marker, "wiersze": len(snapshot.ids),
+            "wymiar": snapshot.dim, "skupiska": snapshot.centroids is not None, "wartosci": snapshot.values,
+            "segmenty": [{"nazwa": s.name, "wiersze": len(s), "poczatki": s.starts.tolist()}
+                         for s in snapshot.segments],
+        }
         (staging / DESCRIPTION).write_text(json.dumps(description, ensure_ascii=False), encoding="utf-8")
         staging.rename(root / snapshot.marker)
     except OSError:  # another process published this version first (or the disk is full): theirs stays
         shutil.rmtree(staging, ignore_errors=True)
     _remove_old(root, keep=snapshot.marker)
+    return load(root, snapshot.marker) or snapshot
 
 
 def _remove_old(root: Path, keep: str) -> None:

@@ -1,0 +1,108 @@
+"""Proces wyszukiwania do bench/scale.py: świeży proces (jak `chroma-rag szukaj`), w którym mierzymy zimne
+pierwsze zapytanie, czasy `Index.search` (hybryda z nogą słów) dla każdego rodzaju filtra, ranking wektorowy
+do recall, pamięć (RSS) procesu oraz dodanie i usunięcie jednego pliku. Zadanie: plik JSON z bench/scale.py;
+wynik: jeden obiekt JSON w ostatniej linii stdout."""
+
+from __future__ import annotations
+
+import time
+
+STARTED = time.perf_counter()  # before the imports: a cold process pays for them too
+
+import json  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from chroma_rag.api import Index  # noqa: E402
+from chroma_rag.embedding.embedder import LocalE5Embedder  # noqa: E402
+from chroma_rag.filters import SearchFilters, build_where  # noqa: E402
+from chroma_rag.indexing.file_writes import drop_file, write_file  # noqa: E402
+from chroma_rag.indexing.preparing import PreparedFile  # noqa: E402
+from chroma_rag.storage.locking import write_session  # noqa: E402
+from chroma_rag.storage.registry import FileRecord, Registry  # noqa: E402
+
+
+def rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def main() -> None:
+    task = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    index = Index(task["baza"])
+    first = task["rodzaje"][0]["zapytania"][0]
+    started = time.perf_counter()
+    index.embedder.embed_query(first["tekst"])  # the model's start (seconds on a busy machine), shown apart
+    model_start = time.perf_counter() - started
+    index.search(first["tekst"], k=10, filters=SearchFilters(**first["filtry"]), threshold=None)
+    cold = time.perf_counter() - STARTED
+    if "--tylko-rozgrzej" in sys.argv:  # first run: the snapshot and the keyword index are built, nothing measured
+        return
+    rss_cold = rss_mib()
+    collection = index.retrieval.collection()
+    # The question's embedding (the model, tens of ms of CPU) is not the index's cost: measured apart, then reused.
+    embedder = index.embedder
+    texts = list(dict.fromkeys(q["tekst"] for kind in task["rodzaje"] for q in kind["zapytania"]))
+    started = time.perf_counter()
+    vectors = {t: embedder.embed_query(t) for t in texts}
+    embedding_ms = (time.perf_counter() - started) / len(texts) * 1000
+    embed = embedder.embed_query
+    embedder.embed_query = lambda text: vectors[text] if text in vectors else embed(text)
+    out: dict = {"zimny_start_s": cold, "start_modelu_s": model_start, "rss_po_pierwszym_mib": rss_cold,
+                 "embedding_pytania_ms": embedding_ms,
+                 "rodzaje": {}}
+    for kind in task["rodzaje"]:
+        latencies, vector_latencies, ranked = [], [], []
+        for query in kind["zapytania"]:
+            filters = SearchFilters(**query["filtry"])
+            started = time.perf_counter()
+            index.search(query["tekst"], k=10, filters=filters, threshold=None)
+            latencies.append(time.perf_counter() - started)
+            vector = np.asarray(query["wektor"], dtype=np.float32)
+            started = time.perf_counter()
+            hits = collection.ranked(vector, 10, build_where(filters))
+            vector_latencies.append(time.perf_counter() - started)
+            ranked.append([i for i, _ in hits])
+        out["rodzaje"][kind["nazwa"]] = {"czasy": latencies, "czasy_wektor": vector_latencies, "wyniki": ranked}
+    out["rss_mib"] = rss_mib()
+    out["dodanie_pliku_s"], out["usuniecie_pliku_s"] = add_and_remove(index, task["nowy_plik"], first)
+    print(json.dumps(out))
+
+
+def add_and_remove(index: Index, new: dict, query: dict) -> tuple[float, float]:
+    """Dopisanie pliku (wektory gotowe: bez embeddingu) przez ścieżkę zapisu `indeksuj` i pierwsze zapytanie po
+    nim (migawka i indeks słów doganiają kolekcję); potem usunięcie pliku i znów zapytanie."""
+    store = index.store
+    path = "/dodany/nowy-plik.pdf"
+    ids = [f"dodany-{i:04d}" for i in range(len(new["teksty"]))]
+    metas = [{**m, "plik": "nowy-plik.pdf", "sciezka": path} for m in new["metadane"]]
+    prepared = PreparedFile(Path(path), ids, new["teksty"], new["teksty"], metas, 1)
+    record = FileRecord(path=path, name="nowy-plik.pdf", size=1, mtime=0.0, hash=metas[0]["hash"], chunker="bench",
+                        model=LocalE5Embedder.model_id, indexed_at="", doc_type="ustawa", year=2000, chunk_ids=ids)
+    vectors = np.asarray(new["wektory"], dtype=np.float32)
+    filters = SearchFilters(**query["filtry"])
+    times = []
+    for change in ("dodaj", "usun"):
+        started = time.perf_counter()
+        with write_session(store):
+            collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim)
+            registry = Registry(store.client, create=True)
+            if change == "dodaj":
+                write_file(collection, registry, record, prepared, vectors)
+            else:
+                drop_file(collection, registry, record)
+        index.search(query["tekst"], k=10, filters=filters, threshold=None)
+        times.append(time.perf_counter() - started)
+        found = {h.id for h in index.search(new["teksty"][0], k=10, threshold=None, mode="slowa")}
+        assert (ids[0] in found) == (change == "dodaj"), "dodany plik niewidoczny (albo usunięty wciąż widoczny)"
+    return times[0], times[1]
+
+
+if __name__ == "__main__":
+    main()
