@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 from typing import Literal
+from urllib.parse import urlsplit
 
 Surface = Literal["cli", "web", "mcp"]
 
@@ -34,6 +35,12 @@ class UserError(Exception):
         if surface in ("web", "mcp") and self.web is not None:
             return self.web
         return str(self)
+
+
+def without_credentials(url: str) -> str:
+    """Adres do komunikatów: bez ``użytkownik:hasło@`` (``http://user:secret@host/v1`` → ``http://host/v1``)."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
 
 
 class UsageError(UserError):

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .errors import ServiceError, UserError
+from .errors import ServiceError, UserError, without_credentials
 
 DEFAULT_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "google/gemini-2.5-flash"
@@ -53,9 +53,7 @@ class LlmSettings:
 
     @property
     def shown_url(self) -> str:
-        """Adres do komunikatów: bez ``użytkownik:hasło@`` (``http://user:secret@host/v1`` → ``http://host/v1``)."""
-        parts = urlsplit(self.url)
-        return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        return without_credentials(self.url)
 
     @property
     def needs_key(self) -> bool:

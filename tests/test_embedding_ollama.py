@@ -243,3 +243,18 @@ def test_cli_retries_429_then_indexes(capsys, ollama, tmp_path, monkeypatch):
     )
     assert code == 0, err
     assert not ollama.faults and len(ollama.requests) >= 4
+
+
+def test_embedding_server_down_is_said_on_the_page_without_its_address(capsys, ollama_db, tmp_path, monkeypatch):
+    import requests
+    from serving_support import running_server
+
+    db = copy_db(ollama_db[0], tmp_path)
+    monkeypatch.setenv("OLLAMA_URL", "http://uzytkownik:tajne@127.0.0.1:1")
+    with running_server(db) as base:
+        response = requests.get(f"{base}/api/szukaj", params={"q": "urlop"}, timeout=60)
+    said = response.json()["blad"]
+    assert response.status_code == 502 and "embedding" in said
+    assert "127.0.0.1" not in said and "tajne" not in said and "ollama serve" not in said
+    code, _, err = run_cli(capsys, "szukaj", "urlop", "--baza", db)  # the administrator gets the address
+    assert code == 1 and "http://127.0.0.1:1" in err and "tajne" not in err

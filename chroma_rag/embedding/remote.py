@@ -15,11 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ServiceError, UserError
+from ..errors import ServiceError, UserError, without_credentials
 from .spec import ModelSpec, Progress
 
 OLLAMA_DEFAULT_URL = "http://localhost:11434"
 RETRY_AFTER_CAP_S = 30.0
+EMBEDDING_SERVER_FAILED = (
+    "Serwer embeddingów, który zamienia pytania na wektory, nie odpowiada albo odrzucił zapytanie – spróbuj za "
+    "chwilę, a jeśli to się powtarza, powiedz administratorowi serwera."
+)
 
 _E5_QUERY, _E5_PASSAGE = "query: ", "passage: "
 _RETRIEVAL_QUERY = "Represent this sentence for searching relevant passages: "
@@ -148,8 +152,13 @@ class HttpEmbedder:
         prefix = "" if use_input_type else fam.query_prefix if is_query else fam.passage_prefix
         prepared = [prefix + t[: max(fam.max_chars - len(prefix), 1)] for t in texts]
         input_type = ("query" if is_query else "passage") if use_input_type else None
-        vectors = self._with_retries(lambda: self._request(prepared, input_type))
-        return self._check(vectors, len(texts))
+        try:
+            vectors = self._with_retries(lambda: self._request(prepared, input_type))
+            return self._check(vectors, len(texts))
+        except ServiceError as exc:
+            # the page and MCP speak to a team member, who can't fix the embedding server and needn't know its address
+            raise ServiceError(str(exc).replace(self.url, without_credentials(self.url)),
+                               web=EMBEDDING_SERVER_FAILED) from None
 
     def _with_retries(self, call: Callable[[], list[list[float]]]) -> list[list[float]]:
         for attempt in range(self.retries + 1):
