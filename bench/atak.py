@@ -120,26 +120,26 @@ def held(target: Target, count: int, opening: bytes) -> list[socket.socket]:
     return sockets
 
 
-def attack_unfinished_headers(target: Target) -> str:
-    sockets = held(target, 260, b"GET /api/pliki HTTP/1.1\r\nHost: " + target.host + b"\r\n")
+def _unfinished(target: Target, count: int, opening: bytes, what: str) -> str:
+    """``count`` połączeń, które wysłały tylko ``opening``: czy wyszukiwania działają i czy serwer je zamyka."""
+    sockets = held(target, count, opening)
     during = target.searches()
     closed, statuses = closed_within(sockets, HEADER_WAIT)
     for sock in sockets:
         sock.close()
-    return (f"{len(sockets)} połączeń z niedokończonymi nagłówkami: wyszukiwania w trakcie {during}; "
+    return (f"{len(sockets)} {what}: wyszukiwania w trakcie {during}; "
             f"serwer zamknął {closed}/{len(sockets)} w {HEADER_WAIT:.0f} s ({dict(statuses)})")
+
+
+def attack_unfinished_headers(target: Target) -> str:
+    opening = b"GET /api/pliki HTTP/1.1\r\nHost: " + target.host + b"\r\n"
+    return _unfinished(target, 260, opening, "połączeń z niedokończonymi nagłówkami")
 
 
 def attack_slow_bodies(target: Target) -> str:
     opening = (b"POST /api/pytaj HTTP/1.1\r\nHost: " + target.host + b"\r\nAuthorization: Bearer " + TOKEN.encode()
                + b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"pytanie\"")
-    sockets = held(target, 64, opening)
-    during = target.searches()
-    closed, statuses = closed_within(sockets, HEADER_WAIT)
-    for sock in sockets:
-        sock.close()
-    return (f"{len(sockets)} powolnych treści POST: wyszukiwania w trakcie {during}; "
-            f"serwer zamknął {closed}/{len(sockets)} w {HEADER_WAIT:.0f} s ({dict(statuses)})")
+    return _unfinished(target, 64, opening, "powolnych treści POST")
 
 
 def attack_idle_mcp(target: Target) -> str:

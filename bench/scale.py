@@ -30,6 +30,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from scale_data import ARTICLES, FILES, mixed_sample  # noqa: E402
+
 from chroma_rag.embedding.embedder import LocalE5Embedder  # noqa: E402
 from chroma_rag.filters import SearchFilters, build_where  # noqa: E402
 from chroma_rag.indexing.file_writes import drop_file, write_file  # noqa: E402
@@ -43,10 +45,6 @@ USTAWY = REPO.parent / "shared" / "dane" / "ustawy"
 BASE_CHUNKS = 320
 QUERIES = 40
 K = 5
-FILES = 1000  # plik filter: 0.1 %
-ARTICLES = 100  # art filter: 1 %
-YEARS = (1990, 2023)  # od-roku 2007: 50 %
-TYPES = ["rozporzadzenie"] + ["ustawa"] * 5 + ["kodeks"] * 2 + ["dokument"] * 2  # 10 % / 50 %
 
 
 def base_vectors(scratch: Path) -> dict[str, Any]:
@@ -76,18 +74,7 @@ def base_vectors(scratch: Path) -> dict[str, Any]:
 def synthetic(base: dict[str, Any], n: int) -> dict[str, Any]:
     """``n`` fragmentów: mieszanka dwóch prawdziwych wektorów + szum; metadane niezależne od wektorów."""
     rng = np.random.default_rng(n)
-    passages = base["passages"]
-    a, b = rng.integers(len(passages), size=n), rng.integers(len(passages), size=n)
-    mix = rng.uniform(0.0, 0.5, size=(n, 1)).astype(np.float32)
-    noise = rng.normal(0.0, 0.25 / np.sqrt(passages.shape[1]), size=(n, passages.shape[1])).astype(np.float32)
-    vectors = passages[a] + mix * passages[b] + noise
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    meta = {
-        "plik": rng.integers(FILES, size=n),
-        "art": rng.integers(1, ARTICLES + 1, size=n),
-        "rok": rng.integers(YEARS[0], YEARS[1] + 1, size=n),
-        "typ": np.array(TYPES)[rng.integers(len(TYPES), size=n)],
-    }
+    vectors, meta, a, _ = mixed_sample(rng, base["passages"], n)
     return {"vectors": vectors, "meta": meta, "texts": [base["texts"][i] for i in a]}
 
 

@@ -80,23 +80,32 @@ def _prepare(scratch: Path, cache: Path) -> None:
     shutil.rmtree(copy, ignore_errors=True)
 
 
+def mixed_sample(
+    rng: np.random.Generator, passages: np.ndarray, n: int
+) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """``n`` wektorów: prawdziwy wektor ``a`` + do połowy drugiego (``other``) + szum, znormalizowane;
+    metadane niezależne od wektorów (plik, artykuł, rok, rodzaj – rozkłady z góry pliku)."""
+    dim = passages.shape[1]
+    a, other = rng.integers(len(passages), size=n), rng.integers(len(passages), size=n)
+    mix = rng.uniform(0.0, 0.5, size=(n, 1)).astype(np.float32)
+    noise = rng.normal(0.0, 0.25 / np.sqrt(dim), size=(n, dim)).astype(np.float32)
+    vectors = passages[a] + mix * passages[other] + noise
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    meta = {
+        "plik": rng.integers(FILES, size=n),
+        "art": rng.integers(1, ARTICLES + 1, size=n),
+        "rok": rng.integers(YEARS[0], YEARS[1] + 1, size=n),
+        "typ": np.array(TYPES)[rng.integers(len(TYPES), size=n)],
+    }
+    return vectors, meta, a, other
+
+
 def block(src: Source, n: int, b: int, with_texts: bool = True) -> dict[str, Any]:
     """Blok ``b`` (wiersze ``b*BLOCK``…) zbioru ``n`` fragmentów: wektory, metadane (tablice) i teksty."""
     start, end = b * BLOCK, min(n, (b + 1) * BLOCK)
     size = end - start
     rng = np.random.default_rng([SEED, b])
-    dim = src.vectors.shape[1]
-    a, other = rng.integers(len(src.vectors), size=size), rng.integers(len(src.vectors), size=size)
-    mix = rng.uniform(0.0, 0.5, size=(size, 1)).astype(np.float32)
-    noise = rng.normal(0.0, 0.25 / np.sqrt(dim), size=(size, dim)).astype(np.float32)
-    vectors = src.vectors[a] + mix * src.vectors[other] + noise
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    meta = {
-        "plik": rng.integers(FILES, size=size),
-        "art": rng.integers(1, ARTICLES + 1, size=size),
-        "rok": rng.integers(YEARS[0], YEARS[1] + 1, size=size),
-        "typ": np.array(TYPES)[rng.integers(len(TYPES), size=size)],
-    }
+    vectors, meta, a, other = mixed_sample(rng, src.vectors, size)
     picks = rng.integers(1 << 30, size=size)
     out: dict[str, Any] = {"start": start, "vectors": vectors, "meta": meta}
     if with_texts:
