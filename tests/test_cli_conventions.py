@@ -256,10 +256,11 @@ def test_long_file_names_are_never_cut_at_80_columns(capsys, small_db):
         assert block.endswith(("…", ".")), block
 
 
-def test_lista_keeps_the_table_when_names_fit(capsys, small_db, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "200")
-    code, out, _ = run_cli(capsys, "lista", "--baza", small_db)
-    assert code == 0 and any(LONG_NAME in line and "│" in line for line in out.splitlines())
+def test_lista_keeps_the_table_when_names_fit(small_db):
+    # a process of its own: the console reads COLUMNS once, when it starts (as for a user in a wide terminal)
+    run = subprocess.run([sys.executable, "-m", "chroma_rag", "lista", "--baza", str(small_db)], capture_output=True,
+                         text=True, env={**os.environ, "COLUMNS": "200"}, timeout=120)
+    assert run.returncode == 0 and any(LONG_NAME in line and "│" in line for line in run.stdout.splitlines())
 
 
 def test_ocena_table_keeps_file_names_whole(capsys, small_db, tmp_path):
