@@ -30,12 +30,6 @@ from .security import COOKIE, error, error_status, middleware, refused_state_cha
 STATIC = Path(__file__).with_name("static")
 T = TypeVar("T")
 log = logging.getLogger("chroma_rag.serwuj")
-# The page runs only its own script and styles and cannot be framed by another site.
-PAGE_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
 _HTTP_MESSAGES = {
     404: "Nie ma takiej strony ani ścieżki API – dostępne: /, /api/pliki, /api/szukaj, /api/jednostka, "
          "/api/pytaj, /dokumenty/PLIK, /mcp.",
@@ -63,7 +57,7 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
             yield
 
     routes: list[BaseRoute] = [
-        Route("/", lambda _: FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)),
+        Route("/", lambda _: FileResponse(STATIC / "index.html")),
         Route("/favicon.ico", lambda _: FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/api/pliki", lambda _: JSONResponse([info.to_json() for info in index.files()])),
