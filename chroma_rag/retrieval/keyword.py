@@ -191,10 +191,7 @@ class KeywordIndex:
         for i in removed:
             self.versions.pop(i, None)
             self.tokens.pop(i, None)
-        texts = fetch_texts(changed) if changed else {}
-        for i in changed:
-            self.tokens[i] = tokenize(texts[i], self.lemmatizer_name)
-            self.versions[i] = versions[i]
+        self.tokens.update(self._tokenized(changed, versions, fetch_texts))
         self._rebuild()
         self._save()
         self._save_collection_version(collection_version)
@@ -208,12 +205,17 @@ class KeywordIndex:
             self.versions.pop(i, None)
             if self._added.pop(i, None) is None and i in self._positions:
                 self._dead.add(i)
-        texts = fetch_texts(changed) if changed else {}
-        for i in changed:
-            self._added[i] = tokenize(texts[i], self.lemmatizer_name)
-            self.versions[i] = versions[i]
+        self._added.update(self._tokenized(changed, versions, fetch_texts))
         self._index_added()
         self._save_delta()
+
+    def _tokenized(self, changed: list[str], versions: dict[str, str],
+                   fetch_texts: Callable[[list[str]], dict[str, str]]) -> dict[str, list[str]]:
+        """Tokeny zmienionych fragmentów (ich wersje zapisane); dokąd trafią, decyduje wołający."""
+        texts = fetch_texts(changed) if changed else {}
+        for i in changed:
+            self.versions[i] = versions[i]
+        return {i: tokenize(texts[i], self.lemmatizer_name) for i in changed}
 
     def _folder_is_ours(self) -> bool:
         """Czy w folderze leży wciąż ta macierz, którą mamy (inny proces mógł zapisać swoją): tylko do niej
