@@ -220,7 +220,7 @@ class ChatClient:
     def _complete_whole(self, client: Any, request: dict[str, Any]) -> Completion:
         response = client.chat.completions.create(**request)
         if not response.choices:
-            raise _failed(self.settings, f"Serwer modelu {_URL} zwrócił odpowiedź bez treści.")
+            raise _failed(self.settings, lambda server: f"Serwer {server} zwrócił odpowiedź bez treści.")
         return Completion(
             text=response.choices[0].message.content or "",
             usage=_usage(response.usage),
@@ -260,58 +260,55 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-_URL = "\0adres\0"  # where a message names the server: its address for the CLI, no address for the web
-
-
-def _failed(settings: LlmSettings, text: str) -> ServiceError:
-    """Błąd serwera modelu: w CLI z adresem bez danych logowania, na stronie i w MCP bez adresu – członek
-    zespołu nie ma po co znać wewnętrznego adresu serwera modelu."""
-    web = text.replace(f"modelu {_URL}", "modelu czatu").replace(f"Serwer {_URL}", "Serwer czatu")
-    return ServiceError(text.replace(_URL, settings.shown_url), web=web)
+def _failed(settings: LlmSettings, sentence: Callable[[str], str]) -> ServiceError:
+    """Błąd serwera modelu: ``sentence`` dostaje nazwę serwera – w CLI „modelu <adres bez danych logowania>”,
+    na stronie i w MCP „modelu czatu”, bo członek zespołu nie ma po co znać wewnętrznego adresu serwera."""
+    return ServiceError(sentence(f"modelu {settings.shown_url}"), web=sentence("modelu czatu"))
 
 
 def _service_error(exc: Exception, settings: LlmSettings) -> ServiceError:
     """Jedno zdanie po polsku; celowo bez treści odpowiedzi serwera, bo ta potrafi powtórzyć klucz."""
     import openai
 
-    url, retries = _URL, settings.max_retries
+    retries, status = settings.max_retries, getattr(exc, "status_code", None)
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
         return _failed(
             settings,
-            f"Serwer modelu {url} odrzucił klucz API (błąd {exc.status_code}): sprawdź CHROMA_RAG_LLM_KEY."
+            lambda server: f"Serwer {server} odrzucił klucz API (błąd {status}): sprawdź CHROMA_RAG_LLM_KEY.",
         )
     if isinstance(exc, openai.NotFoundError):
         return _failed(
             settings,
-            f"Serwer {url} nie zna modelu „{settings.model}” (błąd 404): sprawdź CHROMA_RAG_LLM_MODEL "
-            "i czy adres CHROMA_RAG_LLM_URL kończy się na /v1."
+            lambda server: f"Serwer {server} nie zna modelu „{settings.model}” (błąd 404): sprawdź "
+            "CHROMA_RAG_LLM_MODEL i czy adres CHROMA_RAG_LLM_URL kończy się na /v1.",
         )
     if isinstance(exc, openai.RateLimitError):
         return _failed(
             settings,
-            f"Serwer modelu {url} odrzuca zapytania z powodu limitu (błąd 429) także po {retries} "
-            "ponowieniach – spróbuj za chwilę."
+            lambda server: f"Serwer {server} odrzuca zapytania z powodu limitu (błąd 429) także po {retries} "
+            "ponowieniach – spróbuj za chwilę.",
         )
     if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
         return _failed(
             settings,
-            f"Serwer modelu {url} zgłasza błąd {exc.status_code} także po {retries} ponowieniach "
-            "– spróbuj później."
+            lambda server: f"Serwer {server} zgłasza błąd {status} także po {retries} ponowieniach "
+            "– spróbuj później.",
         )
     if isinstance(exc, openai.APIStatusError):
-        return _failed(settings, f"Serwer modelu {url} odrzucił zapytanie (błąd {exc.status_code}).")
+        return _failed(settings, lambda server: f"Serwer {server} odrzucił zapytanie (błąd {status}).")
     if isinstance(exc, openai.APITimeoutError):
         return _failed(
             settings,
-            f"Serwer modelu {url} nie odpowiedział w ciągu {settings.timeout:g} s (prób: {retries + 1}) "
-            "– spróbuj później albo zwiększ CHROMA_RAG_LLM_TIMEOUT."
+            lambda server: f"Serwer {server} nie odpowiedział w ciągu {settings.timeout:g} s "
+            f"(prób: {retries + 1}) – spróbuj później albo zwiększ CHROMA_RAG_LLM_TIMEOUT.",
         )
     if isinstance(exc, openai.APIConnectionError):
         return _failed(
             settings,
-            f"Nie można połączyć się z serwerem modelu {url} – sprawdź, czy działa, "
-            "i zmienną CHROMA_RAG_LLM_URL."
+            lambda server: f"Nie można połączyć się z serwerem {server} – sprawdź, czy działa, "
+            "i zmienną CHROMA_RAG_LLM_URL.",
         )
     if isinstance(exc, openai.APIError):  # an error event in the middle of a stream
-        return _failed(settings, f"Serwer modelu {url} przerwał odpowiedź błędem – spróbuj ponownie.")
-    return _failed(settings, f"Serwer modelu {url} zwrócił nieoczekiwaną odpowiedź ({type(exc).__name__}).")
+        return _failed(settings, lambda server: f"Serwer {server} przerwał odpowiedź błędem – spróbuj ponownie.")
+    kind = type(exc).__name__
+    return _failed(settings, lambda server: f"Serwer {server} zwrócił nieoczekiwaną odpowiedź ({kind}).")
