@@ -5,7 +5,9 @@ import json
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
+import anyio
 import numpy as np
 import pytest
 from conftest import SAMPLES, run_cli
@@ -253,8 +255,17 @@ def test_embedding_server_down_is_said_on_the_page_without_its_address(capsys, o
     monkeypatch.setenv("OLLAMA_URL", "http://uzytkownik:tajne@127.0.0.1:1")
     with running_server(db) as base:
         response = requests.get(f"{base}/api/szukaj", params={"q": "urlop"}, timeout=60)
+        tool = anyio.run(_mcp_search, f"{base}/mcp")
     said = response.json()["blad"]
     assert response.status_code == 502 and "embedding" in said
     assert "127.0.0.1" not in said and "tajne" not in said and "ollama serve" not in said
+    assert tool.is_error and tool.content[0].text == said  # MCP says the same sentence as the page
     code, _, err = run_cli(capsys, "szukaj", "urlop", "--baza", db)  # the administrator gets the address
     assert code == 1 and "http://127.0.0.1:1" in err and "tajne" not in err
+
+
+async def _mcp_search(url: str) -> Any:
+    from mcp import Client
+
+    async with Client(url, read_timeout_seconds=120) as client:
+        return await client.call_tool("szukaj", {"pytanie": "urlop"})

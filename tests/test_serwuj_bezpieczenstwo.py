@@ -387,6 +387,9 @@ def test_every_response_has_the_security_headers(served: str, method: str, path:
     response = httpx.request(method, f"{served}{path}", headers=headers, content=b"x" * size, timeout=30)
     assert response.headers["x-content-type-options"] == "nosniff"
     assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    assert response.headers["x-frame-options"] == "DENY"
+    # not "no-referrer": with it Chromium sends `Origin: null` from the login form, which the CSRF check refuses
+    assert response.headers["referrer-policy"] == "same-origin"
 
 
 # --- token: z pliku, ciasteczko, limit błędnych prób ---
