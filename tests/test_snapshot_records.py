@@ -4,6 +4,8 @@ po zbudowaniu, po dopisaniu i usunięciu fragmentów (nowy segment), w nowym pro
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -100,7 +102,9 @@ def test_a_damaged_record_file_rebuilds_the_snapshot(chunks):
     first = collection.snapshot()
     folder = collection.snapshot_dir / first.marker
     damaged = next(folder.glob(f"*{snapshot_records.BYTES_SUFFIX}"))
-    damaged.write_bytes(damaged.read_bytes()[:-10])
+    # a new, shorter file in its place: the mapped old one must not change under this process
+    (folder / "krotszy").write_bytes(damaged.read_bytes()[:-10])
+    os.replace(folder / "krotszy", damaged)
     collection_module._SNAPSHOTS.clear()
     again = collection.snapshot()
     assert again is not None and again.segments[0].name != first.segments[0].name

@@ -18,6 +18,7 @@ nazwą jednym ``os.rename``; uszkodzona albo niepełna migawka jest usuwana i bu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -31,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from . import coarse_index
 from . import snapshot_records as records_files
 from .where import FIELD_OPERATORS, MISSING
 
@@ -69,6 +71,7 @@ class Segment:
     starts: np.ndarray
     blob: np.ndarray  # text and metadata of the rows (snapshot_records), mapped
     record_starts: np.ndarray
+    coarse: Any = None  # faiss index over the clusters (coarse_index), None without clusters
 
     def __len__(self) -> int:
         return len(self.vectors)
@@ -142,17 +145,29 @@ class Snapshot:
         """``k`` najpodobniejszych wierszy spośród ``mask``: wszystkie pasujące albo – przy skupiskach
         i szerokim filtrze – pasujące w najbliższych skupiskach (``candidates``)."""
         unit = np.asarray(query, dtype=np.float32) / max(float(np.linalg.norm(query)), 1e-12)
-        return self.top(unit, self.candidates(unit, mask), k)
+        chosen = self._probed(unit, mask)
+        if chosen is None:
+            return self.top(unit, np.flatnonzero(mask), k)
+        if all(segment.coarse is not None for segment in self.segments):
+            return self._rescored(unit, self._coarse_candidates(unit, mask, len(chosen), max(RESCORE, 20 * k)), k)
+        return self.top(unit, self._matching_in(chosen, mask), k)
 
     def candidates(self, unit: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Wiersze do policzenia: wąski filtr – wszystkie pasujące; szeroki – pasujące w skupiskach
         najbliższych pytaniu (``PROBE_FRACTION`` skupisk, co najmniej ``NPROBE``, i tyle, żeby pasujących było
         ``MATCHED_MIN``)."""
         chosen = self._probed(unit, mask)
-        if chosen is None:
-            return np.flatnonzero(mask)
+        return np.flatnonzero(mask) if chosen is None else self._matching_in(chosen, mask)
+
+    def _matching_in(self, chosen: np.ndarray, mask: np.ndarray) -> np.ndarray:
         rows = self._rows_of(self._ranges(chosen))
         return rows[mask[rows]]
+
+    def _coarse_candidates(self, unit: np.ndarray, mask: np.ndarray, probes: int, keep: int) -> np.ndarray:
+        """Najlepsi (według kodów int8) pasujący kandydaci z ``probes`` najbliższych skupisk każdego segmentu –
+        przegląd list w faiss z filtrem sprawdzanym podczas przeglądu (``coarse_index``)."""
+        allowed = np.packbits(mask, bitorder="little")
+        return np.concatenate([coarse_index.search(s.coarse, unit, allowed, probes, keep) for s in self.segments])
 
     def _probed(self, unit: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
         """Skupiska do przejrzenia (rosnąco); ``None``: bez skupisk albo wąski filtr – wszystkie pasujące."""
@@ -377,11 +392,13 @@ def load(root: Path, marker: str) -> Snapshot | None:
             vectors = np.load(folder / f"{name}.f32.npy", mmap_mode="r")
             quantized = np.load(folder / f"{name}.i8.npy", mmap_mode="r")
             blob, record_starts = records_files.load(folder, name, size)
+            coarse = None if centroids is None else _coarse(folder / f"{name}{coarse_index.SUFFIX}", quantized,
+                                                               starts, centroids, scale, offset)
             if vectors.shape != (size, dim) or vectors.dtype != np.float32 or quantized.shape != (size, dim) or (
                 quantized.dtype != np.int8 or starts.shape != (clusters + 1,) or starts[-1] != size
             ):
                 raise ValueError("niezgodny segment")
-            segments.append(Segment(name, offset, vectors, quantized, starts, blob, record_starts))
+            segments.append(Segment(name, offset, vectors, quantized, starts, blob, record_starts, coarse))
             offset += size
         values = {key: description["wartosci"][key] for key in COLUMNS}
         if offset != n or ids.shape != (n,) or codes.shape != (len(COLUMNS), n) or alive.shape != (n,) or (
@@ -392,6 +409,19 @@ def load(root: Path, marker: str) -> Snapshot | None:
         shutil.rmtree(folder, ignore_errors=True)
         return None
     return Snapshot(marker, ids, sorted_rows, codes, alive, values, segments, centroids, scale)
+
+
+def _coarse(path: Path, quantized: np.ndarray, starts: np.ndarray, centroids: np.ndarray, scale: np.ndarray,
+            offset: int) -> Any:
+    """Mapowany indeks faiss segmentu; brak pliku (segment sprzed niego, przerwany zapis) albo plik niezgodny –
+    zbudowany od nowa z kodów segmentu i zapisany (bez prawa zapisu: zostaje w pamięci)."""
+    found = coarse_index.open_mapped(path)
+    if found is not None and found.ntotal == len(quantized) and found.nlist == len(centroids):
+        return found
+    built = coarse_index.build(quantized, starts, centroids, scale, offset)
+    coarse_index.save(built, path)
+    mapped = coarse_index.open_mapped(path)
+    return built if mapped is None else mapped
 
 
 def build(root: Path, marker: str, dim: int, pages: Iterable[dict[str, Any]]) -> Snapshot:
@@ -570,6 +600,10 @@ def _save(root: Path, snapshot: Snapshot, previous: Path | None) -> Snapshot:
                         records_files.write(target, array)
                     else:
                         np.save(target, array)
+            if previous is not None:  # the segment's faiss index (if it has one); a missing one is built on load
+                with contextlib.suppress(OSError):
+                    os.link(previous / f"{segment.name}{coarse_index.SUFFIX}",
+                            staging / f"{segment.name}{coarse_index.SUFFIX}")
         description = {
             "wersja_formatu": FORMAT_VERSION, "znacznik": snapshot.marker, "wiersze": len(snapshot.ids),
             "wymiar": snapshot.dim, "skupiska": snapshot.centroids is not None, "wartosci": snapshot.values,
