@@ -57,6 +57,10 @@ KMEANS_ITERATIONS = 6
 MAX_SEGMENTS = 8  # more appended segments, or dead + appended rows over COMPACT_FRACTION: one segment again
 COMPACT_FRACTION = 0.1
 SCAN_BLOCK = 16_384  # int8 rows converted to float32 at a time (fits the cache)
+# Up to this many float32 rows are read with pread, not through the mapping: pages read through a mapping count
+# in the process's RSS, and rescoring a few hundred scattered rows per query would after some thousand queries
+# keep the whole 1.5 GiB file (at 1M chunks) resident (bench/scale.py, rss_wg_mapowan_mib).
+PREAD_ROWS = 4096
 
 
 @dataclass
@@ -146,10 +150,14 @@ class Snapshot:
         i szerokim filtrze – pasujące w najbliższych skupiskach (``candidates``)."""
         unit = np.asarray(query, dtype=np.float32) / max(float(np.linalg.norm(query)), 1e-12)
         chosen = self._probed(unit, mask)
+        keep = max(RESCORE, 20 * k)
+        if self.centroids is not None and int(np.count_nonzero(mask)) > keep and all(
+            segment.coarse is not None for segment in self.segments
+        ):  # a narrow filter scans every list (faiss checks the bitmap, scores only matching rows)
+            probes = len(self.centroids) if chosen is None else len(chosen)
+            return self._rescored(unit, self._coarse_candidates(unit, mask, probes, keep), k)
         if chosen is None:
             return self.top(unit, np.flatnonzero(mask), k)
-        if all(segment.coarse is not None for segment in self.segments):
-            return self._rescored(unit, self._coarse_candidates(unit, mask, len(chosen), max(RESCORE, 20 * k)), k)
         return self.top(unit, self._matching_in(chosen, mask), k)
 
     def candidates(self, unit: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -244,8 +252,9 @@ class Snapshot:
         out: list[bytes] = [b""] * len(rows)
         for segment in self.segments:
             inside = np.flatnonzero((rows >= segment.offset) & (rows < segment.offset + len(segment)))
-            for position, row in zip(inside.tolist(), (rows[inside] - segment.offset).tolist(), strict=True):
-                out[position] = records_files.raw(segment.blob, segment.record_starts, row)
+            found = records_files.read(segment.blob, segment.record_starts, rows[inside] - segment.offset)
+            for position, record in zip(inside.tolist(), found, strict=True):
+                out[position] = record
         return out
 
     def documents(self, rows: np.ndarray) -> list[tuple[str, dict[str, Any]]]:
@@ -255,12 +264,13 @@ class Snapshot:
     def _gather(self, rows: np.ndarray, kind: str) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.int64)
         if len(self.segments) == 1:
-            return np.asarray(getattr(self.segments[0], kind)[rows])
+            return _pick(getattr(self.segments[0], kind), rows)
         out = np.empty((len(rows), self.dim), dtype=np.float32 if kind == "vectors" else np.int8)
         for segment in self.segments:
             inside = (rows >= segment.offset) & (rows < segment.offset + len(segment))
-            out[inside] = getattr(segment, kind)[rows[inside] - segment.offset]
+            out[inside] = _pick(getattr(segment, kind), rows[inside] - segment.offset)
         return out
+
 
     def rows(self, chunk_ids: list[str]) -> np.ndarray:
         """Żywe wiersze fragmentów (-1 dla nieznanych) – wyszukiwanie binarne w posortowanych id."""
@@ -627,3 +637,18 @@ def _remove_old(root: Path, keep: str) -> None:
             continue
         if not building or now - entry.stat().st_mtime > STALE_BUILD_SECONDS:
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def _pick(array: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Wiersze ``rows`` tablicy segmentu: kilka tysięcy – przez ``pread`` (``PREAD_ROWS``), więcej – z mapowania."""
+    if not isinstance(array, np.memmap) or len(rows) > PREAD_ROWS:
+        return np.asarray(array[rows])
+    width = array.shape[1] * array.itemsize
+    out = np.empty((len(rows), array.shape[1]), dtype=array.dtype)
+    handle = os.open(array.filename, os.O_RDONLY)
+    try:
+        for position, row in enumerate(rows.tolist()):
+            out[position] = np.frombuffer(os.pread(handle, width, array.offset + row * width), dtype=array.dtype)
+    finally:
+        os.close(handle)
+    return out

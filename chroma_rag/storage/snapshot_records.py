@@ -9,6 +9,7 @@ wyszukiwania czyta tylko strony swoich ``k`` rekordów."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -46,8 +47,17 @@ def load(folder: Path, name: str, rows: int) -> tuple[np.ndarray, np.ndarray]:
     return blob, starts
 
 
-def raw(blob: np.ndarray, starts: np.ndarray, row: int) -> bytes:
-    return bytes(blob[int(starts[row]) : int(starts[row + 1])])
+def read(blob: np.ndarray, starts: np.ndarray, rows: np.ndarray) -> list[bytes]:
+    """Rekordy wierszy ``rows``. Z pliku przez ``pread``, nie przez mapowanie: strony czytane przez mapowanie
+    zostają w RSS procesu, więc po wielu zapytaniach serwer trzymałby w nim całą treść kolekcji."""
+    bounds = [(int(starts[r]), int(starts[r + 1])) for r in np.asarray(rows).tolist()]
+    if not isinstance(blob, np.memmap):
+        return [bytes(blob[a:b]) for a, b in bounds]
+    handle = os.open(blob.filename, os.O_RDONLY)
+    try:
+        return [os.pread(handle, b - a, a) for a, b in bounds]
+    finally:
+        os.close(handle)
 
 
 def decode(record: bytes) -> tuple[str, dict[str, Any]]:
