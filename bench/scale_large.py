@@ -373,7 +373,7 @@ def report(result: dict[str, Any], command: str, machine: str) -> str:
     server = result["serwer_chroma_run"]
     lines = [
         f"Polecenie: `{command}`. Maszyna: {machine}; load average na początku i końcu: "
-        f"{result['obciazenie_start_koniec']}. **{result['fragmenty']:,} fragmentów**".replace(",", " ")
+        f"{result['obciazenie_start_koniec']}. **{result['fragmenty']:_} fragmentów**".replace("_", " ")
         + " – folder i `chroma run --path` na tym samym katalogu danych, jeden przebieg.",
         "",
         "| filtr | p95 ms (hybryda) | p95 ms (wektor) | recall@10 | `chroma run`: p95 ms | `chroma run`: recall@10 "
