@@ -76,14 +76,15 @@ bench-plan: $(STAMP)
 	@test -f $(OCENA_BAZA)/chroma.sqlite3 || $(VENV)/bin/chroma-rag indeksuj $(USTAWY) --baza $(OCENA_BAZA)
 	$(PY) bench/planning.py --baza $(OCENA_BAZA) $(if $(ZAPISZ),--zapisz)
 
-# Skala (issue 23): FRAGMENTY fragmentów w folderze – nasze wyszukiwanie, pamięć, zimny start, dodanie pliku
-# i surowa Chroma w jednym przebiegu; ostatnia linia to JSON. Kolekcja budowana raz w $(SCRATCH) (przy
-# 500 tys. ok. 35 min, przy 1 mln ok. 70 min na 2 rdzeniach), kolejne przebiegi – minuty.
+# Skala (issue 23): FRAGMENTY fragmentów w folderze i przez `chroma run` na tym samym katalogu – nasze
+# wyszukiwanie, pamięć, zimny start, dodanie pliku i surowa Chroma w jednym przebiegu; ostatnia linia to JSON,
+# ZAPISZ=1 wpisuje tabelę do docs/BENCHMARKS.md. Kolekcja budowana raz w $(SCRATCH) (przy 1 mln 35–70 min
+# na 2 rdzeniach, dane pochodne ok. 15 min), kolejne przebiegi – minuty.
 # 10k i 100k w folderze i na serwerze (issue 8): python bench/scale.py --scratch $(SCRATCH).
 SCRATCH ?= .bench-cache/skala
-FRAGMENTY ?= 500000
+FRAGMENTY ?= 1000000
 bench-skala: $(STAMP)
-	$(PY) bench/scale.py --scratch $(SCRATCH) --fragmenty $(FRAGMENTY) --json
+	$(PY) bench/scale.py --scratch $(SCRATCH) --fragmenty $(FRAGMENTY) --json $(if $(ZAPISZ),--zapisz)
 
 # Czystość fragmentów 11 wspólnych PDF-ów (issue 3): wczytanie i cięcie bez embeddingu, ~25 s.
 # Skan sprawdza rozbite słowa słownikiem simplemma (niezależnym od naprawy), więc doinstalowuje ten dodatek.

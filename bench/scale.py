@@ -387,6 +387,7 @@ def main() -> None:
     parser.add_argument("--tryby", default="folder,serwer")
     parser.add_argument("--fragmenty", type=int, help="jeden duży rozmiar (np. 1000000): bench/scale_large.py")
     parser.add_argument("--json", action="store_true", help="z --fragmenty: ostatnia linia to obiekt JSON")
+    parser.add_argument("--zapisz", action="store_true", help="z --fragmenty: wpisz wynik do docs/BENCHMARKS.md")
     scratch = os.environ.get("CHROMA_RAG_SCRATCH", "/work/scratch-server")
     parser.add_argument("--scratch", type=Path, default=Path(scratch), help="folder na kolekcje (poza repo)")
     args = parser.parse_args()
@@ -396,6 +397,11 @@ def main() -> None:
         import scale_large
 
         result = scale_large.run(args.fragmenty, args.scratch)
+        if args.zapisz:
+            from common import machine, write_section
+
+            command = f"python bench/scale.py --scratch {args.scratch} --fragmenty {args.fragmenty} --json --zapisz"
+            write_section(f"skala-{args.fragmenty}", scale_large.report(result, command, machine()))
         print(json.dumps(result, ensure_ascii=False) if args.json else json.dumps(result, ensure_ascii=False, indent=1))
         return
     report = run([int(s) for s in args.rozmiary.split(",")], args.tryby.split(","), args.scratch)

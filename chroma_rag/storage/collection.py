@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -138,8 +139,8 @@ class ChunkCollection(FilteredRanking):
         previous = previous or snapshots.latest(self._snapshot_dir, marker)
         changed = snapshots.changed_since(self._snapshot_dir, previous.marker, marker) if previous else None
         if previous is None or changed is None:
-            return snapshots.build(self._snapshot_dir, marker, dim, self._get(["embeddings", "metadatas"]))
-        pages = self._get(["embeddings", "metadatas"], ids=sorted(changed))
+            return snapshots.build(self._snapshot_dir, marker, dim, self._get(["embeddings", "metadatas", "documents"]))
+        pages = self._get(["embeddings", "metadatas", "documents"], ids=sorted(changed))
         return snapshots.update(previous, self._snapshot_dir, marker, dim, changed, pages)
 
     def column(self, key: str, default: Any) -> dict[str, Any]:
@@ -224,35 +225,37 @@ class ChunkCollection(FilteredRanking):
         return [i for result in self._get([], where=where) for i in result["ids"]]
 
     def hits(self, ids: Sequence[str], query_embedding: np.ndarray | None = None) -> list[Hit]:
-        """Fragmenty o podanych id (w tej kolejności); z wektorem pytania – z ich podobieństwem do niego."""
+        """Fragmenty o podanych id (w tej kolejności); z wektorem pytania – z ich podobieństwem do niego.
+
+        Gdy migawka zna wszystkie ``ids``, treść, metadane i podobieństwa pochodzą z niej: w trybie folderu
+        Chroma 1.5.9 przy każdym ``get`` wczytuje cały indeks HNSW do procesu (``snapshot_records``)."""
+        from_snapshot = self._snapshot_hits(ids, query_embedding)
+        if from_snapshot is not None:
+            return from_snapshot
         found: dict[str, Hit] = {}
-        # With a snapshot that knows every id the similarities come from it: no vectors to fetch and convert.
-        # (In folder mode Chroma 1.5.9 still loads its HNSW index on this get of texts: docs/BENCHMARKS.md.)
-        known = self._snapshot_similarities(ids, query_embedding) if query_embedding is not None else None
-        wants_vectors = query_embedding is not None and known is None
-        include = ["documents", "metadatas", *(["embeddings"] if wants_vectors else [])]
+        include = ["documents", "metadatas", *(["embeddings"] if query_embedding is not None else [])]
         for start in range(0, len(ids), self._max_batch):
             result = self._collection.get(ids=list(ids[start : start + self._max_batch]), include=include)
-            vectors = result["embeddings"] if wants_vectors else [None] * len(result["ids"])
+            vectors = result["embeddings"] if query_embedding is not None else [None] * len(result["ids"])
             for i, doc, meta, vector in zip(
                 result["ids"], result["documents"], result["metadatas"], vectors, strict=True
             ):
-                if known is not None:
-                    similarity = known[i]
-                else:
-                    similarity = float(np.dot(vector, query_embedding)) if vector is not None else 0.0
+                similarity = float(np.dot(vector, query_embedding)) if vector is not None else 0.0
                 found[i] = Hit(id=i, text=doc, metadata=meta, similarity=similarity)
         return [found[i] for i in ids if i in found]
 
-    def _snapshot_similarities(self, ids: Sequence[str], embedding: np.ndarray) -> dict[str, float] | None:
-        """Podobieństwa z migawki, gdy zna wszystkie ``ids`` (inaczej ``None``: trzeba wektorów z Chromy)."""
+    def _snapshot_hits(self, ids: Sequence[str], embedding: np.ndarray | None) -> list[Hit] | None:
+        """Wyniki z migawki, gdy zna wszystkie ``ids`` (inaczej ``None``: trzeba pytać Chromę)."""
         found = self.snapshot()
         if found is None:
             return None
         rows = found.rows(list(ids))
         if (rows < 0).any():
             return None
-        return dict(zip(ids, np.asarray(found.vectors_of(rows) @ embedding).tolist(), strict=True))
+        similarities = (np.asarray(found.vectors_of(rows) @ embedding).tolist() if embedding is not None
+                        else [0.0] * len(rows))
+        return [Hit(id=i, text=text, metadata=meta, similarity=float(similarity))
+                for i, (text, meta), similarity in zip(ids, found.documents(rows), similarities, strict=True)]
 
     def similarities(self, ids: Sequence[str], embedding: np.ndarray) -> dict[str, float]:
         """Podobieństwo kosinusowe wektora do fragmentów o podanych id (z migawki, bez pobierania treści)."""
@@ -269,10 +272,6 @@ class ChunkCollection(FilteredRanking):
         return self._hits(self.ranked(embedding, k, where))
 
     def _hits(self, ranked: list[tuple[str, float]]) -> list[Hit]:
-        if not ranked:
-            return []
-        result = self._collection.get(ids=[i for i, _ in ranked], include=["documents", "metadatas"])
-        found = {i: (doc, meta) for i, doc, meta in zip(result["ids"], result["documents"], result["metadatas"],
-                                                          strict=True)}
+        found = {hit.id: hit for hit in self.hits([i for i, _ in ranked])}
         # a chunk deleted by a concurrent writer since the ranking is simply left out
-        return [Hit(id=i, text=found[i][0], metadata=found[i][1], similarity=sim) for i, sim in ranked if i in found]
+        return [replace(found[i], similarity=similarity) for i, similarity in ranked if i in found]

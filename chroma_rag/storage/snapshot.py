@@ -18,6 +18,7 @@ nazwą jednym ``os.rename``; uszkodzona albo niepełna migawka jest usuwana i bu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -31,9 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from . import coarse_index
+from . import snapshot_records as records_files
 from .where import FIELD_OPERATORS, MISSING
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 # Keys `filters.build_where` filters on, plus `hash` (keyword index sync) and `tytul` (act names in questions).
 COLUMNS = ("plik", "typ", "rok", "art", "uchylony", "hash", "tytul")
 DESCRIPTION = "opis.json"
@@ -54,6 +57,10 @@ KMEANS_ITERATIONS = 6
 MAX_SEGMENTS = 8  # more appended segments, or dead + appended rows over COMPACT_FRACTION: one segment again
 COMPACT_FRACTION = 0.1
 SCAN_BLOCK = 16_384  # int8 rows converted to float32 at a time (fits the cache)
+# Up to this many float32 rows are read with pread, not through the mapping: pages read through a mapping count
+# in the process's RSS, and rescoring a few hundred scattered rows per query would after some thousand queries
+# keep the whole 1.5 GiB file (at 1M chunks) resident (bench/scale.py, rss_wg_mapowan_mib).
+PREAD_ROWS = 4096
 
 
 @dataclass
@@ -66,6 +73,9 @@ class Segment:
     vectors: np.ndarray  # float32, normalized
     quantized: np.ndarray  # int8: round(vector / scale)
     starts: np.ndarray
+    blob: np.ndarray  # text and metadata of the rows (snapshot_records), mapped
+    record_starts: np.ndarray
+    coarse: Any = None  # faiss index over the clusters (coarse_index), None without clusters
 
     def __len__(self) -> int:
         return len(self.vectors)
@@ -139,17 +149,33 @@ class Snapshot:
         """``k`` najpodobniejszych wierszy spośród ``mask``: wszystkie pasujące albo – przy skupiskach
         i szerokim filtrze – pasujące w najbliższych skupiskach (``candidates``)."""
         unit = np.asarray(query, dtype=np.float32) / max(float(np.linalg.norm(query)), 1e-12)
-        return self.top(unit, self.candidates(unit, mask), k)
+        chosen = self._probed(unit, mask)
+        keep = max(RESCORE, 20 * k)
+        if self.centroids is not None and int(np.count_nonzero(mask)) > keep and all(
+            segment.coarse is not None for segment in self.segments
+        ):  # a narrow filter scans every list (faiss checks the bitmap, scores only matching rows)
+            probes = len(self.centroids) if chosen is None else len(chosen)
+            return self._rescored(unit, self._coarse_candidates(unit, mask, probes, keep), k)
+        if chosen is None:
+            return self.top(unit, np.flatnonzero(mask), k)
+        return self.top(unit, self._matching_in(chosen, mask), k)
 
     def candidates(self, unit: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Wiersze do policzenia: wąski filtr – wszystkie pasujące; szeroki – pasujące w skupiskach
         najbliższych pytaniu (``PROBE_FRACTION`` skupisk, co najmniej ``NPROBE``, i tyle, żeby pasujących było
         ``MATCHED_MIN``)."""
         chosen = self._probed(unit, mask)
-        if chosen is None:
-            return np.flatnonzero(mask)
+        return np.flatnonzero(mask) if chosen is None else self._matching_in(chosen, mask)
+
+    def _matching_in(self, chosen: np.ndarray, mask: np.ndarray) -> np.ndarray:
         rows = self._rows_of(self._ranges(chosen))
         return rows[mask[rows]]
+
+    def _coarse_candidates(self, unit: np.ndarray, mask: np.ndarray, probes: int, keep: int) -> np.ndarray:
+        """Najlepsi (według kodów int8) pasujący kandydaci z ``probes`` najbliższych skupisk każdego segmentu –
+        przegląd list w faiss z filtrem sprawdzanym podczas przeglądu (``coarse_index``)."""
+        allowed = np.packbits(mask, bitorder="little")
+        return np.concatenate([coarse_index.search(s.coarse, unit, allowed, probes, keep) for s in self.segments])
 
     def _probed(self, unit: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
         """Skupiska do przejrzenia (rosnąco); ``None``: bez skupisk albo wąski filtr – wszystkie pasujące."""
@@ -220,15 +246,31 @@ class Snapshot:
         """Wektory float32 wierszy ``rows`` (z mapowanych segmentów: czytane są tylko ich strony)."""
         return self._gather(rows, "vectors")
 
+    def records_of(self, rows: np.ndarray) -> list[bytes]:
+        """Zakodowane rekordy (tekst i metadane, ``snapshot_records``) wierszy ``rows``, w tej kolejności."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out: list[bytes] = [b""] * len(rows)
+        for segment in self.segments:
+            inside = np.flatnonzero((rows >= segment.offset) & (rows < segment.offset + len(segment)))
+            found = records_files.read(segment.blob, segment.record_starts, rows[inside] - segment.offset)
+            for position, record in zip(inside.tolist(), found, strict=True):
+                out[position] = record
+        return out
+
+    def documents(self, rows: np.ndarray) -> list[tuple[str, dict[str, Any]]]:
+        """Tekst i pełne metadane wierszy ``rows`` (czytane są tylko strony ich rekordów)."""
+        return [records_files.decode(record) for record in self.records_of(rows)]
+
     def _gather(self, rows: np.ndarray, kind: str) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.int64)
         if len(self.segments) == 1:
-            return np.asarray(getattr(self.segments[0], kind)[rows])
+            return _pick(getattr(self.segments[0], kind), rows)
         out = np.empty((len(rows), self.dim), dtype=np.float32 if kind == "vectors" else np.int8)
         for segment in self.segments:
             inside = (rows >= segment.offset) & (rows < segment.offset + len(segment))
-            out[inside] = getattr(segment, kind)[rows[inside] - segment.offset]
+            out[inside] = _pick(getattr(segment, kind), rows[inside] - segment.offset)
         return out
+
 
     def rows(self, chunk_ids: list[str]) -> np.ndarray:
         """Żywe wiersze fragmentów (-1 dla nieznanych) – wyszukiwanie binarne w posortowanych id."""
@@ -359,11 +401,14 @@ def load(root: Path, marker: str) -> Snapshot | None:
             starts = np.asarray(entry["poczatki"], dtype=np.int64)
             vectors = np.load(folder / f"{name}.f32.npy", mmap_mode="r")
             quantized = np.load(folder / f"{name}.i8.npy", mmap_mode="r")
+            blob, record_starts = records_files.load(folder, name, size)
+            coarse = None if centroids is None else _coarse(folder / f"{name}{coarse_index.SUFFIX}", quantized,
+                                                               starts, centroids, scale, offset)
             if vectors.shape != (size, dim) or vectors.dtype != np.float32 or quantized.shape != (size, dim) or (
                 quantized.dtype != np.int8 or starts.shape != (clusters + 1,) or starts[-1] != size
             ):
                 raise ValueError("niezgodny segment")
-            segments.append(Segment(name, offset, vectors, quantized, starts))
+            segments.append(Segment(name, offset, vectors, quantized, starts, blob, record_starts, coarse))
             offset += size
         values = {key: description["wartosci"][key] for key in COLUMNS}
         if offset != n or ids.shape != (n,) or codes.shape != (len(COLUMNS), n) or alive.shape != (n,) or (
@@ -376,16 +421,31 @@ def load(root: Path, marker: str) -> Snapshot | None:
     return Snapshot(marker, ids, sorted_rows, codes, alive, values, segments, centroids, scale)
 
 
+def _coarse(path: Path, quantized: np.ndarray, starts: np.ndarray, centroids: np.ndarray, scale: np.ndarray,
+            offset: int) -> Any:
+    """Mapowany indeks faiss segmentu; brak pliku (segment sprzed niego, przerwany zapis) albo plik niezgodny –
+    zbudowany od nowa z kodów segmentu i zapisany (bez prawa zapisu: zostaje w pamięci)."""
+    found = coarse_index.open_mapped(path)
+    if found is not None and found.ntotal == len(quantized) and found.nlist == len(centroids):
+        return found
+    built = coarse_index.build(quantized, starts, centroids, scale, offset)
+    coarse_index.save(built, path)
+    mapped = coarse_index.open_mapped(path)
+    return built if mapped is None else mapped
+
+
 def build(root: Path, marker: str, dim: int, pages: Iterable[dict[str, Any]]) -> Snapshot:
-    """Nowa migawka ze stronicowanych wyników ``get`` (id, wektory, metadane), zapisana pod ``root/marker``.
+    """Nowa migawka ze stronicowanych wyników ``get`` (id, wektory, teksty, metadane), zapisana pod
+    ``root/marker``.
 
     Gdy dwa procesy budują tę samą wersję naraz, zostaje katalog tego, który zdążył pierwszy."""
-    ids, vectors, raw = _collect(pages, dim)
+    ids, vectors, raw, records = _collect(pages, dim)
     # an id seen twice (paging shifted under a concurrent write) keeps its last copy
     keep = sorted({i: r for r, i in enumerate(ids)}.values())
     values: dict[str, list[Any]] = {key: [] for key in COLUMNS}
     codes = _encode([[col[r] for r in keep] for col in raw], values)
-    return _fresh(root, marker, _id_array([ids[r] for r in keep]), vectors[keep], codes, values, None)
+    return _fresh(root, marker, _id_array([ids[r] for r in keep]), vectors[keep], codes, values, None,
+                  [records[r] for r in keep])
 
 
 def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
@@ -396,7 +456,7 @@ def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
     dropped = old.rows(sorted(changed))
     alive = old.alive.copy()
     alive[dropped[dropped >= 0]] = False
-    new_ids, new_vectors, raw = _collect(pages, dim)
+    new_ids, new_vectors, raw, new_records = _collect(pages, dim)
     values = {key: list(old.values[key]) for key in COLUMNS}
     new_codes = _encode(raw, values)
     appended = sum(len(s) for s in old.segments[1:]) + len(new_ids)
@@ -405,15 +465,18 @@ def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
         rows = np.flatnonzero(alive)
         return _fresh(root, marker, np.concatenate([old.ids[rows], _id_array(new_ids)]),
                       np.concatenate([old.vectors_of(rows), new_vectors]),
-                      np.concatenate([old.codes[:, rows], new_codes], axis=1), values, old.centroids)
+                      np.concatenate([old.codes[:, rows], new_codes], axis=1), values, old.centroids,
+                      old.records_of(rows) + new_records)
     order, starts, quantized = _layout(new_vectors, old.centroids, old.scale)
+    blob, record_starts = records_files.pack([new_records[r] for r in order.tolist()])
     offset = len(old.ids)
     added = _id_array(new_ids)[order]
     ids = np.concatenate([old.ids, added])
     kept = old.sorted_rows[alive[old.sorted_rows]]
     by_id = np.argsort(added, kind="stable")
     positions = np.searchsorted(ids[kept], added[by_id])
-    segments = [*old.segments, Segment(uuid.uuid4().hex, offset, new_vectors[order], quantized, starts)]
+    segments = [*old.segments, Segment(uuid.uuid4().hex, offset, new_vectors[order], quantized, starts, blob,
+                                       record_starts)]
     snapshot = Snapshot(marker, ids, np.insert(kept, positions, offset + by_id),
                         np.concatenate([old.codes, new_codes[:, order]], axis=1),
                         np.concatenate([alive, np.ones(len(added), dtype=bool)]), values,
@@ -422,7 +485,7 @@ def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
 
 
 def _fresh(root: Path, marker: str, ids: np.ndarray, vectors: np.ndarray, codes: np.ndarray,
-           values: dict[str, list[Any]], centroids: np.ndarray | None) -> Snapshot:
+           values: dict[str, list[Any]], centroids: np.ndarray | None, records: list[bytes]) -> Snapshot:
     """Wersja z jednym segmentem (od zera albo po zbyt wielu zmianach); skupiska od ``IVF_MIN_ROWS``."""
     dim = vectors.shape[1]
     scale = (np.abs(vectors).max(axis=0) if len(vectors) else np.ones(dim, dtype=np.float32)) / 127
@@ -431,9 +494,11 @@ def _fresh(root: Path, marker: str, ids: np.ndarray, vectors: np.ndarray, codes:
         centroids = _train(vectors)
     order, starts, quantized = _layout(vectors, centroids, scale)
     ids = ids[order]
+    blob, record_starts = records_files.pack([records[r] for r in order.tolist()])
     snapshot = Snapshot(marker, ids, np.argsort(ids, kind="stable"), codes[:, order],
                         np.ones(len(ids), dtype=bool), values,
-                        [Segment(uuid.uuid4().hex, 0, vectors[order], quantized, starts)], centroids, scale)
+                        [Segment(uuid.uuid4().hex, 0, vectors[order], quantized, starts, blob, record_starts)],
+                        centroids, scale)
     return _save(root, snapshot, None)
 
 
@@ -475,15 +540,19 @@ def _layout(vectors: np.ndarray, centroids: np.ndarray | None,
     return order, starts, quantized
 
 
-def _collect(pages: Iterable[dict[str, Any]], dim: int) -> tuple[list[str], np.ndarray, list[list[Any]]]:
-    """Id, znormalizowane wektory i surowe wartości kolumn ze stron wyników ``get``."""
+def _collect(
+    pages: Iterable[dict[str, Any]], dim: int
+) -> tuple[list[str], np.ndarray, list[list[Any]], list[bytes]]:
+    """Id, znormalizowane wektory, surowe wartości kolumn i rekordy treści ze stron wyników ``get``."""
     ids: list[str] = []
     blocks: list[np.ndarray] = []
     raw: list[list[Any]] = [[] for _ in COLUMNS]
+    records: list[bytes] = []
     for page in pages:
         ids.extend(page["ids"])
         if page["ids"]:
             blocks.append(np.asarray(page["embeddings"], dtype=np.float32).reshape(len(page["ids"]), dim))
+        records.extend(records_files.encode(d, m) for d, m in zip(page["documents"], page["metadatas"], strict=True))
         for meta in page["metadatas"]:
             meta = meta or {}
             for column, key in zip(raw, COLUMNS, strict=True):
@@ -493,7 +562,7 @@ def _collect(pages: Iterable[dict[str, Any]], dim: int) -> tuple[list[str], np.n
                 column.append(value)
     vectors = np.concatenate(blocks) if blocks else np.zeros((0, dim), dtype=np.float32)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    return ids, vectors, raw
+    return ids, vectors, raw, records
 
 
 def _id_array(ids: list[str]) -> np.ndarray:
@@ -528,13 +597,23 @@ def _save(root: Path, snapshot: Snapshot, previous: Path | None) -> Snapshot:
         if snapshot.centroids is not None:
             np.save(staging / "centra.npy", snapshot.centroids)
         for segment in snapshot.segments:
-            for suffix, array in ((".f32.npy", segment.vectors), (".i8.npy", segment.quantized)):
+            for suffix, array in ((".f32.npy", segment.vectors), (".i8.npy", segment.quantized),
+                                  (records_files.BYTES_SUFFIX, segment.blob),
+                                  (records_files.STARTS_SUFFIX, segment.record_starts)):
+                target = staging / f"{segment.name}{suffix}"
                 try:
                     if previous is None:
                         raise FileNotFoundError
-                    os.link(previous / f"{segment.name}{suffix}", staging / f"{segment.name}{suffix}")
+                    os.link(previous / target.name, target)
                 except OSError:  # new segment, or the previous version is gone: write it out
-                    np.save(staging / f"{segment.name}{suffix}", array)
+                    if suffix == records_files.BYTES_SUFFIX:
+                        records_files.write(target, array)
+                    else:
+                        np.save(target, array)
+            if previous is not None:  # the segment's faiss index (if it has one); a missing one is built on load
+                with contextlib.suppress(OSError):
+                    os.link(previous / f"{segment.name}{coarse_index.SUFFIX}",
+                            staging / f"{segment.name}{coarse_index.SUFFIX}")
         description = {
             "wersja_formatu": FORMAT_VERSION, "znacznik": snapshot.marker, "wiersze": len(snapshot.ids),
             "wymiar": snapshot.dim, "skupiska": snapshot.centroids is not None, "wartosci": snapshot.values,
@@ -558,3 +637,18 @@ def _remove_old(root: Path, keep: str) -> None:
             continue
         if not building or now - entry.stat().st_mtime > STALE_BUILD_SECONDS:
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def _pick(array: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Wiersze ``rows`` tablicy segmentu: kilka tysięcy – przez ``pread`` (``PREAD_ROWS``), więcej – z mapowania."""
+    if not isinstance(array, np.memmap) or len(rows) > PREAD_ROWS:
+        return np.asarray(array[rows])
+    width = array.shape[1] * array.itemsize
+    out = np.empty((len(rows), array.shape[1]), dtype=array.dtype)
+    handle = os.open(array.filename, os.O_RDONLY)
+    try:
+        for position, row in enumerate(rows.tolist()):
+            out[position] = np.frombuffer(os.pread(handle, width, array.offset + row * width), dtype=array.dtype)
+    finally:
+        os.close(handle)
+    return out

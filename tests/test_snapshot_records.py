@@ -1,0 +1,111 @@
+"""Treść i metadane wyników z migawki (``snapshot_records``): wyszukiwanie z migawką nie woła ``get`` Chromy
+(w trybie folderu każdy ``get`` wczytuje do procesu cały indeks HNSW), a wynik jest ten sam co z Chromy –
+po zbudowaniu, po dopisaniu i usunięciu fragmentów (nowy segment), w nowym procesie i po uszkodzeniu pliku."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from chroma_rag.storage import collection as collection_module
+from chroma_rag.storage import snapshot_records
+from chroma_rag.storage.collection import ChunkCollection
+from chroma_rag.storage.store import Store
+
+N, DIM = 400, 16
+
+
+class _CountingCollection:
+    """Kolekcja Chromy, która liczy wywołania ``get`` (reszta bez zmian)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.gets = inner, 0
+
+    def get(self, **kwargs):
+        self.gets += 1
+        return self.inner.get(**kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def _metadata(i: int) -> dict:
+    return {"plik": f"plik-{i % 7}.pdf", "rok": 1990 + i % 30, "typ": "ustawa", "strona": i, "tytul": "Ustawa ż",
+            "uchylony": i % 2 == 0, "waga": 0.5}
+
+
+@pytest.fixture(params=["folder", "serwer"])
+def chunks(request, tmp_path, chroma_servers):
+    folder = request.param == "folder"
+    store = Store(tmp_path / "dane") if folder else Store(server=chroma_servers.start(tmp_path / "s"))
+    collection = store.chunks("test:tresc", DIM, create=True)
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(N, DIM)).astype(np.float32)
+    texts = [f"Art. {i}. Zażółć gęślą jaźń {i}" for i in range(N)]
+    collection.upsert([f"id-{i:04d}" for i in range(N)], vectors, texts, [_metadata(i) for i in range(N)])
+    collection_module._SNAPSHOTS.clear()
+    yield collection, vectors
+    collection_module._SNAPSHOTS.clear()
+
+
+def _spied(collection: ChunkCollection) -> tuple[ChunkCollection, _CountingCollection]:
+    spy = _CountingCollection(collection.chroma)
+    return ChunkCollection(spy, collection._max_batch, collection._client, collection.snapshot_dir,
+                           collection._journal), spy
+
+
+def _from_chroma(collection: ChunkCollection, ids: list[str]) -> list[tuple[str, dict]]:
+    got = collection.chroma.get(ids=ids, include=["documents", "metadatas"])
+    found = dict(zip(got["ids"], zip(got["documents"], got["metadatas"], strict=True), strict=True))
+    return [found[i] for i in ids]
+
+
+def test_search_results_come_from_the_snapshot_without_chroma_get(chunks):
+    collection, vectors = chunks
+    spied, spy = _spied(collection)
+    assert spied.snapshot() is not None
+    spy.gets = 0
+    hits = spied.query(vectors[5], 5, {"rok": {"$gte": 2000}})
+    ids = ["id-0011", "id-0002", "id-0399"]
+    plain = spied.hits(ids)
+    scored = spied.hits(ids, vectors[0])
+    assert spy.gets == 0
+    assert [(h.text, h.metadata) for h in hits] == _from_chroma(collection, [h.id for h in hits])
+    assert [(h.text, h.metadata) for h in plain] == _from_chroma(collection, ids)
+    units = vectors[[11, 2, 399]] / np.linalg.norm(vectors[[11, 2, 399]], axis=1, keepdims=True)
+    assert np.allclose([h.similarity for h in scored], units @ vectors[0], atol=1e-5)
+
+
+def test_appended_and_deleted_chunks_in_a_new_process(chunks):
+    collection, vectors = chunks
+    assert collection.snapshot() is not None
+    collection.upsert(["nowy-1", "id-0003"], vectors[:2], ["Nowy tekst § 1", "Zmieniony tekst"],
+                      [{"plik": "nowy.pdf", "rok": 2024}, {"plik": "zmieniony.pdf", "rok": 1999}])
+    collection.delete(["id-0004"])
+    collection_module._SNAPSHOTS.clear()  # a new process: the snapshot comes from disk
+    spied, spy = _spied(collection)
+    assert spied.snapshot() is not None  # catching up fetches the changed chunks, once
+    spy.gets = 0
+    hits = spied.hits(["nowy-1", "id-0003", "id-0005"])
+    assert spy.gets == 0
+    assert [(h.text, h.metadata["plik"]) for h in hits] == [
+        ("Nowy tekst § 1", "nowy.pdf"), ("Zmieniony tekst", "zmieniony.pdf"),
+        ("Art. 5. Zażółć gęślą jaźń 5", "plik-5.pdf")]
+    assert len(spied.snapshot().segments) == (2 if collection._journal else 1)  # server: no journal, rebuilt
+    assert spied.hits(["id-0004"]) == []  # deleted: the snapshot does not know it, Chroma has nothing either
+
+
+def test_a_damaged_record_file_rebuilds_the_snapshot(chunks):
+    collection, _ = chunks
+    first = collection.snapshot()
+    folder = collection.snapshot_dir / first.marker
+    damaged = next(folder.glob(f"*{snapshot_records.BYTES_SUFFIX}"))
+    # a new, shorter file in its place: the mapped old one must not change under this process
+    (folder / "krotszy").write_bytes(damaged.read_bytes()[:-10])
+    os.replace(folder / "krotszy", damaged)
+    collection_module._SNAPSHOTS.clear()
+    again = collection.snapshot()
+    assert again is not None and again.segments[0].name != first.segments[0].name
+    assert collection.hits(["id-0007"])[0].text == "Art. 7. Zażółć gęślą jaźń 7"
