@@ -344,6 +344,19 @@ def test_a_wrong_plans_unit_first_after_fusion_is_not_confirmed_when_the_questio
     assert not searcher.refuses(question, [unit], 0.99, plan, query_vector=vector)
 
 
+def test_the_rank_pool_comes_from_the_snapshot_without_ids_and_equals_the_similarities_of_every_fragment(db):
+    # issue 20: a planned question ranks its evidence among all fragments; with a million of them a list of
+    # ids and a dictionary of similarities cost seconds per question
+    searcher = Index(db).searcher()
+    vector = searcher.embedder.embed_query(QUESTION)
+    for where in (None, build_where(SearchFilters(files=[PATIENTS]))):
+        expected = sorted(searcher.collection.similarities(searcher.collection.ids(where), vector).values())
+        pool = searcher.collection.sorted_similarities(vector, where)
+        assert pool is not None and len(pool) == len(expected) > 0
+        assert pool.tolist() == pytest.approx(expected, abs=1e-6)
+    assert searcher.collection.sorted_similarities(vector, {"tresc": "x"}) is None  # not a snapshot column
+
+
 def test_calibration_is_the_one_source_of_the_products_numbers():
     from chroma_rag.config import DEFAULT_THRESHOLD
     from chroma_rag.retrieval import search
