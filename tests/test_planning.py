@@ -263,6 +263,37 @@ def test_a_planned_query_the_question_ranks_high_counts_whole_and_a_wrong_one_no
     assert "article" not in wrong
 
 
+def test_a_neighbours_plan_of_the_same_act_does_not_push_its_article_above_the_right_one():
+    # issue 20, pytania-dev: questions come in pairs about one act, so the plan of the neighbouring question
+    # names the same act and its query's first fragment is within the first 2 % of all fragments of the
+    # question's ranking; within that act the question ranks it like any other fragment
+    own = [FusionList("wektor/pytanie", ["right", "other"]), FusionList("slowa/pytanie", ["right"])]
+    similarity = {"right": 0.88, "other": 0.86, "neighbour": 0.85}
+    def planned(within: float) -> list[FusionList]:
+        return [FusionList(f"{leg}/{origin}", ["neighbour"], 0.01, 0.87, within)
+                for leg in ("wektor", "slowa") for origin in ("plan", "dokumenty")]
+    wrong = fuse(own + planned(0.4), similarity, DEFAULT_FUSION)
+    assert max(wrong, key=wrong.get) == "right"
+    right = fuse(own + planned(0.01), similarity, DEFAULT_FUSION)
+    assert max(right, key=right.get) == "neighbour"  # the same query ranked high within its act counts whole
+
+
+def test_a_plan_the_question_ranks_nowhere_near_does_not_reorder_the_questions_ranking():
+    # pytania-dev, "pali śmieci" (art. 144 k.c.) with the plan of the next question (art. 426, 427 k.c.): no
+    # query and no unit of it is within the first 30 % of the question's ranking, yet the sieves kept its unit
+    # list close enough to the question's best fragment and it pushed the right article out of the first five
+    own = [FusionList("wektor/pytanie", ["a", "b", "right"]), FusionList("slowa/pytanie", ["a", "right"])]
+    similarity = {"a": 0.87, "b": 0.86, "right": 0.85, "unit": 0.84}
+    def plan(percentile: float) -> list[FusionList]:
+        return [FusionList("wektor/plan", ["unit"], percentile, 0.9, percentile),
+                FusionList("jednostki", ["unit"], percentile)]
+    unplanned = fuse(own, similarity, DEFAULT_FUSION)
+    wrong = fuse(own + plan(0.4), similarity, DEFAULT_FUSION)
+    assert sorted(wrong, key=lambda i: -wrong[i])[:3] == sorted(unplanned, key=lambda i: -unplanned[i])
+    doubtful = fuse(own + plan(0.25), similarity, DEFAULT_FUSION)  # outside the gates, but near the question
+    assert max(doubtful, key=doubtful.get) == "unit"
+
+
 def test_what_a_planned_query_puts_first_outweighs_what_the_colloquial_question_puts_first():
     # dev set (art. 426 k.c., § 22 and § 75 of the medical records regulation): the statute-worded query
     # ranks the answering unit first, the colloquial question ranks another fragment first and the planned
@@ -311,6 +342,19 @@ def test_a_wrong_plans_unit_first_after_fusion_is_not_confirmed_when_the_questio
     vector = searcher.embedder.embed_query(question)
     [unit] = searcher.collection.hits([i for i, _ in searcher.collection.ranked(vector, 1, where)], vector)
     assert not searcher.refuses(question, [unit], 0.99, plan, query_vector=vector)
+
+
+def test_the_rank_pool_comes_from_the_snapshot_without_ids_and_equals_the_similarities_of_every_fragment(db):
+    # issue 20: a planned question ranks its evidence among all fragments; with a million of them a list of
+    # ids and a dictionary of similarities cost seconds per question
+    searcher = Index(db).searcher()
+    vector = searcher.embedder.embed_query(QUESTION)
+    for where in (None, build_where(SearchFilters(files=[PATIENTS]))):
+        expected = sorted(searcher.collection.similarities(searcher.collection.ids(where), vector).values())
+        pool = searcher.collection.sorted_similarities(vector, where)
+        assert pool is not None and len(pool) == len(expected) > 0
+        assert pool.tolist() == pytest.approx(expected, abs=1e-6)
+    assert searcher.collection.sorted_similarities(vector, {"tresc": "x"}) is None  # not a snapshot column
 
 
 def test_calibration_is_the_one_source_of_the_products_numbers():

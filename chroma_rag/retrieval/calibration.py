@@ -41,6 +41,13 @@ class FusionSettings:
     # 0.02–0.2 tie on every measure there, 0.1 is the middle (bench/planning.py, docs/BENCHMARKS.md).
     unit_gate: float = 0.1
     query_gate: float = 0.02
+    # A planned query of a plan that names files must also rank high within them: its first fragment there,
+    # among their fragments, within ``hinted_gate``. In pytania-dev the questions come in pairs about one act,
+    # so a neighbour's query passes ``query_gate`` (dev, per planned query: right plans 164 of 225 within 2 %
+    # of all fragments, swapped 7 – 6 of them of pytania-dev, 5 of the same act); within the named files a
+    # swapped query is within 10 % for 24 of 219, a right one for 171 (both gates: pytania-dev right 35 of 53,
+    # swapped 2; potoczne-dev 123 of 172 and 1). Working script on the product's lists, docs/BENCHMARKS.md.
+    hinted_gate: float = 0.1
     # A list that does not agree keeps the earlier sieves of similarity to the question: a planned query less
     # similar to it than its own best fragment (``query_margin``) drops out whole, the rest keep only fragments
     # within ``plan_margin`` of that best one and count ``disagreement_weight`` times the share of their head
@@ -48,6 +55,13 @@ class FusionSettings:
     query_margin: float = 0.0
     plan_margin: float = 0.06
     disagreement_weight: float = 1.0
+    # A plan none of whose queries and units the question ranks within ``support_gate`` (the best of their
+    # percentiles above) is taken for another question's plan: its lists outside the gates count
+    # ``unsupported_weight`` times (0: not at all). Dev: every right plan but one (117 of 118) has some evidence
+    # within 30 %, swapped plans of pytania-dev only 16 of 25, of potoczne-dev 43 of 93; a kept wrong unit
+    # list otherwise outranked the question's own first fragments (art. 144 k.c. with the plan of art. 426).
+    unsupported_weight: float = 0.0
+    support_gate: float = 0.3
 
     def weight(self, source: str) -> float:
         """Waga listy fuzji według jej źródła (``FusionList.source``)."""

@@ -4,13 +4,13 @@ własne, zawężone listy do fuzji."""
 
 from __future__ import annotations
 
-import bisect
 import difflib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..embedding.embedder import Embedder
 from ..errors import UnknownFile, UsageError
@@ -21,9 +21,6 @@ from .calibration import DEFAULT_CALIBRATION, DEFAULT_FUSION, Calibration, Fusio
 from .calibration import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
 from .keyword import KeywordIndex
 from .references import References, find_references
-
-if TYPE_CHECKING:
-    import numpy as np
 
 MODES = ("hybryda", "wektor", "slowa")
 DEFAULT_MODE = "hybryda"
@@ -54,9 +51,13 @@ class FusionList:
     ids: list[str]
     # planned lists: where the question's own ranking puts the list's evidence – the share of fragments the
     # question ranks above it (0: first). A planned query is judged by its first fragment among all fragments,
-    # hinted units by their best fragment among the hinted files' (``agreement_percentiles``).
+    # hinted units by their best fragment among the hinted files' fragments.
     percentile: float | None = None
     query_similarity: float | None = None  # a planned query's similarity to the question itself
+    # a planned query of a plan that names files: its first fragment within those files, among their fragments
+    # – a neighbouring article of the same act is near the question's subject among all fragments, but not
+    # within its own act
+    hinted_percentile: float | None = None
 
 
 @dataclass
@@ -207,34 +208,46 @@ class Searcher:
         hinted = _hinted_filters(plan, filters)
         hinted_where = build_where(hinted) if hinted is not None else None
         everywhere = self.pool(where, query_vector)
+        within = self.pool(hinted_where, query_vector) if hinted is not None else None
         for query in plan.queries:
             vector = self.embedder.embed_query(query)
-            first = self.collection.ranked(vector, 1, where)
-            near = self.collection.similarities([first[0][0]], query_vector) if first else {}
-            share = share_above(everywhere, next(iter(near.values()))) if near else 1.0
-            close = float(vector @ query_vector)
+            ranked = self.collection.ranked(vector, depth, where)
+            share = self.first_share(ranked, everywhere, query_vector)
+            hinted_ranked = self.collection.ranked(vector, depth, hinted_where) if hinted is not None else []
+            hinted_share = self.first_share(hinted_ranked, within, query_vector) if within is not None else None
+            evidence = {"percentile": share, "query_similarity": float(vector @ query_vector),
+                        "hinted_percentile": hinted_share}
             if request.mode != "wektor":
-                lists.append(FusionList("slowa/plan", self.keyword_ids(query, depth, where), share, close))
+                lists.append(FusionList("slowa/plan", self.keyword_ids(query, depth, where), **evidence))
                 if hinted is not None:
                     ids = self.keyword_ids(query, depth, hinted_where)
-                    lists.append(FusionList("slowa/dokumenty", ids, share, close))
+                    lists.append(FusionList("slowa/dokumenty", ids, **evidence))
             if request.mode != "slowa":
-                ranked = self.collection.ranked(vector, depth, where)
-                lists.append(FusionList("wektor/plan", [i for i, _ in ranked], share, close))
+                lists.append(FusionList("wektor/plan", [i for i, _ in ranked], **evidence))
                 if hinted is not None:
-                    ranked = self.collection.ranked(vector, depth, hinted_where)
-                    lists.append(FusionList("wektor/dokumenty", [i for i, _ in ranked], share, close))
+                    lists.append(FusionList("wektor/dokumenty", [i for i, _ in hinted_ranked], **evidence))
         units = [u for u in plan.units if not filters.articles or _same_unit(u, filters.articles)]
-        if hinted is not None and units:
+        if within is not None and units:
             ranked = self.collection.ranked(query_vector, depth, build_where(replace(hinted, articles=units)))
             if ranked:
-                share = share_above(self.pool(hinted_where, query_vector), ranked[0][1])
-                lists.append(FusionList("jednostki", [i for i, _ in ranked], share))
+                lists.append(FusionList("jednostki", [i for i, _ in ranked], share_above(within, ranked[0][1])))
         return lists
 
-    def pool(self, where: dict | None, query_vector: np.ndarray) -> list[float]:
-        """Podobieństwa do pytania wszystkich fragmentów spełniających ``where``, rosnąco (z migawki)."""
-        return sorted(self.collection.similarities(self.collection.ids(where), query_vector).values())
+    def first_share(self, ranked: list[tuple[str, float]], pool: np.ndarray, query_vector: np.ndarray) -> float:
+        """Gdzie ranking pytania (``pool``) stawia pierwszy fragment listy ``ranked`` innego zapytania."""
+        if not ranked:
+            return 1.0
+        near = self.collection.similarities([ranked[0][0]], query_vector)
+        return share_above(pool, near[ranked[0][0]]) if near else 1.0
+
+    def pool(self, where: dict | None, query_vector: np.ndarray) -> np.ndarray:
+        """Podobieństwa do pytania wszystkich fragmentów spełniających ``where``, rosnąco: z migawki bez listy id
+        (przy milionie fragmentów lista id i słownik podobieństw to sekundy na każde pytanie z planem)."""
+        found = self.collection.sorted_similarities(query_vector, where)
+        if found is not None:
+            return found
+        return np.sort(np.fromiter(self.collection.similarities(self.collection.ids(where), query_vector).values(),
+                                   dtype=np.float64))
 
     def share_ranked_above(self, similarity: float, where: dict | None, query_vector: np.ndarray) -> float:
         """Jaka część fragmentów spełniających ``where`` jest bliżej pytania niż ``similarity`` (0 – żaden)."""
@@ -271,16 +284,23 @@ def validate(request: SearchRequest) -> None:
         raise UsageError(f"Nieznany tryb „{request.mode}”; dostępne: {', '.join(MODES)}.")
 
 
-def share_above(pool: list[float], similarity: float) -> float:
+def share_above(pool: np.ndarray, similarity: float) -> float:
     """Część ``pool`` (podobieństwa rosnąco) większa od ``similarity``: 0 – nic wyżej; pusta pula – 1."""
-    return (len(pool) - bisect.bisect_right(pool, similarity)) / len(pool) if pool else 1.0
+    if not len(pool):
+        return 1.0
+    return float(len(pool) - np.searchsorted(pool, similarity, side="right")) / len(pool)
 
 
 def agrees(item: FusionList, fusion: FusionSettings) -> bool:
     """Czy samo pytanie stawia dowód listy planu w czołówce (``FusionList.percentile`` w bramce rang
-    ``query_gate`` albo ``unit_gate``)."""
-    gate = fusion.unit_gate if item.source == "jednostki" else fusion.query_gate
-    return item.percentile is not None and item.percentile <= gate
+    ``query_gate`` albo ``unit_gate``); zapytanie planu, który wskazał pliki, także w czołówce tych plików
+    (``hinted_percentile`` w ``hinted_gate``)."""
+    if item.percentile is None:
+        return False
+    if item.source == "jednostki":
+        return item.percentile <= fusion.unit_gate
+    within = item.hinted_percentile is None or item.hinted_percentile <= fusion.hinted_gate
+    return item.percentile <= fusion.query_gate and within
 
 
 def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSettings) -> dict[str, float]:
@@ -288,11 +308,16 @@ def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSe
     pytanie stawia w czołówce (``agrees``: bramki rang ``query_gate``, ``unit_gate``), liczy się w całości –
     tak nazwana jednostka może dojść do pierwszego miejsca, choć potoczne pytanie jest jej mało podobne.
     Pozostałe listy planu ważą ``disagreement_weight`` razy mniej, tracą fragmenty dalsze od pytania niż
-    ``plan_margin`` od jego najlepszego i ważą tyle, jaka część ich czołówki została. Listy pytania liczą się
-    ze stałą RRF ``rrf_k``, listy planu z ``plan_rrf_k``."""
+    ``plan_margin`` od jego najlepszego i ważą tyle, jaka część ich czołówki została – a gdy żadnego dowodu
+    planu pytanie nie stawia nawet w ``support_gate``, jeszcze ``unsupported_weight`` razy mniej. Listy pytania
+    liczą się ze stałą RRF ``rrf_k``, listy planu z ``plan_rrf_k``."""
     own = [similarity.get(i, 0.0) for item in lists if item.source.endswith("/pytanie") for i in item.ids]
     best = max(own) if own else 0.0
     floor = best - fusion.plan_margin
+    # a plan none of whose queries and units the question ranks even within ``support_gate`` is probably
+    # another question's plan: its lists outside the gates then count ``unsupported_weight`` times less still
+    supported = any(item.percentile is None or item.percentile <= fusion.support_gate
+                    for item in lists if not item.source.endswith("/pytanie"))
     own_lists: list[tuple[float, list[str]]] = []
     planned_lists: list[tuple[float, list[str]]] = []
     for item in lists:
@@ -306,6 +331,8 @@ def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSe
             head = ids[:AGREEMENT_DEPTH]
             # a list whose best fragments are off the question's subject (a wrong plan) counts that much less
             share = sum(similarity.get(i, 0.0) >= floor for i in head) / len(head) if head else 0.0
+            if not supported:
+                share *= fusion.unsupported_weight
             planned_lists.append((weight * fusion.disagreement_weight * share, kept))
     scores = rrf(own_lists, fusion.rrf_k)
     for chunk_id, score in rrf(planned_lists, fusion.plan_rrf_k).items():

@@ -219,6 +219,19 @@ class ChunkCollection(FilteredRanking):
             return snapshots.RowSelection(found, found.sorted_rows[found.mask(where)[found.sorted_rows]])
         return self.stored_ids(where)
 
+    def sorted_similarities(self, embedding: np.ndarray, where: dict[str, Any] | None = None) -> np.ndarray | None:
+        """Podobieństwa wektora do wszystkich fragmentów spełniających ``where``, rosnąco, z migawki bez listy id
+        (blokami, więc bez kopii wszystkich wektorów naraz); ``None``, gdy migawka filtru nie obsłuży."""
+        found = self.snapshot() if where is None or supported(where) else None
+        if found is None or not found.covers(where):
+            return None
+        rows = np.flatnonzero(found.mask(where))
+        out = np.empty(len(rows), dtype=np.float32)
+        for start in range(0, len(rows), snapshots.SCAN_BLOCK):
+            part = rows[start : start + snapshots.SCAN_BLOCK]
+            out[start : start + len(part)] = found.vectors_of(part) @ embedding
+        return np.sort(out)
+
     def stored_ids(self, where: dict[str, Any] | None = None) -> list[str]:
         """Id prosto z Chromy, bez migawki: dla zapisu (po nim migawka i tak jest nieaktualna) i kontroli
         spójności – o tym, co usunąć, nie decydują dane pochodne."""
