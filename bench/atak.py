@@ -20,16 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+from common import free_port
 
 TOKEN = "tajny-token-do-proby"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 HEADER_WAIT = 15.0  # how long to watch half-open connections for the server to close them
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def small_db(folder: Path) -> Path:

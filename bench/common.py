@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 import platform
 import re
+import socket
 import statistics
+import subprocess
+import sys
+import time
 from datetime import date
 from pathlib import Path
 
@@ -46,3 +50,32 @@ def write_section(name: str, body: str) -> None:
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     BENCHMARKS.write_text(text, encoding="utf-8")
+
+
+def free_port() -> int:
+    """Wolny port na loopback dla serwera uruchamianego przez bench."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_chroma_run(path: Path, wait_s: float = 300.0) -> tuple[subprocess.Popen, str]:
+    """`chroma run --path PATH` na loopback (dziennik obok, ``<PATH>.log``), gotowy, gdy odpowie na heartbeat;
+    przy milionie fragmentów start trwa dziesiątki sekund."""
+    import httpx
+
+    port = free_port()
+    exe = Path(sys.executable).with_name("chroma")
+    log = (path.parent / f"{path.name}.log").open("w")
+    process = subprocess.Popen([str(exe), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/api/v2/heartbeat", timeout=2).status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("chroma run nie wystartował")

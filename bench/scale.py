@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from common import start_chroma_run  # noqa: E402
 from scale_data import ARTICLES, FILES, mixed_sample  # noqa: E402
 
 from chroma_rag.embedding.embedder import LocalE5Embedder  # noqa: E402
@@ -115,31 +115,6 @@ def filter_cases(meta: dict[str, np.ndarray], rng: np.random.Generator) -> dict[
             (meta["typ"] == "ustawa") & (meta["rok"] >= 2007),
         ),
     }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_server(path: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    exe = Path(sys.executable).with_name("chroma")
-    log = (path.parent / f"{path.name}.log").open("w")
-    proc = subprocess.Popen([str(exe), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    import httpx
-
-    for _ in range(300):
-        try:
-            if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("chroma run nie wystartował")
 
 
 def rss_mib(pid: int) -> float:
@@ -341,7 +316,7 @@ def run(sizes: list[int], modes: list[str], scratch: Path) -> str:
             server = None
             try:
                 if mode == "serwer":
-                    server, url = start_server(folder / "dane")
+                    server, url = start_chroma_run(folder / "dane")
                     store, pid = Store(server=url), server.pid
                 else:
                     store, pid = Store(folder / "dane"), os.getpid()

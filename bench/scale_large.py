@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import scale_data
+from common import free_port, start_chroma_run
 from scale_data import ARTICLES, FILES, YEARS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -157,12 +157,6 @@ def new_file(src: scale_data.Source, n: int) -> dict[str, Any]:
     return {"teksty": part["texts"][rows], "wektory": part["vectors"][rows].tolist(), "metadane": metas}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def rss_of(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -199,26 +193,6 @@ def serwuj_rss(db: Path, kinds: list[dict[str, Any]]) -> float:
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=60)
-
-
-def start_chroma_run(db: Path) -> tuple[subprocess.Popen, str]:
-    """`chroma run --path` na katalogu bazy folderu (ten sam plik SQLite i segmenty HNSW)."""
-    import httpx
-
-    port = free_port()
-    exe = Path(sys.executable).with_name("chroma")
-    log = (db.parent / "chroma-run.log").open("w")
-    process = subprocess.Popen([str(exe), "run", "--path", str(db), "--host", "127.0.0.1", "--port", str(port)],
-                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            if httpx.get(f"{url}/api/v2/heartbeat", timeout=2).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    os.killpg(process.pid, signal.SIGTERM)
-    raise RuntimeError("chroma run nie wystartował")
 
 
 def server_mode(db: Path, folder: Path, task: dict[str, Any]) -> dict[str, Any]:

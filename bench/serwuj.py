@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
-from common import machine, median_ms, percentile_ms, write_section
+from common import free_port, machine, median_ms, percentile_ms, write_section
 from run import QUESTIONS as BASIC_QUESTIONS
 
 QUESTIONS = [
@@ -26,12 +25,6 @@ QUESTIONS = [
     "Jaka jest kara za jazdę rowerem po alkoholu?",
 ]
 CLI = str(Path(sys.executable).with_name("chroma-rag"))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_until_up(url: str, process: subprocess.Popen) -> None:
