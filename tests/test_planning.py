@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 from conftest import DATA_PROTECTION, PATIENTS, run_cli
 from llm_server import Reply, Request, llm_environment
@@ -19,7 +20,7 @@ from chroma_rag.filters import SearchFilters, build_where
 from chroma_rag.llm import LlmSettings
 from chroma_rag.models import Plan
 from chroma_rag.retrieval.planning import Catalog, DocumentEntry, plan_messages
-from chroma_rag.retrieval.search import DEFAULT_FUSION, FusionList, fuse
+from chroma_rag.retrieval.search import DEFAULT_FUSION, FusionList, fuse, share_above
 
 KEY = "sk-test-PLAN-0123456789"
 # Colloquial: the statute says "dokumentacja medyczna", "udostępnia", not "papiery ze szpitala".
@@ -355,6 +356,21 @@ def test_the_rank_pool_comes_from_the_snapshot_without_ids_and_equals_the_simila
         assert pool is not None and len(pool) == len(expected) > 0
         assert pool.tolist() == pytest.approx(expected, abs=1e-6)
     assert searcher.collection.sorted_similarities(vector, {"tresc": "x"}) is None  # not a snapshot column
+
+
+def test_a_big_rank_pool_is_an_even_sample_that_keeps_the_shares(db, monkeypatch):
+    # at a million fragments every vector read for each planned question cost seconds and filled the RSS
+    from chroma_rag.storage import collection as collections
+
+    searcher = Index(db).searcher()
+    vector = searcher.embedder.embed_query(QUESTION)
+    everything = searcher.collection.sorted_similarities(vector)
+    assert everything is not None and len(everything) > 100
+    monkeypatch.setattr(collections, "POOL_ROWS", 100)
+    sample = searcher.collection.sorted_similarities(vector)
+    assert sample is not None and len(sample) == 100
+    for similarity in np.quantile(everything, [0.5, 0.9, 0.98]):
+        assert abs(share_above(sample, similarity) - share_above(everything, similarity)) <= 0.05
 
 
 def test_calibration_is_the_one_source_of_the_products_numbers():

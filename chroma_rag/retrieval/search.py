@@ -241,8 +241,9 @@ class Searcher:
         return share_above(pool, near[ranked[0][0]]) if near else 1.0
 
     def pool(self, where: dict | None, query_vector: np.ndarray) -> np.ndarray:
-        """Podobieństwa do pytania wszystkich fragmentów spełniających ``where``, rosnąco: z migawki bez listy id
-        (przy milionie fragmentów lista id i słownik podobieństw to sekundy na każde pytanie z planem)."""
+        """Podobieństwa do pytania fragmentów spełniających ``where``, rosnąco: z migawki bez listy id, przy dużej
+        bazie z równomiernej próby (``ChunkCollection.sorted_similarities``) – przy milionie fragmentów lista id
+        i słownik podobieństw to sekundy na każde pytanie z planem."""
         found = self.collection.sorted_similarities(query_vector, where)
         if found is not None:
             return found
