@@ -66,6 +66,10 @@ def words(text: str) -> list[str]:
 def lemmatizer(name: str) -> Callable[[str], tuple[str, ...]]:
     """Funkcja słowo → lematy (kilka, gdy słowo jest wieloznaczne: indeksujemy wszystkie)."""
     if name == "morfeusz":
+        # faiss first: both are SWIG modules sharing SWIG's runtime type table, where the later import takes over
+        # the Python class of C++ iterators; with faiss imported after morfeusz2 (a big index's first search),
+        # morfeusz2's results were iterated by faiss's class and the process died (segfault)
+        import faiss  # noqa: F401
         import morfeusz2
 
         analyser = morfeusz2.Morfeusz(generate=False, expand_tags=False)
