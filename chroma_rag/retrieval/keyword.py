@@ -66,16 +66,16 @@ def words(text: str) -> list[str]:
 def lemmatizer(name: str) -> Callable[[str], tuple[str, ...]]:
     """Funkcja słowo → lematy (kilka, gdy słowo jest wieloznaczne: indeksujemy wszystkie)."""
     if name == "morfeusz":
-        # faiss first: both are SWIG modules sharing SWIG's runtime type table, where the later import takes over
-        # the Python class of C++ iterators; with faiss imported after morfeusz2 (a big index's first search),
-        # morfeusz2's results were iterated by faiss's class and the process died (segfault)
-        import faiss  # noqa: F401
         import morfeusz2
 
-        analyser = morfeusz2.Morfeusz(generate=False, expand_tags=False)
+        # the SWIG object itself, read by index: morfeusz2 and faiss are SWIG modules sharing SWIG's runtime type
+        # table, and iterating morfeusz2's results (``Morfeusz.analyse``) could take faiss's iterator class –
+        # the process died with a segfault once both were imported, in either order
+        analyser = morfeusz2.Morfeusz(generate=False, expand_tags=False)._morfeusz_obj
 
         def morfeusz(word: str) -> tuple[str, ...]:
-            lemmas = {a[2][1].split(":")[0].lower() for a in analyser.analyse(word)}
+            found = analyser.analyse(word)
+            lemmas = {found[n].lemma.split(":")[0].lower() for n in range(len(found))}
             return tuple(sorted(lemmas)) or (word,)
 
         return lru_cache(maxsize=200_000)(morfeusz)
