@@ -211,7 +211,11 @@ def _is_abbreviation(tag: str) -> bool:
 
 @lru_cache(maxsize=300_000)
 def _readings(word: str) -> list[tuple[str, str]]:
-    return [(a[2][2], " ".join(a[2][4])) for a in _analyser().analyse(word)]
+    # by index on the SWIG object, not by iterating ``Morfeusz.analyse``: that iterator could take faiss's
+    # SWIG class (both modules share SWIG's type table) and the process died with a segfault
+    native = _analyser()._morfeusz_obj
+    found = native.analyse(word)
+    return [(found[n].getTag(native), " ".join(found[n].getLabels(native))) for n in range(len(found))]
 
 
 @lru_cache(maxsize=1)
