@@ -13,8 +13,10 @@ słabsze: bez jednostek, jednostki przesunięte o ±1…5 artykułów, same doku
 akt (pierwszy wskazany dokument). Walidacja krzyżowa: dla każdego aktu (pliku z odpowiedzią; pytania spoza
 dokumentów to osobna grupa) ustawienia wybiera siatka na pozostałych aktach – warunki: plan błędny hit@5 ≥ 0,75 ×
 bez planu na każdym zbiorze z planami osobno i żaden słabszy wariant (bez jednostek, same dokumenty, jednostki
-±1…5) poniżej planu z samym aktem; potem najlepsze MRR z planem właściwym – a wynik liczy się na pominiętym
-akcie. ``--zapisz`` wpisuje wynik do docs/BENCHMARKS.md."""
+±1…5) poniżej planu z samym aktem; spośród spełniających te, których MRR z planem właściwym jest od najlepszego
+niżej najwyżej o tyle, ile daje jedno pytanie spadające z pierwszego miejsca na drugie – z nich największy zapas
+planu błędnego, potem najostrożniejsze bramki – a wynik liczy się na pominiętym akcie. ``--zapisz`` wpisuje wynik
+do docs/BENCHMARKS.md."""
 
 from __future__ import annotations
 
@@ -184,15 +186,22 @@ def report(searcher: Searcher, cases: list[Case]) -> None:
         return [[i for i in keep if planned[i].dataset == name] for name in sorted({planned[i].dataset for i in keep})]
 
     def choose(keep: list[int]) -> int:
-        def objective(n: int) -> tuple[bool, float, float]:
-            act_only = part(n, ACT_ONLY, keep)["hit@5"]
+        def margin(n: int) -> float:
             # every set on its own: a set where wrong plans hurt must not hide behind another where they don't
-            robust = all(part(n, "plan błędny", subset)["hit@5"] >= 0.75 * part(n, "bez planu", subset)["hit@5"]
-                         for subset in by_dataset(keep))
-            weaker = all(part(n, v, keep)["hit@5"] >= act_only for v in WEAKER)
-            right = part(n, "plan", keep)
-            return robust and weaker, right["mrr"], right["hit@5"]
-        return max(range(len(calibrations)), key=lambda n: (objective(n), -n))
+            return min(part(n, "plan błędny", subset)["hit@5"] / max(part(n, "bez planu", subset)["hit@5"], 1e-9)
+                       for subset in by_dataset(keep))
+
+        def feasible(n: int) -> bool:
+            act_only = part(n, ACT_ONLY, keep)["hit@5"]
+            return margin(n) >= 0.75 and all(part(n, v, keep)["hit@5"] >= act_only for v in WEAKER)
+
+        candidates = [n for n in range(len(calibrations)) if feasible(n)] or list(range(len(calibrations)))
+        best = max(part(n, "plan", keep)["mrr"] for n in candidates)
+        # an MRR gain smaller than one question moving from the first place to the second is noise: among those
+        # the widest margin for wrong plans, then the most cautious gates (grid order) – the best MRR alone picked
+        # a wider gate in acts whose own questions were the only ones it let a wrong plan through
+        near = [n for n in candidates if part(n, "plan", keep)["mrr"] >= best - 0.5 / len(keep)]
+        return max(near, key=lambda n: (round(margin(n), 9), -n))
 
     groups = sorted({c.group for c in planned})
     held = {v: [None] * len(planned) for v in tuned}

@@ -279,6 +279,22 @@ def test_a_neighbours_plan_of_the_same_act_does_not_push_its_article_above_the_r
     assert max(right, key=right.get) == "neighbour"  # the same query ranked high within its act counts whole
 
 
+def test_a_planned_query_first_within_a_big_named_act_counts_whole_though_just_outside_the_share_of_all():
+    # issue 20, potoczne-dev (zachowek, art. 999 k.c.): the right query's first fragment is 2.3 % down the
+    # question's ranking of all fragments but 1.5 % down its ranking of the civil code, which the plan named –
+    # in a big act the same share is fewer places; the gate of all fragments alone dropped the right article
+    own = [FusionList("wektor/pytanie", ["other", "next"]), FusionList("slowa/pytanie", ["other"])]
+    similarity = {"other": 0.88, "next": 0.87, "article": 0.84}
+    def planned(everywhere: float, within: float) -> list[FusionList]:
+        return [FusionList(f"{leg}/{origin}", ["article"], everywhere, 0.86, within)
+                for leg in ("wektor", "slowa") for origin in ("plan", "dokumenty")]
+    right = fuse(own + planned(0.023, 0.015), similarity, DEFAULT_FUSION)
+    assert max(right, key=right.get) == "article"
+    # a query neither near the top of all fragments nor of the named act stays outside the gates
+    doubtful = fuse(own + planned(0.023, 0.05), similarity, DEFAULT_FUSION)
+    assert max(doubtful, key=doubtful.get) == "other"
+
+
 def test_a_plan_the_question_ranks_nowhere_near_does_not_reorder_the_questions_ranking():
     # pytania-dev, "pali śmieci" (art. 144 k.c.) with the plan of the next question (art. 426, 427 k.c.): no
     # query and no unit of it is within the first 30 % of the question's ranking, yet the sieves kept its unit

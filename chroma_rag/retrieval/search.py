@@ -295,13 +295,16 @@ def share_above(pool: np.ndarray, similarity: float) -> float:
 def agrees(item: FusionList, fusion: FusionSettings) -> bool:
     """Czy samo pytanie stawia dowód listy planu w czołówce (``FusionList.percentile`` w bramce rang
     ``query_gate`` albo ``unit_gate``); zapytanie planu, który wskazał pliki, także w czołówce tych plików
-    (``hinted_percentile`` w ``hinted_gate``)."""
+    (``hinted_percentile`` w ``hinted_gate``). Pierwszy fragment zapytania w pierwszych ``query_gate`` samych
+    wskazanych plików też wystarcza: w dużym akcie to mniej miejsc niż ten sam odsetek wszystkich fragmentów."""
     if item.percentile is None:
         return False
     if item.source == "jednostki":
         return item.percentile <= fusion.unit_gate
-    within = item.hinted_percentile is None or item.hinted_percentile <= fusion.hinted_gate
-    return item.percentile <= fusion.query_gate and within
+    hinted = item.hinted_percentile
+    if hinted is None:
+        return item.percentile <= fusion.query_gate
+    return min(item.percentile, hinted) <= fusion.query_gate and hinted <= fusion.hinted_gate
 
 
 def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSettings) -> dict[str, float]:
