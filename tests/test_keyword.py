@@ -249,10 +249,13 @@ def dense_hits(index: KeywordIndex, question: str, k: int, allowed: list[str] | 
     return [(names[n], float(total[n])) for n in order if total[n] > 0]
 
 
-def test_sparse_scoring_matches_the_dense_formula(tmp_path, monkeypatch):
+@pytest.mark.parametrize("dense_share", [0, 10**9])  # lists summed by sorting / on a dense array
+def test_sparse_scoring_matches_the_dense_formula(tmp_path, monkeypatch, dense_share):
     """Rzadkie liczenie (listy wystąpień) daje te same trafienia i wyniki co gęsta suma po całym indeksie:
     słowa wieloznaczne, filtry, dopiska i wygaszone wiersze, remisy rozstrzygane pozycją."""
-    from chroma_rag.retrieval import keyword
+    from chroma_rag.retrieval import keyword, keyword_scoring
+
+    monkeypatch.setattr(keyword_scoring, "DENSE_SHARE", dense_share)
 
     sentences = [
         "Pracownik ma prawo do urlopu wypoczynkowego w wymiarze 26 dni.",

@@ -331,7 +331,7 @@ class KeywordIndex:
             postings = [p for r in readings if (p := self._reading_postings(r, vocabulary)) is not None]
             if postings:
                 found.append(scoring.best_reading(postings))
-        return scoring.summed(found)
+        return scoring.summed(found, len(self.ids) + len(self._added))
 
     def _reading_postings(self, reading: str, vocabulary: dict[str, int]) -> scoring.Postings | None:
         """BM25 jednego lematu tam, gdzie występuje: macierz (bm25s) i dopiska – tym samym wzorem (Lucene, k1, b

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+# Touched entries at least 1/DENSE_SHARE of the index: sum on a dense array instead of sorting the lists.
+DENSE_SHARE = 16
 Postings = tuple[np.ndarray, np.ndarray]  # (pozycje fragmentów, wyniki BM25 float64)
 
 
@@ -31,32 +33,32 @@ def best_reading(readings: list[Postings]) -> Postings:
     return docs[starts], np.maximum.reduceat(scores, starts)
 
 
-def summed(words: list[Postings]) -> Postings:
-    """Suma po słowach na sumie ich list: pozycje rosnąco, dodawanie w kolejności słów (te same bity co gęsta
-    suma – od tego zależą remisy)."""
+def summed(words: list[Postings], size: int) -> Postings:
+    """Suma po słowach na sumie ich list (``size`` – liczba pozycji indeksu); dodawanie w kolejności słów,
+    jak w gęstej sumie – te same bity, od nich zależą remisy."""
     if not words:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     if len(words) == 1:
-        docs, scores = words[0]
-        order = np.argsort(docs, kind="stable")
-        return docs[order], scores[order]
-    docs, where = np.unique(np.concatenate([d for d, _ in words]), return_inverse=True)
-    total = np.zeros(len(docs))
-    start = 0
-    for word_docs, scores in words:
-        # within one word every chunk is once, so a plain fancy-index add is exact
-        total[where[start:start + len(word_docs)]] += scores
-        start += len(word_docs)
-    return docs, total
+        return words[0]
+    docs = np.concatenate([d for d, _ in words])
+    scores = np.concatenate([s for _, s in words])
+    if len(docs) * DENSE_SHARE >= size:
+        # long lists: one pass over a dense array is cheaper than sorting them; bincount adds in input order
+        total = np.bincount(docs, weights=scores, minlength=size)
+        touched = np.flatnonzero(total)
+        return touched, total[touched]
+    touched, where = np.unique(docs, return_inverse=True)
+    return touched, np.bincount(where, weights=scores, minlength=len(touched))
 
 
 def top(docs: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
-    """Numery (w ``docs``) ``k`` najlepszych: wynik malejąco, przy remisie niższa pozycja; ``docs`` rosnąco.
-    Remis na granicy ``k`` rozstrzyga też pozycja, nie przypadek selekcji."""
+    """Numery (w ``docs``) ``k`` najlepszych: wynik malejąco, przy remisie niższa pozycja. Remis na granicy
+    ``k`` też rozstrzyga pozycja, nie przypadek selekcji."""
     if len(scores) > k > 0:
         threshold = -np.partition(-scores, k - 1)[k - 1]
         above = np.flatnonzero(scores > threshold)
-        tied = np.flatnonzero(scores == threshold)[: k - len(above)]
+        tied = np.flatnonzero(scores == threshold)
+        tied = tied[np.argsort(docs[tied], kind="stable")[: k - len(above)]]
         chosen = np.concatenate([above, tied])
     else:
         chosen = np.arange(len(scores)) if k > 0 else np.zeros(0, dtype=np.int64)
