@@ -232,7 +232,7 @@ def dense_hits(index: KeywordIndex, question: str, k: int, allowed: list[str] | 
                 scores[: len(index.ids)] = index._bm25.get_scores([reading])
             if reading in index._added_postings:
                 docs, counts = index._added_postings[reading]
-                n, df = len(index.ids), index._document_frequency.get(reading, 0)
+                n, df = len(index.ids), index.document_frequency(reading)
                 idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
                 lengths = index._added_lengths[docs] / index._average_length
                 k1, b = index._bm25.k1, index._bm25.b

@@ -137,8 +137,7 @@ class KeywordIndex:
         self.versions: dict[str, str] = {}
         self._tokens: dict[str, list[str]] | None = {}
         self._bm25: Any = None
-        self._positions: dict[str, int] = {}
-        self._document_frequency: Counter[str] = Counter()
+        self._position_map: dict[str, int] | None = {}
         self.collection_version = ""
         self._saved_as = ""  # random id of the saved copy this object mirrors
         # chunks outside the matrix: id → tokens (scored with the matrix's statistics), and matrix rows switched off
@@ -164,6 +163,22 @@ class KeywordIndex:
             self._token_file.seek(self._offsets[0])
             self._tokens = {i: json.loads(line) for i, line in zip(self.ids, self._token_file, strict=True)}
         return self._tokens
+
+    @property
+    def _positions(self) -> dict[str, int]:
+        """Id → pozycja w macierzy, budowane dopiero przy potrzebie (przy 1 mln id to sekunda, a wyszukiwanie
+        bez filtra i filtr z migawki go nie potrzebują)."""
+        if self._position_map is None:
+            self._position_map = {i: n for n, i in enumerate(self.ids)}
+        return self._position_map
+
+    def document_frequency(self, token: str) -> int:
+        """W ilu fragmentach macierzy występuje lemat – długość jego kolumny w macierzy BM25 (bez liczenia
+        słownika całego indeksu przy wczytaniu)."""
+        column = self._bm25.vocab_dict.get(token) if self._bm25 is not None and self.ids else None
+        indptr = self._bm25.scores["indptr"] if column is not None else ()
+        # bm25s may add the empty token to the vocabulary without a column
+        return int(indptr[column + 1] - indptr[column]) if column is not None and column + 1 < len(indptr) else 0
 
     def _tokens_of(self, chunk_id: str) -> list[str]:
         if chunk_id in self._added:
@@ -264,12 +279,11 @@ class KeywordIndex:
         import bm25s
 
         self.ids = sorted(self.tokens)
-        self._positions = {i: n for n, i in enumerate(self.ids)}
+        self._position_map = None
         self._bm25 = bm25s.BM25()
         if self.ids:
             self._bm25.index([self.tokens[i] or [""] for i in self.ids], show_progress=False)
         self._average_length = float(np.mean([max(len(self.tokens[i]), 1) for i in self.ids])) if self.ids else 1.0
-        self._count_documents()
         self._row_maps.clear()
 
     # --- wyszukiwanie ---------------------------------------------------------------------------
@@ -341,7 +355,7 @@ class KeywordIndex:
             parts.append(scoring.column_postings(self._bm25.scores, vocabulary[reading]))
         if reading in self._added_postings:
             docs, counts = self._added_postings[reading]
-            n, df = max(len(self.ids), 1), self._document_frequency.get(reading, 0)
+            n, df = max(len(self.ids), 1), self.document_frequency(reading)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             k1, b = (self._bm25.k1, self._bm25.b) if self._bm25 is not None else (1.5, 0.75)
             lengths = self._added_lengths[docs] / self._average_length
@@ -363,7 +377,7 @@ class KeywordIndex:
             if word in STOPWORDS or not readings:
                 continue
             # The most common reading of an ambiguous word decides its weight.
-            weight = min(math.log(1 + n / (self._document_frequency[r] + 0.5)) for r in readings)
+            weight = min(math.log(1 + n / (self.document_frequency(r) + 0.5)) for r in readings)
             total += weight
             covered += weight if any(r in present for r in readings) else 0.0
         return covered / total if total else 0.0
@@ -457,21 +471,7 @@ class KeywordIndex:
         # hundreds of MiB)
         self._bm25 = bm25s.BM25.load(str(self.path), show_progress=False, mmap=True)
         self.ids = ids
-        self._positions = {i: n for n, i in enumerate(ids)}
-        self._count_documents()
-
-    def _count_documents(self) -> None:
-        """W ilu fragmentach występuje każdy lemat – z macierzy BM25 (kolumna lematu ma wpis dla każdego
-        fragmentu, który go zawiera), bez czytania tokenów."""
-        if not self.ids:
-            self._document_frequency = Counter()
-            return
-        indptr = np.asarray(self._bm25.scores["indptr"])
-        counts = np.diff(indptr)
-        # bm25s may add the empty token to the vocabulary without a column
-        self._document_frequency = Counter(
-            {t: int(counts[c]) for t, c in self._bm25.vocab_dict.items() if c < len(counts)}
-        )
+        self._position_map = None
 
     def _save(self) -> None:
         """Całość (tokeny + macierz BM25) do folderu obok, potem podmiana folderów: przerwany zapis
