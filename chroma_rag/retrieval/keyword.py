@@ -303,8 +303,9 @@ class KeywordIndex:
             keep &= _marked(docs, self._allowed_positions(allowed, added), size)
         docs, scores = docs[keep], scores[keep]
         everything = len(self.ids)
-        return [KeywordHit(self.ids[n] if n < everything else added[n - everything], float(scores[i]))
-                for i in scoring.top(docs, scores, k).tolist() for n in (int(docs[i]),)]
+        best = scoring.top(docs, scores, k)
+        return [KeywordHit(self.ids[n] if n < everything else added[n - everything], score)
+                for n, score in zip(docs[best].tolist(), scores[best].tolist(), strict=True)]
 
     def _allowed_positions(self, allowed: Iterable[str], added: list[str]) -> np.ndarray:
         """Pozycje (macierz, potem dopiska) dozwolonych id; wiersze migawki (``RowSelection``) przez mapę
