@@ -214,3 +214,87 @@ def test_morfeusz_keeps_working_next_to_faiss():
         )
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and done.stdout.strip() == "ok", (before, done.returncode, done.stderr[-500:])
+
+
+def dense_hits(index: KeywordIndex, question: str, k: int, allowed: list[str] | None = None) -> list[tuple[str, float]]:
+    """Wzorzec: dawne gęste liczenie (tablica długości całego indeksu na każde odczytanie słowa)."""
+    import math
+
+    import numpy as np
+
+    size, added = len(index.ids) + len(index._added), list(index._added)
+    total = np.zeros(size)
+    for readings in query_terms(question):
+        per_reading = []
+        for reading in readings:
+            scores = np.zeros(size)
+            if reading in index._bm25.vocab_dict:
+                scores[: len(index.ids)] = index._bm25.get_scores([reading])
+            if reading in index._added_postings:
+                docs, counts = index._added_postings[reading]
+                n, df = len(index.ids), index.document_frequency(reading)
+                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                lengths = index._added_lengths[docs] / index._average_length
+                k1, b = index._bm25.k1, index._bm25.b
+                scores[len(index.ids) + docs] = idf * counts / (k1 * ((1 - b) + b * lengths) + counts)
+            if reading in index._bm25.vocab_dict or reading in index._added_postings:
+                per_reading.append(scores)
+        if per_reading:
+            total += np.max(per_reading, axis=0)
+    names = index.ids + added
+    total[[names.index(i) for i in index._dead]] = 0.0
+    if allowed is not None:
+        total[[n for n, i in enumerate(names) if i not in set(allowed)]] = 0.0
+    order = np.lexsort((np.arange(size), -total))[:k]
+    return [(names[n], float(total[n])) for n in order if total[n] > 0]
+
+
+@pytest.mark.parametrize("dense_share", [0, 10**9])  # lists summed by sorting / on a dense array
+def test_sparse_scoring_matches_the_dense_formula(tmp_path, monkeypatch, dense_share):
+    """Rzadkie liczenie (listy wystąpień) daje te same trafienia i wyniki co gęsta suma po całym indeksie:
+    słowa wieloznaczne, filtry, dopiska i wygaszone wiersze, remisy rozstrzygane pozycją."""
+    from chroma_rag.retrieval import keyword, keyword_scoring
+
+    monkeypatch.setattr(keyword_scoring, "DENSE_SHARE", dense_share)
+
+    sentences = [
+        "Pracownik ma prawo do urlopu wypoczynkowego w wymiarze 26 dni.",
+        "Administrator przetwarza dane osobowe zgodnie z prawem.",
+        "Zbiór danych osobowych prowadzi administrator danych.",
+        "Pracodawca udziela urlopu na wniosek pracownika.",
+        "Roszczenie o zapłatę przedawnia się z upływem trzech lat.",
+        "Kto dokarmia dziki w mieście, podlega karze grzywny.",
+        "Straż miejska odławia dziki w granicach miasta.",
+        "Pszczelarz prowadzi pasiekę przy drodze publicznej.",
+    ]
+    texts = {f"f{i:03d}": " ".join(sentences[(i * j) % len(sentences)] for j in range(1, 2 + i % 3))
+             for i in range(60)}
+    texts["f050"] = texts["f010"]  # equal scores: ties broken by position
+    fetch = lambda ids: {i: texts[i] for i in ids}  # noqa: E731
+    folder = tmp_path / "slowa"
+    index = KeywordIndex(folder)
+    index.sync(dict.fromkeys(texts, "1"), fetch, "v1")
+    questions = ["urlop pracownika", "danych osobowych administratora", "dziki grzywna w mieście",
+                 "przedawnienie roszczenia o zapłatę", "pasieka", "zupełnie obce słowo"]
+    some = sorted(texts)[::3]
+
+    def same(index: KeywordIndex) -> None:
+        for question in questions:
+            for allowed in (None, some, some[:2], []):
+                for k in (1, 3, 100):
+                    got = [(h.id, h.score) for h in index.search(question, k, allowed=allowed)]
+                    want = dense_hits(index, question, k, allowed)
+                    assert [i for i, _ in got] == [i for i, _ in want], (question, allowed, k)
+                    assert all(abs(a - b) < 1e-9 for (_, a), (_, b) in zip(got, want, strict=True))
+
+    same(index)
+    assert any(len(r) > 1 for r in query_terms("danych"))  # an ambiguous word is among the questions
+    monkeypatch.setattr(keyword, "DELTA_MIN", 20)
+    texts.update({"n1": "Pracownik bierze urlop, dane osobowe chroni administrator.", "n2": "Dziki w mieście."})
+    texts["f020"] = "Pasieka stoi przy drodze, pracownik ma urlop."
+    versions = {**dict.fromkeys(texts, "1"), "f020": "2"}
+    del versions["f005"]
+    assert index.sync(versions, fetch, "v2")
+    assert index._added and index._dead
+    for again in (index, KeywordIndex(folder)):
+        same(again)

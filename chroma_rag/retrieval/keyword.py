@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import keyword_scoring as scoring
+
 if TYPE_CHECKING:
     from ..storage.collection import ChunkCollection
 
@@ -135,8 +137,7 @@ class KeywordIndex:
         self.versions: dict[str, str] = {}
         self._tokens: dict[str, list[str]] | None = {}
         self._bm25: Any = None
-        self._positions: dict[str, int] = {}
-        self._document_frequency: Counter[str] = Counter()
+        self._position_map: dict[str, int] | None = {}
         self.collection_version = ""
         self._saved_as = ""  # random id of the saved copy this object mirrors
         # chunks outside the matrix: id → tokens (scored with the matrix's statistics), and matrix rows switched off
@@ -146,6 +147,7 @@ class KeywordIndex:
         self._pending_delta: dict[str, Any] = {}  # read at load, applied once the matrix is there
         self._added_postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._added_lengths = np.zeros(0)
+        self._dead_positions = np.zeros(0, dtype=np.int64)
         self._average_length = 1.0
         self._row_maps: dict[tuple[int, str], np.ndarray] = {}
         # Tokens of that copy, opened at load: a concurrent sync may replace the folder, the open file stays.
@@ -161,6 +163,22 @@ class KeywordIndex:
             self._token_file.seek(self._offsets[0])
             self._tokens = {i: json.loads(line) for i, line in zip(self.ids, self._token_file, strict=True)}
         return self._tokens
+
+    @property
+    def _positions(self) -> dict[str, int]:
+        """Id → pozycja w macierzy, budowane dopiero przy potrzebie (przy 1 mln id to sekunda, a wyszukiwanie
+        bez filtra i filtr z migawki go nie potrzebują)."""
+        if self._position_map is None:
+            self._position_map = {i: n for n, i in enumerate(self.ids)}
+        return self._position_map
+
+    def document_frequency(self, token: str) -> int:
+        """W ilu fragmentach macierzy występuje lemat – długość jego kolumny w macierzy BM25 (bez liczenia
+        słownika całego indeksu przy wczytaniu)."""
+        column = self._bm25.vocab_dict.get(token) if self._bm25 is not None and self.ids else None
+        indptr = self._bm25.scores["indptr"] if column is not None else ()
+        # bm25s may add the empty token to the vocabulary without a column
+        return int(indptr[column + 1] - indptr[column]) if column is not None and column + 1 < len(indptr) else 0
 
     def _tokens_of(self, chunk_id: str) -> list[str]:
         if chunk_id in self._added:
@@ -253,18 +271,19 @@ class KeywordIndex:
                 counts.append(count)
         self._added_postings = {t: (np.array(d), np.array(c, dtype=np.float64)) for t, (d, c) in postings.items()}
         self._added_lengths = np.array([max(len(t), 1) for t in self._added.values()], dtype=np.float64)
+        # every change of the switched-off rows ends here
+        self._dead_positions = np.array([self._positions[i] for i in self._dead], dtype=np.int64)
         self._row_maps.clear()
 
     def _rebuild(self) -> None:
         import bm25s
 
         self.ids = sorted(self.tokens)
-        self._positions = {i: n for n, i in enumerate(self.ids)}
+        self._position_map = None
         self._bm25 = bm25s.BM25()
         if self.ids:
             self._bm25.index([self.tokens[i] or [""] for i in self.ids], show_progress=False)
         self._average_length = float(np.mean([max(len(self.tokens[i]), 1) for i in self.ids])) if self.ids else 1.0
-        self._count_documents()
         self._row_maps.clear()
 
     # --- wyszukiwanie ---------------------------------------------------------------------------
@@ -274,22 +293,19 @@ class KeywordIndex:
         terms = query_terms(question, self.lemmatizer_name)
         if not len(self) or not terms:
             return []
-        scores = self._scores(terms)
-        if self._dead:
-            scores[[self._positions[i] for i in self._dead]] = 0.0
+        docs, scores = self._scores(terms)
+        keep = scores > 0
+        size = len(self.ids) + len(self._added)
+        if len(self._dead_positions):
+            keep &= ~_marked(docs, self._dead_positions, size)
         added = list(self._added)
         if allowed is not None:
-            mask = np.zeros(len(scores), dtype=bool)
-            mask[self._allowed_positions(allowed, added)] = True
-            scores = np.where(mask, scores, 0.0)
-        if len(scores) > k:
-            best = np.argpartition(-scores, k)[:k]
-            top = best[np.lexsort((best, -scores[best]))]
-        else:
-            top = np.argsort(-scores, kind="stable")
+            keep &= _marked(docs, self._allowed_positions(allowed, added), size)
+        docs, scores = docs[keep], scores[keep]
         everything = len(self.ids)
-        return [KeywordHit(self.ids[n] if n < everything else added[n - everything], float(scores[n]))
-                for n in top.tolist() if scores[n] > 0]
+        best = scoring.top(docs, scores, k)
+        return [KeywordHit(self.ids[n] if n < everything else added[n - everything], score)
+                for n, score in zip(docs[best].tolist(), scores[best].tolist(), strict=True)]
 
     def _allowed_positions(self, allowed: Iterable[str], added: list[str]) -> np.ndarray:
         """Pozycje (macierz, potem dopiska) dozwolonych id; wiersze migawki (``RowSelection``) przez mapę
@@ -320,32 +336,35 @@ class KeywordIndex:
             found = mapping
         return found
 
-    def _scores(self, terms: list[tuple[str, ...]]) -> np.ndarray:
-        """Suma BM25 po słowach pytania; słowo wieloznaczne liczy się raz – najlepszym odczytaniem. Suma po
-        wszystkich lematach dawałaby słowu o czterech odczytaniach („danych”: dana, dane, dany, dać)
-        czterokrotną wagę."""
-        total = np.zeros(len(self.ids) + len(self._added), dtype=np.float64)
+    def _scores(self, terms: list[tuple[str, ...]]) -> scoring.Postings:
+        """Suma BM25 po słowach pytania, tylko na fragmentach z listami wystąpień (pozycje rosnąco); słowo
+        wieloznaczne liczy się raz – najlepszym odczytaniem. Suma po wszystkich lematach dawałaby słowu o czterech
+        odczytaniach („danych”: dana, dane, dany, dać) czterokrotną wagę."""
         vocabulary = self._bm25.vocab_dict if self._bm25 is not None and self.ids else {}
+        found = []
         for readings in terms:
-            known = [r for r in readings if r in vocabulary or r in self._added_postings]
-            if known:
-                total += np.max([self._reading_scores(r, vocabulary) for r in known], axis=0)
-        return total
+            postings = [p for r in readings if (p := self._reading_postings(r, vocabulary)) is not None]
+            if postings:
+                found.append(scoring.best_reading(postings))
+        return scoring.summed(found, len(self.ids) + len(self._added))
 
-    def _reading_scores(self, reading: str, vocabulary: dict[str, int]) -> np.ndarray:
-        """BM25 jednego lematu: macierz (bm25s) i dopiska – tym samym wzorem (Lucene, k1, b biblioteki) przy
-        statystykach macierzy (liczba fragmentów, częstość lematu, średnia długość)."""
-        base = (np.asarray(self._bm25.get_scores([reading]), dtype=np.float64) if reading in vocabulary
-                else np.zeros(len(self.ids)))
-        added = np.zeros(len(self._added))
+    def _reading_postings(self, reading: str, vocabulary: dict[str, int]) -> scoring.Postings | None:
+        """BM25 jednego lematu tam, gdzie występuje: macierz (bm25s) i dopiska – tym samym wzorem (Lucene, k1, b
+        biblioteki) przy statystykach macierzy (liczba fragmentów, częstość lematu, średnia długość)."""
+        parts = []
+        if reading in vocabulary:
+            parts.append(scoring.column_postings(self._bm25.scores, vocabulary[reading]))
         if reading in self._added_postings:
             docs, counts = self._added_postings[reading]
-            n, df = max(len(self.ids), 1), self._document_frequency.get(reading, 0)
+            n, df = max(len(self.ids), 1), self.document_frequency(reading)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             k1, b = (self._bm25.k1, self._bm25.b) if self._bm25 is not None else (1.5, 0.75)
             lengths = self._added_lengths[docs] / self._average_length
-            added[docs] = idf * counts / (k1 * ((1 - b) + b * lengths) + counts)
-        return np.concatenate([base, added])
+            parts.append((len(self.ids) + docs, idf * counts / (k1 * ((1 - b) + b * lengths) + counts)))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else (np.concatenate([d for d, _ in parts]),
+                                                 np.concatenate([s for _, s in parts]))
 
     def coverage(self, question: str, chunk_ids: Iterable[str]) -> float:
         """Jaka część „wagi” pytania (suma IDF jego słów) występuje we wskazanych fragmentach. Słowo nieznane
@@ -359,7 +378,7 @@ class KeywordIndex:
             if word in STOPWORDS or not readings:
                 continue
             # The most common reading of an ambiguous word decides its weight.
-            weight = min(math.log(1 + n / (self._document_frequency[r] + 0.5)) for r in readings)
+            weight = min(math.log(1 + n / (self.document_frequency(r) + 0.5)) for r in readings)
             total += weight
             covered += weight if any(r in present for r in readings) else 0.0
         return covered / total if total else 0.0
@@ -453,21 +472,7 @@ class KeywordIndex:
         # hundreds of MiB)
         self._bm25 = bm25s.BM25.load(str(self.path), show_progress=False, mmap=True)
         self.ids = ids
-        self._positions = {i: n for n, i in enumerate(ids)}
-        self._count_documents()
-
-    def _count_documents(self) -> None:
-        """W ilu fragmentach występuje każdy lemat – z macierzy BM25 (kolumna lematu ma wpis dla każdego
-        fragmentu, który go zawiera), bez czytania tokenów."""
-        if not self.ids:
-            self._document_frequency = Counter()
-            return
-        indptr = np.asarray(self._bm25.scores["indptr"])
-        counts = np.diff(indptr)
-        # bm25s may add the empty token to the vocabulary without a column
-        self._document_frequency = Counter(
-            {t: int(counts[c]) for t, c in self._bm25.vocab_dict.items() if c < len(counts)}
-        )
+        self._position_map = None
 
     def _save(self) -> None:
         """Całość (tokeny + macierz BM25) do folderu obok, potem podmiana folderów: przerwany zapis
@@ -519,6 +524,14 @@ class KeywordIndex:
             staging.write_text(json.dumps({"znacznik": version, "zapis": self._saved_as, "dopisane": self._delta_id}),
                                encoding="utf-8")
             os.replace(staging, self.path / COLLECTION_VERSION)
+
+
+def _marked(docs: np.ndarray, positions: np.ndarray, size: int) -> np.ndarray:
+    """Które z ``docs`` są wśród ``positions``: mapa bitów całego indeksu (1 MB przy 1 mln) zamiast sortowania –
+    tanio i dla filtra na 0,1 %, i na połowę kolekcji."""
+    mask = np.zeros(size, dtype=bool)
+    mask[positions] = True
+    return mask[docs]
 
 
 def chunk_versions(collection: ChunkCollection) -> dict[str, str]:
