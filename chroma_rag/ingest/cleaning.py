@@ -8,6 +8,8 @@ from collections import Counter
 from functools import lru_cache
 from itertools import pairwise
 
+from .. import morphology
+
 # Legacy Polish fonts in some Dziennik Ustaw prints map glyphs through Mac Central European, and pypdf
 # decodes them as Mac Roman: "∏" is really "ł", "´" is "ę", "˝" is "ż", "à" is "ą".
 _MOJIBAKE_MARKERS = frozenset("∏´˝Êƒ¸")
@@ -211,18 +213,8 @@ def _is_abbreviation(tag: str) -> bool:
 
 @lru_cache(maxsize=300_000)
 def _readings(word: str) -> list[tuple[str, str]]:
-    # by index on the SWIG object, not by iterating ``Morfeusz.analyse``: that iterator could take faiss's
-    # SWIG class (both modules share SWIG's type table) and the process died with a segfault
-    native = _analyser()._morfeusz_obj
-    found = native.analyse(word)
-    return [(found[n].getTag(native), " ".join(found[n].getLabels(native))) for n in range(len(found))]
-
-
-@lru_cache(maxsize=1)
-def _analyser():
-    import morfeusz2  # lazy: a dictionary of a few dozen MB, needed only when cutting documents
-
-    return morfeusz2.Morfeusz(generate=False, expand_tags=False)
+    native = morphology.analyser()
+    return [(found.getTag(native), " ".join(found.getLabels(native))) for found in morphology.interpretations(word)]
 
 
 def reflow(text: str) -> str:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import morphology
 from . import keyword_scoring as scoring
 
 if TYPE_CHECKING:
@@ -68,16 +69,10 @@ def words(text: str) -> list[str]:
 def lemmatizer(name: str) -> Callable[[str], tuple[str, ...]]:
     """Funkcja słowo → lematy (kilka, gdy słowo jest wieloznaczne: indeksujemy wszystkie)."""
     if name == "morfeusz":
-        import morfeusz2
-
-        # the SWIG object itself, read by index: morfeusz2 and faiss are SWIG modules sharing SWIG's runtime type
-        # table, and iterating morfeusz2's results (``Morfeusz.analyse``) could take faiss's iterator class –
-        # the process died with a segfault once both were imported, in either order
-        analyser = morfeusz2.Morfeusz(generate=False, expand_tags=False)._morfeusz_obj
+        morphology.analyser()  # loaded here, so a missing dictionary fails when the index is opened
 
         def morfeusz(word: str) -> tuple[str, ...]:
-            found = analyser.analyse(word)
-            lemmas = {found[n].lemma.split(":")[0].lower() for n in range(len(found))}
+            lemmas = {found.lemma.split(":")[0].lower() for found in morphology.interpretations(word)}
             return tuple(sorted(lemmas)) or (word,)
 
         return lru_cache(maxsize=200_000)(morfeusz)
