@@ -37,3 +37,31 @@ def test_long_lived_index_sees_what_another_process_wrote(tmp_path):
     subprocess.run(command, check=True, capture_output=True)
     hits = reader.search("Ile kosztuje obiad?", threshold=None, filters=SearchFilters(files=["kantyna.txt"]))
     assert hits and hits[0].file == "kantyna.txt"
+
+
+def test_file_names_are_read_from_the_registry_once_per_write_and_a_new_file_is_found(tmp_path, monkeypatch):
+    """Nazwy plików do filtra są zapamiętane do następnego zapisu (przy milionie fragmentów odczyt rejestru to
+    ~0,15 s na każde pytanie z filtrem pliku), ale plik dopisany przez inny proces znajduje się od razu."""
+    import subprocess
+    import sys
+
+    from chroma_rag.storage.registry import Registry
+
+    db = tmp_path / "db"
+    first, second = tmp_path / "parking.txt", tmp_path / "kantyna.txt"
+    first.write_text("Miejsca dla rowerów są przy bramie B, a dla samochodów na poziomie -1.", encoding="utf-8")
+    second.write_text("Kantyna jest czynna od 11:00 do 15:00, obiad kosztuje 25 zł.", encoding="utf-8")
+    Index(db).add([first])
+    reads = []
+    records = Registry.records
+    monkeypatch.setattr(Registry, "records", lambda self, *a: reads.append(1) or records(self, *a))
+    reader = Index(db)
+    for _ in range(3):
+        hits = reader.search("Gdzie zostawić rower?", threshold=None, filters=SearchFilters(files=["parking.txt"]))
+        assert hits[0].file == "parking.txt"
+    assert len(reads) == 1
+    command = [sys.executable, "-m", "chroma_rag", "indeksuj", str(second), "--baza", str(db)]
+    subprocess.run(command, check=True, capture_output=True)
+    hits = reader.search("Ile kosztuje obiad?", threshold=None, filters=SearchFilters(files=["kantyna.txt"]))
+    assert hits and {hit.file for hit in hits} == {"kantyna.txt"}
+    assert len(reads) == 2

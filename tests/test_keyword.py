@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from chroma_rag import Index
-from chroma_rag.filters import SearchFilters
-from chroma_rag.retrieval.keyword import KeywordIndex, query_terms, tokenize
+from chroma_rag.filters import SearchFilters, build_where
+from chroma_rag.retrieval import keyword
+from chroma_rag.retrieval.keyword import KeywordIndex, chunk_versions, collection_texts, query_terms, tokenize
+from chroma_rag.storage.collection import ChunkCollection
+from chroma_rag.storage.snapshot import RowSelection, Snapshot
+from chroma_rag.storage.store import Store
 
 ACT_A = """USTAWA
 z dnia 1 stycznia 2020 r.
@@ -241,12 +249,31 @@ def dense_hits(index: KeywordIndex, question: str, k: int, allowed: list[str] | 
                 per_reading.append(scores)
         if per_reading:
             total += np.max(per_reading, axis=0)
-    names = index.ids + added
+    names = [i.decode() for i in index.ids.tolist()] + added
     total[[names.index(i) for i in index._dead]] = 0.0
     if allowed is not None:
         total[[n for n, i in enumerate(names) if i not in set(allowed)]] = 0.0
     order = np.lexsort((np.arange(size), -total))[:k]
     return [(names[n], float(total[n])) for n in order if total[n] > 0]
+
+
+SENTENCES = [
+    "Pracownik ma prawo do urlopu wypoczynkowego w wymiarze 26 dni.",
+    "Administrator przetwarza dane osobowe zgodnie z prawem.",
+    "Zbiór danych osobowych prowadzi administrator danych.",
+    "Pracodawca udziela urlopu na wniosek pracownika.",
+    "Roszczenie o zapłatę przedawnia się z upływem trzech lat.",
+    "Kto dokarmia dziki w mieście, podlega karze grzywny.",
+    "Straż miejska odławia dziki w granicach miasta.",
+    "Pszczelarz prowadzi pasiekę przy drodze publicznej.",
+]
+QUESTIONS = ["urlop pracownika", "danych osobowych administratora", "dziki grzywna w mieście",
+             "przedawnienie roszczenia o zapłatę", "pasieka", "zupełnie obce słowo"]
+
+
+def mixed_text(n: int) -> str:
+    """Tekst fragmentu ``n``: jedno do trzech zdań, powtarzalnie (dużo wspólnych słów, więc i remisów)."""
+    return " ".join(SENTENCES[(n * j) % len(SENTENCES)] for j in range(1, 2 + n % 3))
 
 
 @pytest.mark.parametrize("dense_share", [0, 10**9])  # lists summed by sorting / on a dense array
@@ -257,29 +284,16 @@ def test_sparse_scoring_matches_the_dense_formula(tmp_path, monkeypatch, dense_s
 
     monkeypatch.setattr(keyword_scoring, "DENSE_SHARE", dense_share)
 
-    sentences = [
-        "Pracownik ma prawo do urlopu wypoczynkowego w wymiarze 26 dni.",
-        "Administrator przetwarza dane osobowe zgodnie z prawem.",
-        "Zbiór danych osobowych prowadzi administrator danych.",
-        "Pracodawca udziela urlopu na wniosek pracownika.",
-        "Roszczenie o zapłatę przedawnia się z upływem trzech lat.",
-        "Kto dokarmia dziki w mieście, podlega karze grzywny.",
-        "Straż miejska odławia dziki w granicach miasta.",
-        "Pszczelarz prowadzi pasiekę przy drodze publicznej.",
-    ]
-    texts = {f"f{i:03d}": " ".join(sentences[(i * j) % len(sentences)] for j in range(1, 2 + i % 3))
-             for i in range(60)}
+    texts = {f"f{i:03d}": mixed_text(i) for i in range(60)}
     texts["f050"] = texts["f010"]  # equal scores: ties broken by position
     fetch = lambda ids: {i: texts[i] for i in ids}  # noqa: E731
     folder = tmp_path / "slowa"
     index = KeywordIndex(folder)
     index.sync(dict.fromkeys(texts, "1"), fetch, "v1")
-    questions = ["urlop pracownika", "danych osobowych administratora", "dziki grzywna w mieście",
-                 "przedawnienie roszczenia o zapłatę", "pasieka", "zupełnie obce słowo"]
     some = sorted(texts)[::3]
 
     def same(index: KeywordIndex) -> None:
-        for question in questions:
+        for question in QUESTIONS:
             for allowed in (None, some, some[:2], []):
                 for k in (1, 3, 100):
                     got = [(h.id, h.score) for h in index.search(question, k, allowed=allowed)]
@@ -298,3 +312,164 @@ def test_sparse_scoring_matches_the_dense_formula(tmp_path, monkeypatch, dense_s
     assert index._added and index._dead
     for again in (index, KeywordIndex(folder)):
         same(again)
+
+
+# --- zapis kolumnami (.npy) i mapa wierszy migawki --------------------------------------------------------------
+
+DIM = 8
+FILES = ("kodeks-pracy.pdf", "rodo.pdf", "łowiectwo-żubry.pdf")  # ids of different lengths, utf-8 beyond ascii
+
+
+def put(collection: ChunkCollection, texts: dict[str, str], version: str) -> None:
+    """Fragmenty do prawdziwej kolekcji (wektory losowe – noga słowna ich nie używa); ``hash`` to wersja."""
+    ids = list(texts)
+    vectors = np.random.default_rng(len(ids)).normal(size=(len(ids), DIM)).astype(np.float32)
+    collection.upsert(ids, vectors, [texts[i] for i in ids], [{"plik": i.split("#")[0], "hash": version} for i in ids])
+
+
+@pytest.fixture()
+def chunks(tmp_path: Path) -> ChunkCollection:
+    """Kolekcja w folderze z migawką: filtr daje ``RowSelection`` (wiersze migawki), jak przy dużej bazie."""
+    collection = Store(tmp_path / "dane").chunks("test:slowa", DIM, create=True)
+    put(collection, {f"{FILES[n % 3]}#{n}": mixed_text(n) for n in range(60)}, "1")
+    return collection
+
+
+def synced(index: KeywordIndex, collection: ChunkCollection) -> bool:
+    return index.sync(chunk_versions(collection), lambda ids: collection_texts(collection, ids), collection.version())
+
+
+def hits(index: KeywordIndex, question: str, allowed=None) -> list[tuple[str, float]]:
+    return [(h.id, h.score) for h in index.search(question, 10, allowed=allowed)]
+
+
+def write_previous_format(folder: Path) -> None:
+    """Przepisuje folder indeksu słów na format 5: id, pozycje tokenów i wersje jako JSON w manifeście."""
+    index = KeywordIndex(folder)
+    names = [i.decode() for i in index.ids.tolist()]
+    label = json.loads((folder / keyword.COLLECTION_VERSION).read_text(encoding="utf-8"))
+    lines = [json.dumps("stary-zapis").encode() + b"\n"]
+    lines += [json.dumps(index.tokens[i], ensure_ascii=False).encode() + b"\n" for i in names]
+    manifest = {"zapis": "stary-zapis", "pozycje_tokenow": list(itertools.accumulate(map(len, lines))),
+                "wersja_formatu": 5, "lematyzator": "morfeusz", "kolejnosc": names, "wersje": index.versions,
+                "srednia_dlugosc": index._average_length}
+    (folder / keyword.TOKENS).write_bytes(b"".join(lines))
+    (folder / keyword.MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
+    # the collection's marker still matches: only the format tells this index apart
+    (folder / keyword.COLLECTION_VERSION).write_text(json.dumps({**label, "zapis": "stary-zapis"}), encoding="utf-8")
+    for name in (keyword.IDS, keyword.TOKEN_OFFSETS, keyword.VERSION_CODES):
+        (folder / name).unlink()
+
+
+def test_index_saved_in_the_previous_format_is_rebuilt_by_the_next_sync(acts, tmp_path):
+    db = tmp_path / "db"
+    Index(db).add([acts])
+    [folder] = db.glob("slowa-*-morfeusz")
+    write_previous_format(folder)
+    old = KeywordIndex(folder)
+    assert len(old) == 0 and old.collection_version == "" and old.search("dzików", 5) == []
+    assert keyword_arts(Index(db), "dokarmianiu dzika")[0] == ("dziki.txt", "2")
+    assert keyword_arts(Index(db), "ulami") == [("pszczoly.txt", "2")]
+    manifest = json.loads((folder / keyword.MANIFEST).read_text(encoding="utf-8"))
+    assert manifest["wersja_formatu"] == keyword.FORMAT_VERSION and "kolejnosc" not in manifest
+    rebuilt = KeywordIndex(folder)
+    assert rebuilt.collection_version and len(rebuilt) == manifest["fragmenty"] > 0
+    assert rebuilt.search("dokarmianie dzików", 1)
+
+
+def test_fresh_load_maps_the_columns_and_builds_no_id_dictionary(chunks, tmp_path):
+    """Świeży proces mapuje id, pozycje tokenów i kody wersji z plików .npy: ani słownik id → wersja, ani tokeny
+    nie powstają przy wczytaniu ani przy wyszukiwaniu (bez filtra i z filtrem z migawki), a wyniki – także
+    z dopiską – są te same co u obiektu, który indeks zapisał."""
+    folder = tmp_path / "slowa"
+    saver = KeywordIndex(folder)
+    assert synced(saver, chunks)
+    put(chunks, {"rodo.pdf#4": "Pszczelarz prowadzi pasiekę. Administrator danych też.", "rodo.pdf#nowy":
+                 "Pracownik przetwarza dane osobowe w pasiece."}, "2")
+    chunks.delete(["rodo.pdf#7"])
+    assert synced(saver, chunks) and saver._added and saver._dead  # a delta on disk: added and switched-off rows
+    fresh = KeywordIndex(folder)
+    selection = chunks.ids(build_where(SearchFilters(files=["rodo.pdf"])))
+    assert isinstance(selection, RowSelection)
+    for question in QUESTIONS:
+        for allowed in (None, selection):
+            assert hits(fresh, question, allowed) == hits(saver, question, allowed), (question, allowed)
+    # an id longer than every matrix id is not found through its cut-off prefix
+    longest = max((i.decode() for i in fresh.ids.tolist()), key=lambda i: len(i.encode()))
+    own_text = mixed_text(int(longest.split("#")[1]))
+    assert hits(fresh, own_text, [longest]) and hits(fresh, own_text, [longest + "0"]) == []
+    assert isinstance(fresh.ids, np.memmap) and fresh._version_map is None and fresh._tokens is None
+    assert fresh.coverage("pasieka", ["rodo.pdf#4", "kodeks-pracy.pdf#0"]) == 1.0 and fresh._tokens is None
+    # built when a sync needs it: the matrix's versions without the switched-off rows, plus the delta's
+    assert fresh.versions == saver.versions == chunk_versions(chunks)
+    assert not fresh.sync(chunk_versions(chunks), lambda ids: pytest.fail("nic się nie zmieniło"), chunks.version())
+
+
+def expected_row_map(index: KeywordIndex, snapshot: Snapshot) -> list[int]:
+    """Wzorzec mapy wiersz migawki → pozycja indeksu, wprost z napisów (dopiska po macierzy)."""
+    names = [i.decode() for i in index.ids.tolist()] + list(index._added)
+    position = {i: n for n, i in enumerate(names)}  # a replaced chunk: its delta position, the matrix row is off
+    return [position.get(i.decode(), -1) if alive else -1
+            for i, alive in zip(snapshot.ids.tolist(), snapshot.alive.tolist(), strict=True)]
+
+
+def test_row_map_without_bisection_equals_the_bisection(chunks, tmp_path):
+    """Mapa wiersz migawki → pozycja: gdy macierz ma dokładnie id kolekcji, kolejne liczby bez bisekcji; gdy
+    dopiska dodała albo usunęła fragmenty – bisekcja. Obie drogi zgadzają się ze wzorcem i z filtrem jako listą."""
+    index = KeywordIndex(tmp_path / "slowa")
+    assert synced(index, chunks)
+    where = build_where(SearchFilters(files=["rodo.pdf", "łowiectwo-żubry.pdf"]))
+
+    def check(same_ids: bool) -> None:
+        snapshot = chunks.snapshot()
+        assert np.array_equal(index.ids, snapshot.sorted_ids) == same_ids  # the way _sorted_positions goes
+        assert index._row_map(snapshot, list(index._added)).tolist() == expected_row_map(index, snapshot)
+        selection = chunks.ids(where)
+        for question in QUESTIONS:
+            assert hits(index, question, selection) == hits(index, question, list(selection)), question
+
+    check(same_ids=True)
+    # the bisection on the same ids gives the same numbers, also against wider items than the matrix's
+    sorted_ids = chunks.snapshot().sorted_ids
+    wider = sorted_ids.astype(f"S{sorted_ids.itemsize + 5}")
+    assert keyword._find(index.ids, sorted_ids).tolist() == index._sorted_positions(wider).tolist() == list(
+        range(len(index.ids)))
+    put(chunks, {"rodo.pdf#1": "Straż miejska odławia dziki."}, "2")  # replaced: same ids, new text in the delta
+    assert synced(index, chunks) and index._dead == {"rodo.pdf#1"}
+    check(same_ids=True)
+    # one added, one removed: as many ids as the matrix has, but not the same ones
+    put(chunks, {"łowiectwo-żubry.pdf#nowy": "Dziki i żubry w granicach miasta."}, "1")
+    chunks.delete(["rodo.pdf#4"])
+    assert synced(index, chunks) and len(index._added) == len(index._dead) == 2
+    assert len(chunks.snapshot().sorted_ids) == len(index.ids)
+    check(same_ids=False)
+
+
+def test_keyword_index_catches_up_from_the_journal_without_comparing_every_chunk(acts, tmp_path, monkeypatch):
+    """Po zapisie (nowy, zmieniony i usunięty plik) indeks słów dogania kolekcję z dziennika zmian migawki – tylko
+    dotknięte fragmenty, bez porównania wersji wszystkich (przy milionie ~2 s po każdym pliku) – u piszącego
+    i u czytelnika z indeksem sprzed zapisu; wyniki jak po przebudowie od zera."""
+    from chroma_rag.retrieval import service
+
+    db = tmp_path / "db"
+    Index(db).add([acts])
+    reader = Index(db)
+    assert keyword_arts(reader, "ulami") == [("pszczoly.txt", "2")]
+    compared = []
+    every_version = service.chunk_versions
+    monkeypatch.setattr(service, "chunk_versions", lambda collection: compared.append(1) or every_version(collection))
+    (acts / "pszczoly.txt").write_text(ACT_A.replace("Ule ustawia", "Barcie ustawia"), encoding="utf-8")
+    (acts / "sowy.txt").write_text(ACT_B.replace("Dziki", "Sowy").replace("dzików", "sów"), encoding="utf-8")
+    writer = Index(db)
+    writer.add([acts])
+    writer.remove("dziki.txt")
+    questions = ["ulami", "barcie", "dzików", "sów", "grzywna", "pasieka"]
+    caught_up = {index: [keyword_arts(index, q) for q in questions] for index in (reader, writer)}
+    assert compared == []
+    assert caught_up[reader] == caught_up[writer]
+    assert [{file for file, _ in found} for found in caught_up[reader][:4]] == [set(), {"pszczoly.txt"}, set(),
+                                                                                {"sowy.txt"}]
+    for folder in db.glob("slowa-*"):
+        shutil.rmtree(folder)
+    assert [keyword_arts(Index(db), q) for q in questions] == caught_up[reader]
+    assert compared == [1]  # the rebuild compared every chunk: there was no index to catch up

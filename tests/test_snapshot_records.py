@@ -97,6 +97,24 @@ def test_appended_and_deleted_chunks_in_a_new_process(chunks):
     assert spied.hits(["id-0004"]) == []  # deleted: the snapshot does not know it, Chroma has nothing either
 
 
+def test_catching_up_with_a_removal_fetches_nothing_from_chroma(chunks):
+    """Usunięte fragmenty wystarczy wygasić w migawce: w trybie folderu każdy ``get`` wczytuje cały HNSW
+    (przy milionie fragmentów ~3 s przy każdym usuniętym pliku)."""
+    collection, vectors = chunks
+    if not collection._journal:
+        pytest.skip("serwer nie ma dziennika: migawka budowana od nowa")
+    assert collection.snapshot() is not None
+    collection.delete(["id-0004", "id-0006"])
+    collection.upsert(["id-0008"], vectors[:1], ["Zmieniony tekst"], [{"plik": "zmieniony.pdf", "rok": 1999}])
+    collection.delete(["id-0008"])  # written, then removed: nothing to fetch either
+    collection_module._SNAPSHOTS.clear()  # a new process: the snapshot comes from disk
+    spied, spy = _spied(collection)
+    found = spied.snapshot()
+    assert spy.gets == 0 and found is not None and len(found) == N - 3
+    assert spied.hits(["id-0004", "id-0008", "id-0005"])[0].text == "Art. 5. Zażółć gęślą jaźń 5"
+    assert len(spied.ranked(vectors[4], N, None)) == N - 3
+
+
 def test_a_damaged_record_file_rebuilds_the_snapshot(chunks):
     collection, _ = chunks
     first = collection.snapshot()

@@ -37,12 +37,17 @@ if TYPE_CHECKING:
 
 LEMMATIZERS = ("morfeusz", "simplemma", "stempel", "brak")
 DEFAULT_LEMMATIZER = "morfeusz"
-FORMAT_VERSION = 5  # zmiana tokenizacji albo zapisu = nowy numer, indeks buduje się od nowa
-MANIFEST = "fragmenty.json"
+FORMAT_VERSION = 6  # zmiana tokenizacji albo zapisu = nowy numer, indeks buduje się od nowa
+MANIFEST = "fragmenty.json"  # small fields only: read by every fresh process
 # Tokens of every chunk, one JSON line each in the order of ``ids`` after a header line with the save's id;
-# byte offsets are in the manifest. A cold search reads only the few lines it needs (at 100k chunks the whole
+# byte offsets are in TOKEN_OFFSETS. A cold search reads only the few lines it needs (at 100k chunks the whole
 # file is ~80 MB, seconds to parse).
 TOKENS = "tokeny.jsonl"
+# Per-chunk columns in the order of ``ids``, mapped at load: as JSON in the manifest they were 65 MB at 1M chunks,
+# 0.6 s to parse in every fresh process, and a search needs only the ids of its hits.
+IDS = "id.npy"  # utf-8 bytes (numpy "S"), sorted
+TOKEN_OFFSETS = "pozycje_tokenow.npy"  # int64, len(ids) + 1
+VERSION_CODES = "wersje.npy"  # int32: index into the manifest's list of distinct versions
 COLLECTION_VERSION = "kolekcja.json"  # the collection's change marker this index was last synced at
 DELTA = "dopisane.json"  # chunks added (and matrix rows switched off) since the matrix was built
 DELTA_MIN = 2000  # a delta up to max(DELTA_MIN, DELTA_FRACTION · matrix rows) chunks; more: rebuild the matrix
@@ -128,11 +133,14 @@ class KeywordIndex:
     def __init__(self, path: Path | None, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> None:
         self.path = path
         self.lemmatizer_name = lemmatizer_name
-        self.ids: list[str] = []
-        self.versions: dict[str, str] = {}
+        self.ids: np.ndarray = _encoded([])  # matrix rows: utf-8 bytes (numpy "S"), sorted
         self._tokens: dict[str, list[str]] | None = {}
         self._bm25: Any = None
-        self._position_map: dict[str, int] | None = {}
+        # id → version, built from the saved columns (and the loaded delta's versions) only when needed
+        self._version_map: dict[str, str] | None = {}
+        self._version_names: list[str] = []
+        self._version_codes = np.zeros(0, dtype=np.int32)
+        self._delta_versions: dict[str, str] = {}
         self.collection_version = ""
         self._saved_as = ""  # random id of the saved copy this object mirrors
         # chunks outside the matrix: id → tokens (scored with the matrix's statistics), and matrix rows switched off
@@ -147,7 +155,7 @@ class KeywordIndex:
         self._row_maps: dict[tuple[int, str], np.ndarray] = {}
         # Tokens of that copy, opened at load: a concurrent sync may replace the folder, the open file stays.
         self._token_file: Any = None
-        self._offsets: list[int] = []
+        self._offsets = np.zeros(0, dtype=np.int64)
         if path is not None:
             self._load()
 
@@ -155,22 +163,40 @@ class KeywordIndex:
     def tokens(self) -> dict[str, list[str]]:
         """Tokeny fragmentów macierzy (z dysku dopiero wtedy, gdy są potrzebne – przy przebudowie)."""
         if self._tokens is None:
-            self._token_file.seek(self._offsets[0])
-            self._tokens = {i: json.loads(line) for i, line in zip(self.ids, self._token_file, strict=True)}
+            self._token_file.seek(int(self._offsets[0]))
+            self._tokens = {i: json.loads(line) for i, line in zip(self._id_list(), self._token_file, strict=True)}
         return self._tokens
 
     @property
-    def _positions(self) -> dict[str, int]:
-        """Id → pozycja w macierzy, budowane dopiero przy potrzebie (przy 1 mln id to sekunda, a wyszukiwanie
-        bez filtra i filtr z migawki go nie potrzebują)."""
-        if self._position_map is None:
-            self._position_map = {i: n for n, i in enumerate(self.ids)}
-        return self._position_map
+    def versions(self) -> dict[str, str]:
+        """Id → wersja fragmentów indeksu (macierz bez wygaszonych i dopiska), budowane dopiero przy potrzebie –
+        przy synchronizacji i zapisie; wyszukiwanie go nie potrzebuje (przy 1 mln id to ~0,6 s)."""
+        if self._version_map is None:
+            names = self._version_names
+            found = dict(zip(self._id_list(), [names[c] for c in self._version_codes.tolist()], strict=True))
+            for i in self._dead:
+                found.pop(i, None)
+            found.update(self._delta_versions)
+            self._version_map = found
+            self._version_names, self._version_codes, self._delta_versions = [], np.zeros(0, dtype=np.int32), {}
+        return self._version_map
+
+    def _id_list(self) -> list[str]:
+        return [i.decode() for i in self.ids.tolist()]
+
+    def _matrix_positions(self, chunk_ids: list[str]) -> np.ndarray:
+        """Pozycje fragmentów w macierzy (-1: nie ma ich tam) – bisekcją w posortowanych id, bez słownika
+        id → pozycja (przy 1 mln id to ~0,6 s i ~100 MB)."""
+        encoded = [i.encode() for i in chunk_ids]
+        # Longer than every matrix id: not there. The rest in the matrix's item size, or numpy would copy the
+        # whole (mapped) id array into the wider type on every lookup.
+        fits = np.array([len(e) <= self.ids.itemsize for e in encoded], dtype=bool)
+        return np.where(fits, _find(self.ids, np.array(encoded, dtype=self.ids.dtype)), -1)
 
     def document_frequency(self, token: str) -> int:
         """W ilu fragmentach macierzy występuje lemat – długość jego kolumny w macierzy BM25 (bez liczenia
         słownika całego indeksu przy wczytaniu)."""
-        column = self._bm25.vocab_dict.get(token) if self._bm25 is not None and self.ids else None
+        column = self._bm25.vocab_dict.get(token) if self._bm25 is not None and len(self.ids) else None
         indptr = self._bm25.scores["indptr"] if column is not None else ()
         # bm25s may add the empty token to the vocabulary without a column
         return int(indptr[column + 1] - indptr[column]) if column is not None and column + 1 < len(indptr) else 0
@@ -178,11 +204,14 @@ class KeywordIndex:
     def _tokens_of(self, chunk_id: str) -> list[str]:
         if chunk_id in self._added:
             return self._added[chunk_id]
-        if self._tokens is not None or chunk_id not in self._positions:
-            return self.tokens.get(chunk_id, [])
-        position = self._positions[chunk_id]
-        self._token_file.seek(self._offsets[position])
-        return json.loads(self._token_file.read(self._offsets[position + 1] - self._offsets[position]))
+        if self._tokens is not None:
+            return self._tokens.get(chunk_id, [])
+        position = int(self._matrix_positions([chunk_id])[0])
+        if position < 0:
+            return []
+        start, end = int(self._offsets[position]), int(self._offsets[position + 1])
+        self._token_file.seek(start)
+        return json.loads(self._token_file.read(end - start))
 
     # --- synchronizacja z kolekcją -------------------------------------------------------------
 
@@ -194,16 +223,32 @@ class KeywordIndex:
         Zwraca, czy coś się zmieniło."""
         changed = [i for i, version in versions.items() if self.versions.get(i) != version]
         removed = [i for i in self.versions if i not in versions]
+        return self._catch_up(changed, removed, versions, fetch_texts, collection_version)
+
+    def sync_changes(self, changes: dict[str, str | None], fetch_texts: Callable[[list[str]], dict[str, str]],
+                     collection_version: str) -> bool:
+        """Jak ``sync``, gdy wiadomo, których fragmentów mogła dotknąć zmiana od znacznika indeksu (dziennik
+        zmian migawki): ``changes`` – id → obecna wersja albo ``None`` (fragmentu już nie ma). Porównanie wersji
+        wszystkich fragmentów to przy milionie ~2 s po każdym dopisanym pliku; tu tylko dotknięte."""
+        current = self._versions_of(list(changes))
+        changed = [i for i, version in changes.items() if version is not None and current[i] != version]
+        removed = [i for i, version in changes.items() if version is None and current[i] is not None]
+        present = {i: version for i, version in changes.items() if version is not None}
+        return self._catch_up(changed, removed, present, fetch_texts, collection_version)
+
+    def _catch_up(self, changed: list[str], removed: list[str], versions: dict[str, str],
+                  fetch_texts: Callable[[list[str]], dict[str, str]], collection_version: str) -> bool:
         if not changed and not removed and self._bm25 is not None:
             self._save_collection_version(collection_version)
             return False
-        if self._bm25 is not None and self.ids and (
+        if self._bm25 is not None and len(self.ids) and (
             len(self._added) + len(self._dead) + len(changed) + len(removed)
             <= max(DELTA_MIN, DELTA_FRACTION * len(self.ids))
         ) and self._folder_is_ours():
             self._apply_delta(changed, removed, versions, fetch_texts)
             self._save_collection_version(collection_version)
             return True
+        _ = self.versions  # the lazy form reads the matrix's ids: built before the matrix is rebuilt
         self._fold_delta()
         for i in removed:
             self.versions.pop(i, None)
@@ -214,13 +259,32 @@ class KeywordIndex:
         self._save_collection_version(collection_version)
         return True
 
+    def _versions_of(self, chunk_ids: list[str]) -> dict[str, str | None]:
+        """Obecne wersje wskazanych fragmentów (``None``: nie ma ich w indeksie), bez budowania ``versions``."""
+        if self._version_map is not None:
+            return {i: self._version_map.get(i) for i in chunk_ids}
+        names, codes = self._version_names, self._version_codes
+        positions = self._matrix_positions(chunk_ids).tolist()
+        return {i: self._delta_versions[i] if i in self._delta_versions
+                else (names[codes[p]] if p >= 0 and i not in self._dead else None)
+                for i, p in zip(chunk_ids, positions, strict=True)}
+
+    def _set_version(self, chunk_id: str, version: str | None) -> None:
+        """Wersja fragmentu dopiski (``None``: zapomniana) – w ``versions`` albo, póki go nie zbudowano, obok."""
+        target = self._version_map if self._version_map is not None else self._delta_versions
+        if version is None:
+            target.pop(chunk_id, None)
+        else:
+            target[chunk_id] = version
+
     def _apply_delta(self, changed: list[str], removed: list[str], versions: dict[str, str],
                      fetch_texts: Callable[[list[str]], dict[str, str]]) -> None:
         """Mała zmiana bez przebudowy macierzy: usunięte i zastąpione wiersze macierzy gasną, nowe teksty idą
         do dopiski; zapis samej dopiski."""
-        for i in [*removed, *changed]:
-            self.versions.pop(i, None)
-            if self._added.pop(i, None) is None and i in self._positions:
+        stale = [*removed, *changed]
+        for i, in_matrix in zip(stale, (self._matrix_positions(stale) >= 0).tolist(), strict=True):
+            self._set_version(i, None)
+            if self._added.pop(i, None) is None and in_matrix:
                 self._dead.add(i)
         self._added.update(self._tokenized(changed, versions, fetch_texts))
         self._index_added()
@@ -231,7 +295,7 @@ class KeywordIndex:
         """Tokeny zmienionych fragmentów (ich wersje zapisane); dokąd trafią, decyduje wołający."""
         texts = fetch_texts(changed) if changed else {}
         for i in changed:
-            self.versions[i] = versions[i]
+            self._set_version(i, versions[i])
         return {i: tokenize(texts[i], self.lemmatizer_name) for i in changed}
 
     def _folder_is_ours(self) -> bool:
@@ -267,18 +331,18 @@ class KeywordIndex:
         self._added_postings = {t: (np.array(d), np.array(c, dtype=np.float64)) for t, (d, c) in postings.items()}
         self._added_lengths = np.array([max(len(t), 1) for t in self._added.values()], dtype=np.float64)
         # every change of the switched-off rows ends here
-        self._dead_positions = np.array([self._positions[i] for i in self._dead], dtype=np.int64)
+        self._dead_positions = self._matrix_positions(sorted(self._dead))
         self._row_maps.clear()
 
     def _rebuild(self) -> None:
         import bm25s
 
-        self.ids = sorted(self.tokens)
-        self._position_map = None
+        names = sorted(self.tokens)
+        self.ids = _encoded(names)
         self._bm25 = bm25s.BM25()
-        if self.ids:
-            self._bm25.index([self.tokens[i] or [""] for i in self.ids], show_progress=False)
-        self._average_length = float(np.mean([max(len(self.tokens[i]), 1) for i in self.ids])) if self.ids else 1.0
+        if names:
+            self._bm25.index([self.tokens[i] or [""] for i in names], show_progress=False)
+        self._average_length = float(np.mean([max(len(self.tokens[i]), 1) for i in names])) if names else 1.0
         self._row_maps.clear()
 
     # --- wyszukiwanie ---------------------------------------------------------------------------
@@ -299,7 +363,7 @@ class KeywordIndex:
         docs, scores = docs[keep], scores[keep]
         everything = len(self.ids)
         best = scoring.top(docs, scores, k)
-        return [KeywordHit(self.ids[n] if n < everything else added[n - everything], score)
+        return [KeywordHit(self.ids[n].decode() if n < everything else added[n - everything], score)
                 for n, score in zip(docs[best].tolist(), scores[best].tolist(), strict=True)]
 
     def _allowed_positions(self, allowed: Iterable[str], added: list[str]) -> np.ndarray:
@@ -311,31 +375,37 @@ class KeywordIndex:
             mapping = self._row_map(allowed.snapshot, added)
             found = mapping[allowed.rows]
             return found[found >= 0]
+        listed = list(allowed)
         where_added = {i: len(self.ids) + n for n, i in enumerate(added)}
-        return np.array([p for i in allowed if (p := where_added.get(i, self._positions.get(i))) is not None],
-                        dtype=np.int64)
+        in_matrix = self._matrix_positions(listed)
+        # the matrix row of an added id (a replaced chunk) is switched off: it drops out with the dead rows
+        in_added = np.array([where_added[i] for i in listed if i in where_added], dtype=np.int64)
+        return np.concatenate([in_matrix[in_matrix >= 0], in_added])
 
     def _row_map(self, snapshot: Any, added: list[str]) -> np.ndarray:
+        """Wiersz migawki → pozycja (macierz, potem dopiska; -1: brak)."""
         key = (id(snapshot), self._saved_as + self._delta_id)
         found = self._row_maps.get(key)
         if found is None:
-            mapping = np.full(len(snapshot.ids), -1, dtype=np.int64)
-            if self.ids:
-                base = np.array([i.encode() for i in self.ids])
-                ids = np.asarray(snapshot.ids)
-                positions = np.minimum(np.searchsorted(base, ids), len(base) - 1)
-                mapping = np.where(base[positions] == ids, positions, -1)
+            found = np.full(len(snapshot.ids), -1, dtype=np.int64)
+            found[snapshot.sorted_rows] = self._sorted_positions(snapshot.sorted_ids)
             rows = snapshot.rows(added)
-            mapping[rows[rows >= 0]] = len(self.ids) + np.flatnonzero(rows >= 0)
-            self._row_maps = {key: mapping}  # one version at a time
-            found = mapping
+            found[rows[rows >= 0]] = len(self.ids) + np.flatnonzero(rows >= 0)
+            self._row_maps = {key: found}  # one version at a time
         return found
+
+    def _sorted_positions(self, sorted_ids: np.ndarray) -> np.ndarray:
+        """Pozycje w macierzy posortowanych id (-1: brak). Gdy od zbudowania macierzy nic nie przybyło ani nie
+        ubyło, kolekcja ma dokładnie jej id: wtedy to kolejne liczby, bez bisekcji po 1 mln napisów."""
+        if len(sorted_ids) == len(self.ids) and np.array_equal(sorted_ids, self.ids):
+            return np.arange(len(self.ids))
+        return _find(self.ids, sorted_ids)
 
     def _scores(self, terms: list[tuple[str, ...]]) -> scoring.Postings:
         """Suma BM25 po słowach pytania, tylko na fragmentach z listami wystąpień (pozycje rosnąco); słowo
         wieloznaczne liczy się raz – najlepszym odczytaniem. Suma po wszystkich lematach dawałaby słowu o czterech
         odczytaniach („danych”: dana, dane, dany, dać) czterokrotną wagę."""
-        vocabulary = self._bm25.vocab_dict if self._bm25 is not None and self.ids else {}
+        vocabulary = self._bm25.vocab_dict if self._bm25 is not None and len(self.ids) else {}
         found = []
         for readings in terms:
             postings = [p for r in readings if (p := self._reading_postings(r, vocabulary)) is not None]
@@ -388,18 +458,19 @@ class KeywordIndex:
         for _ in range(3):  # a concurrent sync swapped the folder between our reads: read it again
             try:
                 data = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+                if data.get("wersja_formatu") != FORMAT_VERSION or data.get("lematyzator") != self.lemmatizer_name:
+                    return  # another format or lemmatizer: as if there were no index, the sync rebuilds it
+                ids, offsets, codes = self._read_columns(int(data["fragmenty"]))
                 tokens = (self.path / TOKENS).open("rb")
-            except (OSError, ValueError):
+            except (OSError, ValueError, KeyError):
                 return
+            # the columns were opened between the manifest and the tokens, so the same save id means one save
             if json.loads(tokens.readline() or b'""') == data.get("zapis"):
                 break
             tokens.close()
         else:
             return
-        if data.get("wersja_formatu") != FORMAT_VERSION or data.get("lematyzator") != self.lemmatizer_name:
-            tokens.close()
-            return
-        self._token_file, self._offsets = tokens, data["pozycje_tokenow"]
+        self._token_file, self._offsets = tokens, offsets
         self._saved_as = str(data.get("zapis", ""))
         try:
             label = json.loads((self.path / COLLECTION_VERSION).read_text(encoding="utf-8"))
@@ -410,20 +481,28 @@ class KeywordIndex:
         # A label written for another save of this folder or delta (a concurrent sync swapped it) is not trusted.
         if self._saved_as and label.get("zapis") == self._saved_as and label.get("dopisane", "") == self._delta_id:
             self.collection_version = str(label.get("znacznik", ""))
-        if data["kolejnosc"]:
+        if len(ids):
             try:
-                self._load_matrix(data["kolejnosc"])
+                self._load_matrix(ids)
             except OSError:  # the folder was swapped under the matrix read: start empty, the sync rebuilds it
                 tokens.close()
-                self._token_file, self._offsets, self._saved_as, self.collection_version = None, [], "", ""
+                self._token_file, self._saved_as, self.collection_version = None, "", ""
+                self._offsets = np.zeros(0, dtype=np.int64)
                 return
-            self.versions = data["wersje"]
+            self._version_map, self._version_names, self._version_codes = None, list(data["wersje"]), codes
             self._tokens = None
             self._apply_loaded_delta()
         else:
-            self.versions = data["wersje"]
             self._tokens = {}
             self._rebuild()
+
+    def _read_columns(self, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Id, pozycje tokenów i kody wersji zapisu – zmapowane: wyszukiwanie czyta z nich tylko swoje trafienia."""
+        assert self.path is not None
+        ids, offsets, codes = (np.load(self.path / name, mmap_mode="r") for name in (IDS, TOKEN_OFFSETS, VERSION_CODES))
+        if ids.dtype.kind != "S" or ids.shape != (count,) or offsets.shape != (count + 1,) or codes.shape != (count,):
+            raise ValueError("niezgodne kolumny indeksu słów")
+        return ids, offsets, codes
 
     def _load_delta(self) -> None:
         """Dopiska tego zapisu macierzy (inna – z poprzedniego zapisu – jest pomijana: synchronizacja nadrobi)."""
@@ -440,10 +519,9 @@ class KeywordIndex:
         if not delta:
             return
         self._added = {str(i): list(t) for i, t in delta["dopisane"].items()}
-        self._dead = {str(i) for i in delta["martwe"] if i in self._positions}
-        for i in self._dead:
-            self.versions.pop(i, None)
-        self.versions.update(delta["wersje"])
+        dead = [str(i) for i in delta["martwe"]]
+        self._dead = {i for i, p in zip(dead, self._matrix_positions(dead).tolist(), strict=True) if p >= 0}
+        self._delta_versions = {str(i): str(v) for i, v in delta["wersje"].items()}  # for the lazy ``versions``
         self._index_added()
 
     def _save_delta(self) -> None:
@@ -453,13 +531,13 @@ class KeywordIndex:
         if self.path is None or not self.path.exists():
             return
         delta = {"zapis": self._saved_as, "id": self._delta_id, "dopisane": self._added,
-                 "martwe": sorted(self._dead), "wersje": {i: self.versions[i] for i in self._added}}
+                 "martwe": sorted(self._dead), "wersje": self._versions_of(list(self._added))}
         staging = self.path / f"{DELTA}.{os.getpid()}-{uuid.uuid4().hex[:8]}"
         with contextlib.suppress(FileNotFoundError):  # the folder was swapped meanwhile: the next sync catches up
             staging.write_text(json.dumps(delta, ensure_ascii=False), encoding="utf-8")
             os.replace(staging, self.path / DELTA)
 
-    def _load_matrix(self, ids: list[str]) -> None:
+    def _load_matrix(self, ids: np.ndarray) -> None:
         import bm25s
 
         assert self.path is not None
@@ -467,7 +545,6 @@ class KeywordIndex:
         # hundreds of MiB)
         self._bm25 = bm25s.BM25.load(str(self.path), show_progress=False, mmap=True)
         self.ids = ids
-        self._position_map = None
 
     def _save(self) -> None:
         """Całość (tokeny + macierz BM25) do folderu obok, potem podmiana folderów: przerwany zapis
@@ -479,21 +556,26 @@ class KeywordIndex:
         staging = self.path.with_name(f"{self.path.name}.nowy-{writer}")
         old = self.path.with_name(f"{self.path.name}.stary-{writer}")
         staging.mkdir(parents=True)
-        if self.ids:
+        if len(self.ids):
             self._bm25.save(str(staging), show_progress=False)
         self._saved_as, self._delta_id = uuid.uuid4().hex, ""
+        names = self._id_list()
         with (staging / TOKENS).open("wb") as lines:
             offsets = [lines.write(json.dumps(self._saved_as).encode() + b"\n")]
-            for i in self.ids:
+            for i in names:
                 line = json.dumps(self.tokens[i], ensure_ascii=False).encode() + b"\n"
                 offsets.append(offsets[-1] + lines.write(line))
+        distinct = list(dict.fromkeys(self.versions[i] for i in names))  # a few per file, not per chunk
+        code = {version: n for n, version in enumerate(distinct)}
+        np.save(staging / IDS, self.ids)
+        np.save(staging / TOKEN_OFFSETS, np.array(offsets, dtype=np.int64))
+        np.save(staging / VERSION_CODES, np.array([code[self.versions[i]] for i in names], dtype=np.int32))
         manifest = {
             "zapis": self._saved_as,
-            "pozycje_tokenow": offsets,
             "wersja_formatu": FORMAT_VERSION,
             "lematyzator": self.lemmatizer_name,
-            "kolejnosc": self.ids,
-            "wersje": self.versions,
+            "fragmenty": len(names),
+            "wersje": distinct,
             "srednia_dlugosc": self._average_length,
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
@@ -506,7 +588,7 @@ class KeywordIndex:
         shutil.rmtree(old, ignore_errors=True)
         if self._token_file is not None:  # the tokens are in memory now
             self._token_file.close()
-            self._token_file = None
+            self._token_file, self._offsets = None, np.zeros(0, dtype=np.int64)
 
     def _save_collection_version(self, version: str) -> None:
         """Znacznik obok indeksu, podmieniany atomowo (zapis całego indeksu przy 100 tys. to sekundy)."""
@@ -519,6 +601,21 @@ class KeywordIndex:
             staging.write_text(json.dumps({"znacznik": version, "zapis": self._saved_as, "dopisane": self._delta_id}),
                                encoding="utf-8")
             os.replace(staging, self.path / COLLECTION_VERSION)
+
+
+def _encoded(ids: list[str]) -> np.ndarray:
+    """Id jako tablica bajtów utf-8 (numpy "S"): porządek bajtów utf-8 to porządek napisów, więc posortowane
+    zostają posortowane."""
+    return np.array([i.encode() for i in ids], dtype="S")
+
+
+def _find(sorted_ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Pozycje ``wanted`` w posortowanych ``sorted_ids`` (-1: brak). Obie tablice "S"; długości elementów mogą
+    się różnić – numpy porównuje napisy dopełnione zerami."""
+    if not len(sorted_ids):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    found = np.minimum(np.searchsorted(sorted_ids, wanted), len(sorted_ids) - 1)
+    return np.where(sorted_ids[found] == wanted, found, -1)
 
 
 def _marked(docs: np.ndarray, positions: np.ndarray, size: int) -> np.ndarray:

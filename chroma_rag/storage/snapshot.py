@@ -23,6 +23,7 @@ import json
 import math
 import os
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -36,7 +37,7 @@ from . import coarse_index
 from . import snapshot_records as records_files
 from .where import FIELD_OPERATORS, MISSING
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 # Keys `filters.build_where` filters on, plus `hash` (keyword index sync) and `tytul` (act names in questions).
 COLUMNS = ("plik", "typ", "rok", "art", "uchylony", "hash", "tytul")
 DESCRIPTION = "opis.json"
@@ -48,12 +49,13 @@ EXACT_ROWS = 20_000  # up to this many candidate rows: exact float32 similaritie
 RESCORE = 200  # int8 candidates rescored exactly (at least 20·k): int8 error only reorders close neighbours
 IVF_MIN_ROWS = 200_000  # from this size a full build splits rows into ~sqrt(n) clusters
 # A query scans the nearest PROBE_FRACTION of the clusters (at least NPROBE), and more until they hold
-# MATCHED_MIN rows matching the filter. Neighbours of real questions spread over many clusters (bench/scale.py
-# at 200k: a tenth of the clusters gives recall@10 0.93, 30 % gives 0.995–1.0).
-PROBE_FRACTION = 0.3
+# MATCHED_MIN rows matching the filter. Neighbours of real questions spread over many clusters: at 1M with
+# clusters from faiss k-means (coarse_index.train) the true top 10 of 60 real questions lie within the nearest
+# 10 % of the clusters for 99.3 % of them, 15 % for 99.8 % (with the earlier 6 rounds of k-means on a smaller
+# sample: 15 % – 98.8 %, 30 % – 99.3 %); docs/BENCHMARKS.md, section on scale.
+PROBE_FRACTION = 0.15
 NPROBE = 24
 MATCHED_MIN = 4000
-KMEANS_ITERATIONS = 6
 MAX_SEGMENTS = 8  # more appended segments, or dead + appended rows over COMPACT_FRACTION: one segment again
 COMPACT_FRACTION = 0.1
 SCAN_BLOCK = 16_384  # int8 rows converted to float32 at a time (fits the cache)
@@ -61,6 +63,10 @@ SCAN_BLOCK = 16_384  # int8 rows converted to float32 at a time (fits the cache)
 # in the process's RSS, and rescoring a few hundred scattered rows per query would after some thousand queries
 # keep the whole 1.5 GiB file (at 1M chunks) resident (bench/scale.py, rss_wg_mapowan_mib).
 PREAD_ROWS = 4096
+# Masks of this many recent filters are kept per snapshot (1 MB each at 1M rows): one search asks for the same
+# filter's mask several times (keyword leg, vector leg, references, plan lists), each costing milliseconds.
+MASKS = 8
+_MEMO_LOCK = threading.Lock()
 
 
 @dataclass
@@ -97,6 +103,8 @@ class Snapshot:
         self.values = values
         self.segments = segments
         self.centroids = centroids  # (clusters, dim) or None: no clusters, every query scans all matching rows
+        self._masks: dict[str, np.ndarray] = {}
+        self._cluster_counts: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id(mask) → (mask, matching rows)
         self.scale = scale  # per-dimension int8 step
 
     def __len__(self) -> int:
@@ -119,8 +127,15 @@ class Snapshot:
         return True
 
     def mask(self, where: dict[str, Any] | None) -> np.ndarray:
-        """Żywe wiersze spełniające ``where`` (ta sama semantyka co ``where.matches_where``)."""
-        return self.alive & self._mask(where) if where is not None else self.alive.copy()
+        """Żywe wiersze spełniające ``where`` (ta sama semantyka co ``where.matches_where``); tylko do odczytu,
+        zapamiętana dla ``MASKS`` ostatnich filtrów."""
+        key = json.dumps(where, sort_keys=True)
+        found = self._masks.get(key)
+        if found is None:
+            found = self.alive & self._mask(where) if where is not None else self.alive.copy()
+            found.flags.writeable = False
+            _remember(self._masks, key, found)
+        return found
 
     def _mask(self, where: dict[str, Any]) -> np.ndarray:
         # a condition is evaluated once per distinct column value, then one numpy indexing
@@ -182,13 +197,22 @@ class Snapshot:
         if self.centroids is None or int(np.count_nonzero(mask)) <= EXACT_ROWS:
             return None
         order = np.argsort(-(self.centroids @ unit))
+        counts = self._matching_per_cluster(mask)
+        least = max(NPROBE, math.ceil(PROBE_FRACTION * len(self.centroids)))
+        probes = max(least, int(np.searchsorted(np.cumsum(counts[order]), MATCHED_MIN)) + 1)
+        return np.sort(order[:probes])
+
+    def _matching_per_cluster(self, mask: np.ndarray) -> np.ndarray:
+        """Ile wierszy ``mask`` jest w każdym skupisku (zapamiętane razem z zapamiętaną maską)."""
+        found = self._cluster_counts.get(id(mask))
+        if found is not None and found[0] is mask:
+            return found[1]
         counts = np.zeros(len(self.centroids), dtype=np.int64)
         for segment in self.segments:
             running = np.concatenate([[0], np.cumsum(mask[segment.offset : segment.offset + len(segment)])])
             counts += running[segment.starts[1:]] - running[segment.starts[:-1]]
-        least = max(NPROBE, math.ceil(PROBE_FRACTION * len(self.centroids)))
-        probes = max(least, int(np.searchsorted(np.cumsum(counts[order]), MATCHED_MIN)) + 1)
-        return np.sort(order[:probes])
+        _remember(self._cluster_counts, id(mask), (mask, counts))  # the mask kept: its id is not reused
+        return counts
 
     def _ranges(self, chosen: np.ndarray) -> list[tuple[Segment, int, int]]:
         """Ciągłe zakresy wierszy (w segmencie) wybranych skupisk; sąsiednie skupiska sklejone."""
@@ -292,6 +316,15 @@ class Snapshot:
         codes = self.codes[COLUMNS.index(key)][self.sorted_rows].tolist()
         return {i: known[c] for i, c in zip(self.id_list(), codes, strict=True)}
 
+    def values_of(self, chunk_ids: list[str], key: str, default: Any) -> list[Any]:
+        """Wartości kolumny ``key`` wskazanych fragmentów (``default``, gdy fragment jej nie ma; ``None``, gdy
+        fragmentu nie ma w migawce)."""
+        known = [*self.values[key], None, default]  # code -1: no such key (default), -2: no such chunk
+        rows = self.rows(chunk_ids)
+        codes = np.full(len(rows), -2, dtype=np.int64)
+        codes[rows >= 0] = self.codes[COLUMNS.index(key)][rows[rows >= 0]]
+        return [known[code if code >= 0 else len(known) + code] for code in codes.tolist()]
+
     def pairs(self, first: str, second: str) -> set[tuple[Any, Any]]:
         """Różne pary wartości dwóch kolumn (np. plik → tytuł aktu), bez przeglądania wierszy w Pythonie."""
         a, b = self.codes[COLUMNS.index(first)][self.alive], self.codes[COLUMNS.index(second)][self.alive]
@@ -334,16 +367,19 @@ def latest(root: Path, marker: str) -> Snapshot | None:
     return None
 
 
-def journal(root: Path, before: str, after: str, ids: list[str]) -> None:
-    """Wpis dziennika zmian: zmiana kolekcji ze znacznika ``before`` na ``after`` dotyka ``ids``.
+def journal(root: Path, before: str, after: str, ids: list[str], removal: bool = False) -> None:
+    """Wpis dziennika zmian: zmiana kolekcji ze znacznika ``before`` na ``after`` dotyka ``ids`` (``removal``: usuwa
+    je – czytelnik nie musi ich pobierać z Chromy, a w trybie folderu każdy ``get`` wczytuje cały HNSW, przy
+    milionie fragmentów ~3 s).
 
     Tylko w trybie folderu, gdzie zapisy idą po kolei pod blokadą wyłączną, więc wpisy tworzą łańcuch. Wpis
     powstaje przed zmianą danych: przerwany zapis zostawia wpis bez następcy, a kolejny zapis dopisuje drugi
     wpis z tym samym ``before`` – rozwidlenie, po którym czytelnik buduje migawkę od zera."""
     root.mkdir(parents=True, exist_ok=True)
     path = root / JOURNAL
+    entry = {"przed": before, "po": after, "id": ids, **({"usuniete": True} if removal else {})}
     with path.open("a", encoding="utf-8") as entries:
-        entries.write(json.dumps({"przed": before, "po": after, "id": ids}, ensure_ascii=False) + "\n")
+        entries.write(json.dumps(entry, ensure_ascii=False) + "\n")
     if path.stat().st_size > JOURNAL_LIMIT:  # readers further behind than the kept half rebuild from scratch
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
         staging = root / f"{JOURNAL}.{os.getpid()}"
@@ -354,6 +390,13 @@ def journal(root: Path, before: str, after: str, ids: list[str]) -> None:
 def changed_since(root: Path, old: str, new: str) -> set[str] | None:
     """Id zmienione między wersjami ``old`` i ``new`` według dziennika; ``None``, gdy łańcuch wpisów się
     urywa albo rozwidla (wtedy migawkę trzeba zbudować od zera)."""
+    found = changes_between(root, old, new)
+    return None if found is None else set(found)
+
+
+def changes_between(root: Path, old: str, new: str) -> dict[str, bool] | None:
+    """Id zmienione między wersjami ``old`` i ``new`` według dziennika → czy ostatnia zmiana je usunęła;
+    ``None``, gdy łańcuch wpisów się urywa albo rozwidla (wtedy migawkę trzeba zbudować od zera)."""
     try:
         lines = (root / JOURNAL).read_text(encoding="utf-8").splitlines()
     except OSError:
@@ -365,7 +408,7 @@ def changed_since(root: Path, old: str, new: str) -> set[str] | None:
         except ValueError:  # a line being appended right now
             continue
         following.setdefault(entry["przed"], []).append(entry)
-    changed: set[str] = set()
+    changed: dict[str, bool] = {}
     current = old
     for _ in range(len(lines)):
         if current == new:
@@ -373,7 +416,7 @@ def changed_since(root: Path, old: str, new: str) -> set[str] | None:
         entries = following.get(current, [])
         if len(entries) != 1:
             return None
-        changed.update(entries[0]["id"])
+        changed.update(dict.fromkeys(entries[0]["id"], bool(entries[0].get("usuniete"))))
         current = entries[0]["po"]
     return changed if current == new else None
 
@@ -491,7 +534,7 @@ def _fresh(root: Path, marker: str, ids: np.ndarray, vectors: np.ndarray, codes:
     scale = (np.abs(vectors).max(axis=0) if len(vectors) else np.ones(dim, dtype=np.float32)) / 127
     scale = np.maximum(scale, 1e-12).astype(np.float32)
     if centroids is None and len(vectors) >= IVF_MIN_ROWS:
-        centroids = _train(vectors)
+        centroids = coarse_index.train(vectors, max(1, math.isqrt(len(vectors))))
     order, starts, quantized = _layout(vectors, centroids, scale)
     ids = ids[order]
     blob, record_starts = records_files.pack([records[r] for r in order.tolist()])
@@ -500,21 +543,6 @@ def _fresh(root: Path, marker: str, ids: np.ndarray, vectors: np.ndarray, codes:
                         [Segment(uuid.uuid4().hex, 0, vectors[order], quantized, starts, blob, record_starts)],
                         centroids, scale)
     return _save(root, snapshot, None)
-
-
-def _train(vectors: np.ndarray) -> np.ndarray:
-    """Środki ~sqrt(n) skupisk (sferyczne k-średnie na próbce), powtarzalnie."""
-    clusters = max(1, math.isqrt(len(vectors)))
-    rng = np.random.default_rng(0)
-    sample = np.asarray(vectors[np.sort(rng.choice(len(vectors), min(len(vectors), 48 * clusters), replace=False))])
-    centroids = sample[rng.choice(len(sample), clusters, replace=False)].copy()
-    for _ in range(KMEANS_ITERATIONS):
-        assigned = _assign(sample, centroids)
-        sums = np.zeros_like(centroids)
-        np.add.at(sums, assigned, sample)
-        norms = np.linalg.norm(sums, axis=1, keepdims=True)
-        centroids = np.where(norms > 0, sums / np.maximum(norms, 1e-12), centroids)  # an empty cluster stays
-    return centroids.astype(np.float32)
 
 
 def _assign(vectors: np.ndarray, centroids: np.ndarray) -> np.ndarray:
@@ -637,6 +665,14 @@ def _remove_old(root: Path, keep: str) -> None:
             continue
         if not building or now - entry.stat().st_mtime > STALE_BUILD_SECONDS:
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
+    """Wpis do małej pamięci (``MASKS`` wpisów, najstarszy wypada); wątki serwera piszą do niej naraz."""
+    with _MEMO_LOCK:
+        if len(memo) >= MASKS:
+            memo.pop(next(iter(memo)))
+        memo[key] = value
 
 
 def _pick(array: np.ndarray, rows: np.ndarray) -> np.ndarray:
