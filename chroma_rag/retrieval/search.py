@@ -109,6 +109,10 @@ class Searcher:
     def search(self, request: SearchRequest) -> SearchResult:
         """Najlepsze fragmenty (najlepszy pierwszy); gdy nic nie jest wystarczająco trafne – pusta lista
         z powodem ``"prog"``, gdy same filtry nie pasują do żadnego fragmentu – z powodem ``"filtry"``."""
+        with self.collection.pinned():
+            return self._search(request)
+
+    def _search(self, request: SearchRequest) -> SearchResult:
         hits = self.rank(request)
         filters = request.filters
         if not hits and filters is not None and filters.where_conditions() and not self.collection.ids(
@@ -160,6 +164,10 @@ class Searcher:
 
     def rank(self, request: SearchRequest) -> list[Hit]:
         """Ranking bez progu; każdy wynik ma podobieństwo kosinusowe i wynik fuzji (``score``)."""
+        with self.collection.pinned():
+            return self._rank(request)
+
+    def _rank(self, request: SearchRequest) -> list[Hit]:
         validate(request)
         check_known_files(self.titles, (request.filters or SearchFilters()).files)
         query_vector = self.embedder.embed_query(request.question)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ class ChunkCollection(FilteredRanking):
         self._client = client
         self._snapshot_dir = snapshot_dir
         self._journal = journal  # folder mode: writes are serialized by the lock, so the journal is a chain
+        self._pins = threading.local()  # the snapshot one search of this thread uses (``pinned``)
 
     @property
     def model_id(self) -> str:
@@ -110,6 +112,20 @@ class ChunkCollection(FilteredRanking):
             self._collection.delete(ids=batch)
             self.publish_version(marker)
 
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Jedno wyszukiwanie widzi jedną wersję kolekcji: migawka ustalona na jego początku, bez ponownego
+        czytania znacznika zmiany (każdy odczyt to zapytanie do Chromy, ~1 ms, a wyszukiwanie sięga po migawkę
+        kilka razy). W wątku, który już ustalił migawkę, nic nie zmienia."""
+        if getattr(self._pins, "snapshot", None) is not None:
+            yield
+            return
+        self._pins.snapshot = self.snapshot()
+        try:
+            yield
+        finally:
+            self._pins.snapshot = None
+
     def snapshot(self) -> snapshots.Snapshot | None:
         """Migawka bieżącej wersji kolekcji: z pamięci, z dysku albo zbudowana od nowa (przy 100 tys.
         fragmentów kilkanaście sekund, raz na zmianę kolekcji). ``None``, gdy kolekcja nie ma znacznika,
@@ -118,6 +134,9 @@ class ChunkCollection(FilteredRanking):
         (pobierane są tylko zmienione fragmenty)."""
         if self._snapshot_dir is None:
             return None
+        pinned = getattr(self._pins, "snapshot", None)
+        if pinned is not None:
+            return pinned
         marker = self.version()
         if not marker:
             return None
