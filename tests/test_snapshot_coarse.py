@@ -90,3 +90,27 @@ def test_appended_segment_new_process_and_damaged_index(chunks):
     assert again.marker == found.marker and again.segments[0].name == base
     assert again.segments[0].coarse.ntotal == len(again.segments[0])
     _check_same_candidates(again, np.concatenate([vectors, new]), [again.alive])
+
+
+def test_narrow_filters_rank_the_matching_codes_and_wide_ones_scan_the_nearest_lists(chunks, monkeypatch):
+    """Przy skupiskach: filtr na mało wierszy liczy kody int8 samych pasujących (faiss przeglądałby wszystkie listy
+    z mapą bitów), szeroki – najbliższe listy w faiss; w obu razem z dokładnym przeliczeniem wynik jak pełne
+    przeszukanie pasujących."""
+    collection, vectors, _ = chunks
+    monkeypatch.setattr(snapshot_module, "NARROW_ROWS", 500)
+    found = collection.snapshot()
+    scanned = []
+    search = coarse_index.search
+    monkeypatch.setattr(coarse_index, "search", lambda *a: scanned.append(1) or search(*a))
+    for where, narrow in (({"plik": "p-3.pdf"}, True), ({"rok": {"$gte": 2007}}, False)):
+        mask = found.mask(where)
+        rows = np.flatnonzero(mask)  # snapshot rows: clustered order, not the order of writing
+        assert (len(rows) <= 500) == narrow
+        recalls = []
+        for query in vectors[:: len(vectors) // 20]:
+            exact = rows[np.argsort(-(found.vectors_of(rows) @ (query / np.linalg.norm(query))))[:10]]
+            got = {chunk_id for chunk_id, _ in found.nearest(query, mask, 10)}
+            recalls.append(len(got & set(found.id_list(exact))) / 10)
+        assert bool(scanned) != narrow
+        assert np.mean(recalls) == 1.0 if narrow else np.mean(recalls) >= 0.95
+        scanned.clear()

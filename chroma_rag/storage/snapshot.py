@@ -46,14 +46,19 @@ JOURNAL_LIMIT = 8 * 2**20
 STALE_BUILD_SECONDS = 3600  # a build folder this old belongs to a process that died mid-build
 # Thresholds measured with bench/scale.py (docs/BENCHMARKS.md, section on scale).
 EXACT_ROWS = 20_000  # up to this many candidate rows: exact float32 similarities, more: int8 first
-RESCORE = 200  # int8 candidates rescored exactly (at least 20·k): int8 error only reorders close neighbours
+RESCORE = 200  # int8 candidates rescored exactly: int8 error only reorders close neighbours
+# ...and at least this many per result wanted: 20 per result made a fusion list of 50 read 1000 float32 rows
+# (3 lists a query: ~3000 single-row preads, 15 ms at 1M); the first 10 – recall@10 – still get 200
+RESCORE_PER_K = 4
+# With clusters, a filter matching up to this many rows ranks their int8 codes directly (at most 19 MB read):
+# faiss would scan every list checking the bitmap (at 1M, ~25 ms for a filter on 1 %)
+NARROW_ROWS = 50_000
 IVF_MIN_ROWS = 200_000  # from this size a full build splits rows into ~sqrt(n) clusters
 # A query scans the nearest PROBE_FRACTION of the clusters (at least NPROBE), and more until they hold
-# MATCHED_MIN rows matching the filter. Neighbours of real questions spread over many clusters: at 1M with
-# clusters from faiss k-means (coarse_index.train) the true top 10 of 60 real questions lie within the nearest
-# 10 % of the clusters for 99.3 % of them, 15 % for 99.8 % (with the earlier 6 rounds of k-means on a smaller
-# sample: 15 % – 98.8 %, 30 % – 99.3 %); docs/BENCHMARKS.md, section on scale.
-PROBE_FRACTION = 0.15
+# MATCHED_MIN rows matching the filter. Neighbours of real questions spread over many clusters: at 1M
+# (bench/scale.py, 60 real questions) 15 % of the clusters gave recall@10 0.96–0.98 with every filter kind,
+# 30 % gives 1.0; docs/BENCHMARKS.md, section on scale.
+PROBE_FRACTION = 0.3
 NPROBE = 24
 MATCHED_MIN = 4000
 MAX_SEGMENTS = 8  # more appended segments, or dead + appended rows over COMPACT_FRACTION: one segment again
@@ -164,13 +169,17 @@ class Snapshot:
         """``k`` najpodobniejszych wierszy spośród ``mask``: wszystkie pasujące albo – przy skupiskach
         i szerokim filtrze – pasujące w najbliższych skupiskach (``candidates``)."""
         unit = np.asarray(query, dtype=np.float32) / max(float(np.linalg.norm(query)), 1e-12)
+        keep = max(RESCORE, RESCORE_PER_K * k)
+        matching = int(np.count_nonzero(mask))
+        if self.centroids is not None and matching > keep and all(s.coarse is not None for s in self.segments):
+            if matching <= NARROW_ROWS:  # int8 codes of just the matching rows, not every list with the bitmap
+                rows = np.flatnonzero(mask)
+                best = np.argpartition(-self._rough_similarities(rows, unit), keep - 1)[:keep]
+                return self._rescored(unit, rows[best], k)
+            probes = self._probed(unit, mask)
+            assert probes is not None  # wide: NARROW_ROWS is above EXACT_ROWS
+            return self._rescored(unit, self._coarse_candidates(unit, mask, len(probes), keep), k)
         chosen = self._probed(unit, mask)
-        keep = max(RESCORE, 20 * k)
-        if self.centroids is not None and int(np.count_nonzero(mask)) > keep and all(
-            segment.coarse is not None for segment in self.segments
-        ):  # a narrow filter scans every list (faiss checks the bitmap, scores only matching rows)
-            probes = len(self.centroids) if chosen is None else len(chosen)
-            return self._rescored(unit, self._coarse_candidates(unit, mask, probes, keep), k)
         if chosen is None:
             return self.top(unit, np.flatnonzero(mask), k)
         return self.top(unit, self._matching_in(chosen, mask), k)
@@ -241,7 +250,7 @@ class Snapshot:
             return []
         if len(rows) > EXACT_ROWS:
             rough = self._rough_similarities(rows, unit)
-            keep = max(RESCORE, 20 * k)
+            keep = max(RESCORE, RESCORE_PER_K * k)
             if len(rows) > keep:
                 rows = rows[np.argpartition(-rough, keep - 1)[:keep]]
         return self._rescored(unit, rows, k)
