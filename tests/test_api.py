@@ -65,3 +65,17 @@ def test_file_names_are_read_from_the_registry_once_per_write_and_a_new_file_is_
     hits = reader.search("Ile kosztuje obiad?", threshold=None, filters=SearchFilters(files=["kantyna.txt"]))
     assert hits and {hit.file for hit in hits} == {"kantyna.txt"}
     assert len(reads) == 2
+
+
+def test_a_searcher_remembers_the_chunks_of_only_the_recent_filters(two_acts_db):
+    """Wybór fragmentów filtra (dla nogi słów) jest zapamiętany, ale tylko dla ostatnich filtrów: serwer trzyma
+    jedną wyszukiwarkę na wersję kolekcji, a przy milionie fragmentów jeden wybór to do 8 MB."""
+    from chroma_rag.retrieval.search import ALLOWED_FILTERS, SearchRequest
+
+    index = Index(two_acts_db)
+    searcher = index.searcher()
+    first = index.search("urlop", filters=SearchFilters(files=[PATIENTS]), threshold=None)
+    for year in range(1990, 1990 + 2 * ALLOWED_FILTERS):
+        searcher.search(SearchRequest("zgoda pacjenta", filters=SearchFilters(year=year)))
+    assert searcher._ids_where.cache_info().currsize == ALLOWED_FILTERS
+    assert index.search("urlop", filters=SearchFilters(files=[PATIENTS]), threshold=None) == first

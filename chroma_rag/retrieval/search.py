@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from functools import cached_property
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -26,6 +26,7 @@ MODES = ("hybryda", "wektor", "slowa")
 DEFAULT_MODE = "hybryda"
 
 
+ALLOWED_FILTERS = 8  # filters whose selection of chunks a searcher remembers
 AGREEMENT_DEPTH = 10  # how many first fragments of a planned list show whether it is on the question's subject
 COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
 
@@ -69,21 +70,21 @@ class Searcher:
     embedder: Embedder
     keywords: KeywordIndex | None
     fusion: FusionSettings = DEFAULT_FUSION
-    _allowed_ids: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     @cached_property
     def titles(self) -> dict[str, str]:
         """Nazwa pliku → tytuł aktu, do rozpoznawania nazw aktów w pytaniu."""
         return self.collection.file_titles()
 
-    def _allowed(self, where: dict | None) -> list[str] | None:
-        """Id spełniające filtr – dla nogi słownej; zapamiętane, bo ``ocena`` pyta wiele razy z tym samym."""
-        if where is None:
-            return None
-        key = json.dumps(where, sort_keys=True)
-        if key not in self._allowed_ids:
-            self._allowed_ids[key] = self.collection.ids(where)
-        return self._allowed_ids[key]
+    def __post_init__(self) -> None:
+        # a server keeps one searcher per collection version: only the recent filters' selections (8 MB each at
+        # 1M chunks), thread-safe
+        self._ids_where = lru_cache(maxsize=ALLOWED_FILTERS)(lambda key: self.collection.ids(json.loads(key)))
+
+    def _allowed(self, where: dict | None) -> Sequence[str] | None:
+        """Id spełniające filtr – dla nogi słownej; zapamiętane dla ostatnich filtrów, bo ``ocena`` i strona pytają
+        wiele razy z tym samym (a indeks słów pamięta mapę bitów tego samego wyboru)."""
+        return None if where is None else self._ids_where(json.dumps(where, sort_keys=True))
 
     @cached_property
     def file_facts(self) -> tuple[dict[str, str], dict[str, int]]:
