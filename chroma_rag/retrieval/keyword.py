@@ -373,14 +373,14 @@ class KeywordIndex:
         """Mapa bitów dozwolonych pozycji (macierz, potem dopiska); zapamiętana dla ``MARKS`` ostatnich filtrów
         (ten sam filtr to ten sam obiekt ``allowed`` u wyszukiwarki) – przy milionie fragmentów filtr na prawie
         wszystko to ~5 ms na każde pytanie."""
+        from ..storage.snapshot import remember
+
         key = (id(allowed), self._saved_as + self._delta_id)
         found = self._marks.get(key)
         if found is not None and found[0] is allowed:
             return found[1]
         marks = _marks(self._allowed_positions(allowed, added), len(self.ids) + len(added))
-        if len(self._marks) >= MARKS:
-            self._marks.pop(next(iter(self._marks)))
-        self._marks[key] = (allowed, marks)  # the filter kept: its id is not reused while remembered
+        remember(self._marks, key, (allowed, marks), MARKS)  # the filter kept: its id is not reused meanwhile
         return marks
 
     def _allowed_positions(self, allowed: Iterable[str], added: list[str]) -> np.ndarray:

@@ -139,7 +139,7 @@ class Snapshot:
         if found is None:
             found = self.alive & self._mask(where) if where is not None else self.alive.copy()
             found.flags.writeable = False
-            _remember(self._masks, key, found)
+            remember(self._masks, key, found)
         return found
 
     def _mask(self, where: dict[str, Any]) -> np.ndarray:
@@ -220,7 +220,7 @@ class Snapshot:
         for segment in self.segments:
             running = np.concatenate([[0], np.cumsum(mask[segment.offset : segment.offset + len(segment)])])
             counts += running[segment.starts[1:]] - running[segment.starts[:-1]]
-        _remember(self._cluster_counts, id(mask), (mask, counts))  # the mask kept: its id is not reused
+        remember(self._cluster_counts, id(mask), (mask, counts))  # the mask kept: its id is not reused
         return counts
 
     def _ranges(self, chosen: np.ndarray) -> list[tuple[Segment, int, int]]:
@@ -676,10 +676,10 @@ def _remove_old(root: Path, keep: str) -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
-def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
-    """Wpis do małej pamięci (``MASKS`` wpisów, najstarszy wypada); wątki serwera piszą do niej naraz."""
+def remember(memo: dict[Any, Any], key: Any, value: Any, limit: int = MASKS) -> None:
+    """Wpis do małej pamięci (``limit`` wpisów, najstarszy wypada); wątki serwera piszą do niej naraz."""
     with _MEMO_LOCK:
-        if len(memo) >= MASKS:
+        if len(memo) >= limit:
             memo.pop(next(iter(memo)))
         memo[key] = value
 
