@@ -193,11 +193,11 @@ def timed(obj: Any, names: list[str], spent: dict[str, float], label: str) -> No
 
 def ingest_breakdown(store: Store, data: dict[str, Any], files: int = 20, per_file: int = 100) -> dict[str, float]:
     """Nasza ścieżka zapisu (sesja zapisu + ``file_writes.write_file`` na plik, jak w ``indeksuj``) na dużej
-    kolekcji: ile czasu idzie na sesję (blokada, klient), goły upsert, znacznik zmiany, szukanie starych
-    fragmentów pliku i rejestr. Pliki są potem usuwane (``drop_file``)."""
+    kolekcji: ile czasu idzie na sesję (blokada, klient), goły upsert, znacznik zmiany, odczyt wstawionych
+    fragmentów do pliku treści zapisu (``journal_pages``) i rejestr. Pliki są potem usuwane (``drop_file``)."""
     n = files * per_file
     vectors, meta = data["vectors"][:n], metadatas({k: v[:n] for k, v in data["meta"].items()})
-    spent = dict.fromkeys(("upsert", "znacznik", "stare fragmenty", "rejestr"), 0.0)
+    spent = dict.fromkeys(("upsert", "znacznik", "treść zapisu", "rejestr"), 0.0)
     records = []
     started = time.perf_counter()
     for f in range(files):
@@ -214,7 +214,7 @@ def ingest_breakdown(store: Store, data: dict[str, Any], files: int = 20, per_fi
             registry = Registry(store.client, create=True)
             timed(collection.chroma, ["upsert"], spent, "upsert")
             timed(collection, ["announce_version", "publish_version"], spent, "znacznik")
-            timed(collection, ["stored_ids"], spent, "stare fragmenty")
+            timed(collection.chroma, ["get"], spent, "treść zapisu")  # the only get of chunks in write_file
             timed(registry, ["get", "put"], spent, "rejestr")
             write_file(collection, registry, record, prepared, vectors[rows])
         records.append(record)

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -164,9 +165,29 @@ def rss_of(pid: int) -> float:
     return 0.0
 
 
-def serwuj_rss(db: Path, kinds: list[dict[str, Any]]) -> float:
-    """RSS `chroma-rag serwuj` po zapytaniach (po 3) każdego rodzaju filtra przez `GET /api/szukaj`."""
+def tree_memory(pid: int) -> dict[str, Any]:
+    """Pamięć procesu ``pid`` z potomkami (procesy robocze `serwuj`): RSS każdego (MiB) i suma PSS – strony
+    mapowanych plików wspólne dla procesów liczą się w niej raz, więc to pamięć, którą serwer naprawdę zajmuje."""
+    pids, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        pids.append(current)
+        for task in Path(f"/proc/{current}/task").iterdir():
+            queue += [int(c) for c in (task / "children").read_text().split()]
+    pss = 0
+    for current in pids:
+        for line in Path(f"/proc/{current}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                pss += int(line.split()[1])
+    return {"rss_procesow_mib": sorted(round(rss_of(p)) for p in pids), "pss_razem_mib": round(pss / 1024)}
+
+
+def serwuj_memory(db: Path, kinds: list[dict[str, Any]]) -> dict[str, Any]:
+    """Pamięć `chroma-rag serwuj` (domyślna liczba procesów) po zapytaniach (po 3) każdego rodzaju filtra przez
+    `GET /api/szukaj`, wysłanych przez tylu klientów naraz, ile jest procesów roboczych – żeby każdy się rozgrzał."""
     import httpx
+
+    from chroma_rag.serving.workers import default_processes
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -175,21 +196,26 @@ def serwuj_rss(db: Path, kinds: list[dict[str, Any]]) -> float:
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     names = {"files": "plik", "types": "typ", "year": "rok", "year_from": "od_roku", "year_to": "do_roku",
              "articles": "art"}
-    try:
+
+    def ask_all(_: int) -> None:
         with httpx.Client(timeout=300) as client:
-            for _ in range(600):
-                try:
-                    if client.get(f"{url}/api/pliki").status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    time.sleep(0.5)
             for kind in kinds:
                 for query in kind["zapytania"][:3]:
                     params = [("q", query["tekst"]), ("k", "10")]
                     for key, value in query["filtry"].items():
                         params += [(names[key], str(v)) for v in (value if isinstance(value, list) else [value])]
                     client.get(f"{url}/api/szukaj", params=params).raise_for_status()
-        return rss_of(process.pid)
+
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(f"{url}/api/pliki", timeout=300).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        with ThreadPoolExecutor(default_processes()) as pool:
+            list(pool.map(ask_all, range(default_processes())))
+        return tree_memory(process.pid)
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=60)
@@ -305,7 +331,7 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
         subprocess.run([*worker, "--tylko-rozgrzej"], check=True, capture_output=True)
         marker.write_text(json.dumps({"pierwsze_s": time.perf_counter() - started}), encoding="utf-8")
     measured = json.loads(subprocess.run(worker, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
-    rss_server = serwuj_rss(db, kinds)
+    serwuj = serwuj_memory(db, kinds)
     server = server_mode(db, folder, {"rodzaje": kinds, "nowy_plik": {}})
     store = Store(db)
     collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim)
@@ -317,7 +343,8 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
         "fragmenty": n,
         "p95_ms": {k: round(p95(v["czasy"]), 1) for k, v in ours.items()},
         "recall_at_10": {k: round(recall(v["wyniki"], expected[k]), 3) for k, v in ours.items()},
-        "rss_mib": {"szukaj": round(measured["rss_mib"]), "serwuj": round(rss_server)},
+        "rss_mib": {"szukaj": round(measured["rss_mib"]), "serwuj": max(serwuj["rss_procesow_mib"])},
+        "serwuj_pamiec": serwuj,
         "zimny_start_s": round(measured["zimny_start_s"], 2),
         "w_tym_start_modelu_s": round(measured["start_modelu_s"], 2),
         "dodanie_pliku_s": round(measured["dodanie_pliku_s"], 2),
@@ -363,7 +390,9 @@ def report(result: dict[str, Any], command: str, machine: str) -> str:
     lines += [
         "",
         f"- RSS (MiB): proces wyszukiwania {result['rss_mib']['szukaj']} (po pierwszym zapytaniu "
-        f"{result['rss_po_pierwszym_zapytaniu_mib']}), `serwuj` {result['rss_mib']['serwuj']}; przez `chroma run`: "
+        f"{result['rss_po_pierwszym_zapytaniu_mib']}), `serwuj` {result['rss_mib']['serwuj']} (największy z procesów "
+        f"{result['serwuj_pamiec']['rss_procesow_mib']}; wszystkie razem, PSS: "
+        f"{result['serwuj_pamiec']['pss_razem_mib']}); przez `chroma run`: "
         f"proces wyszukiwania {server['rss_mib']['szukaj']}, sam serwer Chromy {server['rss_mib']['chroma_run']};",
         f"- RSS procesu wyszukiwania według mapowań (MiB): {mapped};",
         f"- zimne pierwsze zapytanie: {result['zimny_start_s']} s (w tym model embeddingu "

@@ -1,4 +1,5 @@
-"""`make bench-serwuj`: czasy `GET /api/szukaj` prawdziwego `chroma-rag serwuj` (ciepłe; 1 klient i 8 naraz).
+"""`make bench-serwuj`: czasy `GET /api/szukaj` prawdziwego `chroma-rag serwuj` (ciepłe; 1 klient i 8 naraz;
+domyślna liczba procesów i jeden).
 
 Uruchomienie: `.venv/bin/python bench/serwuj.py --baza chroma_db_ocena [--zapisz]`; z `--zapisz` wynik trafia do
 docs/BENCHMARKS.md (sekcja „serwuj”).
@@ -17,6 +18,8 @@ from pathlib import Path
 import httpx
 from common import free_port, machine, median_ms, percentile_ms, write_section
 from run import QUESTIONS as BASIC_QUESTIONS
+
+from chroma_rag.serving.workers import default_processes
 
 QUESTIONS = [
     *BASIC_QUESTIONS,
@@ -57,9 +60,29 @@ def concurrent(url: str, clients: int, rounds: int) -> tuple[list[float], float]
     return [s for run in runs for s in run], time.perf_counter() - started
 
 
-def row(clients: str, samples: list[float], wall: float) -> str:
+def row(processes: str, clients: str, samples: list[float], wall: float) -> str:
     p50, p95 = median_ms(samples), percentile_ms(samples, 0.95)
-    return f"| {clients} | {len(samples)} | {p50:.0f} ms | {p95:.0f} ms | {len(samples) / wall:.1f} zapytań/s |"
+    return (f"| {processes} | {clients} | {len(samples)} | {p50:.0f} ms | {p95:.0f} ms | "
+            f"{len(samples) / wall:.1f} zapytań/s |")
+
+
+def measure(db: Path, processes: int | None, rounds: int) -> tuple[list[dict], list[float], list[float], float]:
+    """Pliki bazy, czasy 1 klienta, czasy 8 klientów naraz i ich czas całkowity dla `serwuj` z `--procesy`."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [CLI, "serwuj", "--baza", str(db), "--port", str(port)]
+    command += ["--procesy", str(processes)] if processes else []
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until_up(url, process)
+        files = httpx.get(f"{url}/api/pliki").json()
+        concurrent(url, 8, 1)  # warm every worker process: model, keyword index, snapshot
+        one = sequential(url, rounds)
+        many, wall = concurrent(url, 8, rounds)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    return files, one, many, wall
 
 
 def main() -> None:
@@ -69,39 +92,31 @@ def main() -> None:
     parser.add_argument("--zapisz", action="store_true", help="zapisz wynik w docs/BENCHMARKS.md")
     args = parser.parse_args()
     load = os.getloadavg()[0]  # before the server starts: what the neighbours put on the machine
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    command = [CLI, "serwuj", "--baza", str(args.baza), "--port", str(port)]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_until_up(url, process)
-        files = httpx.get(f"{url}/api/pliki").json()
-        sequential(url, 1)  # warm: model, keyword index, snapshot
-        one = sequential(url, args.rundy)
-        many, wall = concurrent(url, 8, args.rundy)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    rows, ratios = [], {}
+    default = f"domyślnie ({default_processes()})"
+    for processes, label in ((None, default), (1, "1")):
+        files, one, many, wall = measure(args.baza, processes, args.rundy)
+        ratios[label] = (len(many) / wall) / (len(one) / sum(one))
+        rows += [row(label, "1", one, sum(one)), row(label, "8 naraz", many, wall)]
     chunks = sum(f["fragmenty"] for f in files)
-    ratio = (len(many) / wall) / (len(one) / sum(one))
+    table = "\n".join(rows)
     body = f"""## Serwer `chroma-rag serwuj`: `GET /api/szukaj` (issue 15)
 
 Maszyna: {machine()}; load average przed pomiarem ≈ {load:.1f}. Baza: `{args.baza}` – plików: {len(files)},
 fragmentów: {chunks}. Polecenie: `.venv/bin/python bench/serwuj.py --baza {args.baza} --zapisz`
-(prawdziwy `chroma-rag serwuj` w podprocesie, klient httpx po pętli zwrotnej, tryb hybrydowy, k=5,
-{len(QUESTIONS)} pytań × {args.rundy} rund na klienta, po rozgrzewce).
+(prawdziwy `chroma-rag serwuj` w podprocesie – z domyślną liczbą procesów i z `--procesy 1` – klient httpx po
+pętli zwrotnej, tryb hybrydowy, k=5, {len(QUESTIONS)} pytań × {args.rundy} rund na klienta, po rozgrzewce).
 
-| klienci | zapytań | p50 | p95 | przepustowość |
-| --- | ---: | ---: | ---: | ---: |
-{row("1", one, sum(one))}
-{row("8 naraz", many, wall)}
+| `--procesy` | klienci | zapytań | p50 | p95 | przepustowość |
+| --- | --- | ---: | ---: | ---: | ---: |
+{table}
 
-Stosunek przepustowości 8 klientów do 1: **{ratio:.2f}×** (na maszynie dzielonej z innymi procesami – patrz load
-average – liczy się raczej stosunek niż wartości bezwzględne). Wyszukiwania biegną równolegle (issue 23,
-`serving/shared_index.py`): wyłączne są tylko budowa wyszukiwarki i indeksu słów, pierwsze wczytanie modelu,
-budowa migawki i wymiana klienta Chromy po zapisie innego procesu. Plan od modelu czatu, odpowiedź modelu
-i obsługa HTTP są poza wszelką blokadą indeksu.
+Stosunek przepustowości 8 klientów do 1: **{ratios[default]:.2f}×** przy domyślnej liczbie procesów,
+{ratios["1"]:.2f}× przy jednym (na maszynie dzielonej z innymi procesami – patrz load average – liczy się raczej
+stosunek niż wartości bezwzględne). Procesy robocze (issue 23, `serving/workers.py`) liczą jedno zapytanie na
+jednym rdzeniu, a zapytania różnych klientów – na różnych; w jednym procesie wyszukiwania też biegną równolegle
+(`serving/shared_index.py`), ale dzielą jeden GIL. Plan od modelu czatu, odpowiedź modelu i obsługa HTTP są poza
+wszelką blokadą indeksu.
 """
     print(body)
     if args.zapisz:

@@ -257,8 +257,20 @@ def test_appended_segments_follow_changes(monkeypatch, small):
     assert len(found) == len(vectors) and int((~found.alive).sum()) == 6
     collection_module._SNAPSHOTS.clear()  # a new process reads the same version from disk
     check_against_exact(chunks, vectors, metas, rng)
-    # too many segments: the next version is one segment again, with the same content
-    monkeypatch.setattr(snapshot_module, "MAX_SEGMENTS", 2)
+    # too many segments: the appended ones merge into one (their live rows and the new ones), the base stays
+    monkeypatch.setattr(snapshot_module, "MAX_SEGMENTS", 4)
+    extra = {"c9-00": rng.normal(size=DIM).astype(np.float32)}
+    metas["c9-00"] = {"plik": "plik-4.pdf", "rok": 2020, "typ": "ustawa"}
+    vectors.update(extra)
+    chunks.upsert(list(extra), np.stack(list(extra.values())), list(extra), [metas["c9-00"]])
+    merged = chunks.snapshot()
+    assert [s.name for s in merged.segments][:1] == [base] and len(merged.segments) == 2
+    assert len(merged.segments[1]) == 3 * 13 + 1 and int((~merged.alive).sum()) == 6  # dead rows: all in the base
+    check_against_exact(chunks, vectors, metas, rng)
+    collection_module._SNAPSHOTS.clear()
+    check_against_exact(chunks, vectors, metas, rng)
+    # dead and appended rows over COMPACT_FRACTION: the next version is one segment again, with the same content
+    monkeypatch.setattr(snapshot_module, "COMPACT_FRACTION", 0.1)
     chunks.delete(["a-100"])
     del vectors["a-100"], metas["a-100"]
     check_against_exact(chunks, vectors, metas, rng)

@@ -4,13 +4,15 @@ po zbudowaniu, po dopisaniu i usunięciu fragmentów (nowy segment), w nowym pro
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 
 import numpy as np
 import pytest
 
 from chroma_rag.storage import collection as collection_module
-from chroma_rag.storage import snapshot_records
+from chroma_rag.storage import journal_pages, snapshot_records
 from chroma_rag.storage.collection import ChunkCollection
 from chroma_rag.storage.store import Store
 
@@ -127,3 +129,94 @@ def test_a_damaged_record_file_rebuilds_the_snapshot(chunks):
     again = collection.snapshot()
     assert again is not None and again.segments[0].name != first.segments[0].name
     assert collection.hits(["id-0007"])[0].text == "Art. 7. Zażółć gęślą jaźń 7"
+
+
+def test_catching_up_with_an_addition_fetches_nothing_from_chroma(chunks):
+    """Wstawione fragmenty czytelnik bierze z pliku treści zapisu obok dziennika (``journal_pages``), a nie z ``get``
+    Chromy – także zastąpiony fragment z metadanymi, które Chroma przy ``upsert`` scala ze starymi."""
+    collection, vectors = chunks
+    if not collection._journal:
+        pytest.skip("serwer nie ma dziennika: migawka budowana od nowa")
+    assert collection.snapshot() is not None
+    collection.upsert(["nowy-1", "id-0003"], vectors[:2], ["Nowy tekst § 1", "Zmieniony tekst"],
+                      [{"plik": "nowy.pdf", "rok": 2024}, {"plik": "zmieniony.pdf", "rok": 1999}])
+    collection.upsert(["nowy-2", "nowy-1"], vectors[2:4], ["Drugi tekst", "Nowy tekst po zmianie"],
+                      [{"plik": "nowy.pdf", "rok": 2025}, {"plik": "nowy.pdf", "rok": 2026}])
+    collection_module._SNAPSHOTS.clear()  # a new process: the snapshot comes from disk
+    spied, spy = _spied(collection)
+    found = spied.snapshot()
+    assert spy.gets == 0 and found is not None and len(found) == N + 2 and len(found.segments) == 2
+    ids = ["nowy-1", "id-0003", "nowy-2", "id-0005"]
+    hits = spied.hits(ids, vectors[0])
+    assert spy.gets == 0
+    assert [(h.text, h.metadata) for h in hits] == _from_chroma(collection, ids)
+    assert hits[0].text == "Nowy tekst po zmianie" and hits[1].metadata["waga"] == 0.5  # kept by Chroma
+    units = vectors[[3, 1, 2, 5]] / np.linalg.norm(vectors[[3, 1, 2, 5]], axis=1, keepdims=True)
+    assert np.allclose([h.similarity for h in hits], units @ vectors[0], atol=1e-5)
+
+
+@pytest.mark.parametrize("damage", ["brak", "obciety", "zmienione-bajty", "czesc-id"])
+def test_a_missing_or_damaged_journal_page_falls_back_to_chroma(chunks, damage):
+    """Brak albo uszkodzenie pliku treści zapisu to tylko brak skrótu: brakujące fragmenty idą z Chromy, migawka
+    dalej powstaje z poprzedniej wersji."""
+    collection, vectors = chunks
+    if not collection._journal:
+        pytest.skip("serwer nie ma dziennika: migawka budowana od nowa")
+    assert collection.snapshot() is not None
+    ids = ["nowy-1", "nowy-2"]
+    collection.upsert(ids, vectors[:2], ["Nowy tekst § 1", "Nowy tekst § 2"],
+                      [{"plik": "nowy.pdf", "rok": 2024}, {"plik": "nowy.pdf", "rok": 2025}])
+    page = journal_pages.path(collection.snapshot_dir, collection.version())
+    content = page.read_bytes()
+    if damage == "brak":
+        page.unlink()
+    elif damage == "obciety":
+        page.write_bytes(content[: len(content) // 2])
+    elif damage == "zmienione-bajty":  # same length, the zip's CRC no longer matches
+        middle = len(content) // 2
+        flipped = bytes(b ^ 0xFF for b in content[middle : middle + 64])
+        page.write_bytes(content[:middle] + flipped + content[middle + 64 :])
+    else:  # a readable page with only the first chunk: the other one comes from Chroma
+        journal_pages.write(collection.snapshot_dir, collection.version(),
+                            collection.chroma.get(ids=ids[:1], include=journal_pages.INCLUDE))
+    collection_module._SNAPSHOTS.clear()
+    spied, spy = _spied(collection)
+    found = spied.snapshot()
+    assert found is not None and len(found) == N + 2 and len(found.segments) == 2 and spy.gets == 1
+    assert [(h.text, h.metadata) for h in spied.hits(ids)] == _from_chroma(collection, ids)
+
+
+def test_journal_pages_are_removed_with_the_journal_and_kept_under_a_limit(chunks, monkeypatch):
+    """Pliki treści zapisów to dane pochodne o ograniczonym rozmiarze: znikają z wpisami przyciętego dziennika,
+    najstarsze ponad ``LIMIT`` bajtów i – przy pełnej budowie migawki – te, które do niej prowadzą."""
+    collection, vectors = chunks
+    if not collection._journal:
+        pytest.skip("serwer nie ma dziennika ani plików treści zapisów")
+    root = collection.snapshot_dir
+
+    def pages() -> set[str]:
+        return {p.name for p in root.glob(f"{journal_pages.PREFIX}*{journal_pages.SUFFIX}")}
+
+    def write(n: int) -> str:
+        collection.upsert([f"nowy-{n}"], vectors[n : n + 1], [f"Tekst {n}"], [{"plik": "nowy.pdf", "rok": 2000 + n}])
+        return journal_pages.path(root, collection.version()).name
+
+    assert pages() == {journal_pages.path(root, collection.version()).name}  # the fixture's write
+    assert collection.snapshot() is not None  # built from scratch: the page of the write leading to it goes
+    assert pages() == set()
+    written = [write(n) for n in range(4)]
+    assert pages() == set(written)
+    monkeypatch.setattr(collection_module.snapshots, "JOURNAL_LIMIT", 1)
+    written.append(write(4))  # the journal keeps only the newer half of its entries, with their pages
+    monkeypatch.setattr(collection_module.snapshots, "JOURNAL_LIMIT", 2**30)
+    journal = (root / collection_module.snapshots.JOURNAL).read_text(encoding="utf-8").splitlines()
+    kept = {journal_pages.path(root, json.loads(line)["po"]).name for line in journal}
+    assert written[-1] in kept and set(written) - kept and pages() == kept & set(written)
+    monkeypatch.setattr(journal_pages, "LIMIT", 1)
+    newest = write(5)
+    assert pages() == {newest}  # over the limit: only the newest one stays
+    monkeypatch.setattr(journal_pages, "LIMIT", 2**30)
+    write(6)
+    shutil.rmtree(root / collection.snapshot().marker)  # a reader without a usable version builds from scratch
+    collection_module._SNAPSHOTS.clear()
+    assert collection.snapshot() is not None and pages() == set()

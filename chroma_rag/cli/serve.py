@@ -43,17 +43,24 @@ def serve_command(
         bool, typer.Option("--odpytuj", help="Z --obserwuj: sprawdzaj foldery co pół sekundy zamiast powiadomień "
                            "systemu (udziały SMB/NFS; dla nich wybierane samo).")
     ] = False,
+    processes: Annotated[
+        int | None,
+        typer.Option("--procesy", metavar="N", min=1, max=32, show_default=False,
+                     help="Ile procesów odpowiada na zapytania (domyślnie tyle, ile rdzeni, najwyżej 4); każdy "
+                     "trzyma w pamięci własny model i gorące dane wyszukiwania."),
+    ] = None,
     db: DbOption = None,
     model: ModelOption = None,
     server: ServerOption = None,
 ) -> None:
     """Strona dla zespołu, JSON API i narzędzia MCP (/mcp) z jednego lokalnego serwera, tylko do odczytu."""
     from ..serving.run import serve
-    from ..serving.shared_index import SharedIndex
+    from ..serving.workers import default_processes
 
-    index = SharedIndex(db, model=model, server=server)
+    processes = processes or default_processes()
     if not watch:
-        serve(index, host, port, token, token_file=token_file, trusted_proxy=trusted_proxy)
+        serve(db, model, server, host, port, token, processes=processes, token_file=token_file,
+              trusted_proxy=trusted_proxy)
         return
     from ..indexing.watch import BackgroundWatch
     from .options import open_index
@@ -68,8 +75,8 @@ def serve_command(
     watcher = BackgroundWatch(watch, lambda: writer.add(watch, prune=True), polling or None, ignore=[writer.store.path])
     watcher.start()
     try:
-        serve(index, host, port, token, status=watcher.state.to_json, token_file=token_file,
-              trusted_proxy=trusted_proxy)
+        serve(db, model, server, host, port, token, processes=processes, status=watcher.state.to_json,
+              token_file=token_file, trusted_proxy=trusted_proxy)
     finally:
         watcher.stop()
 

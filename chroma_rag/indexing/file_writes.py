@@ -15,11 +15,14 @@ from .preparing import PreparedFile
 def write_file(collection: ChunkCollection, registry: Registry, record: FileRecord, prepared: PreparedFile,
                vectors: np.ndarray) -> None:
     """Jedyne miejsce, w którym fragmenty pliku są wstawiane/zastępowane (tu podpina się każdy indeks
-    pochodny): najpierw wszystkie nowe fragmenty, potem usunięcie nieaktualnych, na końcu wpis rejestru."""
+    pochodny): najpierw wszystkie nowe fragmenty, potem usunięcie nieaktualnych, na końcu wpis rejestru.
+
+    Nieaktualne to fragmenty z poprzedniego wpisu rejestru. Fragmenty tej ścieżki bez wpisu (ślad przerwanego
+    zapisu) to sieroty jak każde inne: usuwa je sprzątanie na końcu ``indeksuj`` (``orphan_ids``). Pytanie Chromy
+    o fragmenty ścieżki przy każdym pliku kosztowało przy milionie fragmentów 0,1–2,5 s (filtr metadanych)."""
     collection.upsert(prepared.ids, vectors, prepared.texts, prepared.metadatas)
     previous = registry.get(record.model, record.path)
-    stale = set(collection.stored_ids({"sciezka": record.path})) | set(previous.chunk_ids if previous else [])
-    stale -= set(prepared.ids)
+    stale = set(previous.chunk_ids if previous else []) - set(prepared.ids)
     if stale:
         collection.delete(sorted(stale))
     registry.put(record)

@@ -25,7 +25,7 @@ from ..errors import UserError
 from .answers import answer_events, sse
 from .mcp_tools import build_mcp, mcp_transport_security
 from .params import query_from_body, query_from_params
-from .security import COOKIE, error, error_status, middleware, refused_state_change
+from .security import COOKIE, Sharing, error, error_status, middleware, refused_state_change
 
 STATIC = Path(__file__).with_name("static")
 T = TypeVar("T")
@@ -38,10 +38,12 @@ _HTTP_MESSAGES = {
 
 
 def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
-              status: Callable[[], dict[str, object]] | None = None) -> Starlette:
+              status: Callable[[], dict[str, object] | None] | None = None,
+              sharing: Sharing | None = None) -> Starlette:
     """Cała aplikacja nad ``index``; ``token`` – wymagany na każdej ścieżce, gdy podany (``/api/stan`` mówi
     stronie, czy jest, a ``POST /wylogowanie`` kasuje ciasteczko logowania); ``status`` – stan obserwowania
-    folderów (serwuj --obserwuj) dla ``/api/stan``."""
+    folderów (serwuj --obserwuj) dla ``/api/stan``; ``sharing`` – co dzielą procesy robocze jednego serwera
+    (``workers.py``; bez tego – jeden proces)."""
     mcp = build_mcp(index)
     mcp_app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
@@ -72,7 +74,7 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
     ]
     return Starlette(
         routes=routes,
-        middleware=middleware(host, token, untimed_prefixes=("/mcp", "/api/pytaj")),
+        middleware=middleware(host, token, untimed_prefixes=("/mcp", "/api/pytaj"), sharing=sharing),
         lifespan=lifespan,
         exception_handlers={
             UserError: lambda _, exc: error(error_status(exc), exc.message("web")),

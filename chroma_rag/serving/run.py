@@ -1,7 +1,9 @@
-"""Uruchomienie: serwer HTTP (uvicorn) z limitami połączeń albo MCP przez stdio."""
+"""Uruchomienie: serwer HTTP (uvicorn; jeden proces albo kilka za jednym gniazdem) z limitami połączeń albo MCP
+przez stdio."""
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from collections.abc import Callable
@@ -10,39 +12,56 @@ from typing import TYPE_CHECKING
 
 from ..api import Index
 from ..errors import UserError
-from .security import resolve_token
+from .security import Sharing, resolve_token
+from .workers import WorkerApp, published_status
 
 if TYPE_CHECKING:
     import uvicorn
     from starlette.types import ASGIApp
 
 KEEP_ALIVE_SECONDS = 5
+WORKER_PING_SECONDS = 120
 
 
-def serve(index: Index, host: str, port: int, token: str | None,
-          status: Callable[[], dict[str, object]] | None = None, token_file: Path | None = None,
+def serve(db: Path | None, model: str | None, server: str | None, host: str, port: int, token: str | None, *,
+          processes: int = 1, status: Callable[[], dict[str, object]] | None = None, token_file: Path | None = None,
           trusted_proxy: str | None = None) -> None:
-    """Strona, API i MCP na ``host:port``; poza pętlą zwrotną tylko z tokenem (inaczej ``UserError``);
+    """Strona, API i MCP na ``host:port`` nad bazą ``db``; poza pętlą zwrotną tylko z tokenem (inaczej
+    ``UserError``); ``processes`` > 1 – tyle procesów roboczych za jednym gniazdem (``workers.py``);
     ``trusted_proxy`` – adres pośrednika TLS, któremu wolno ustawić ``X-Forwarded-Proto``/``-For``."""
     import uvicorn
 
-    from .app import build_app
+    from .shared_index import SharedIndex
 
     token = resolve_token(host, token, token_file)
+    index = SharedIndex(db, model=model, server=server)
     index.store.require_existing()
     _check_free(host, port)
-    app = build_app(index, host=host, token=token, status=status)
     shown = f"[{host}]" if ":" in host else host
+    workers = f", procesów: {processes}" if processes > 1 else ""
     print(f"chroma-rag: strona http://{shown}:{port}/ , MCP http://{shown}:{port}/mcp"
-          f"{' (z tokenem)' if token else ''}; Ctrl-C kończy.", file=sys.stderr, flush=True)
-    uvicorn.Server(server_config(app, host, port, trusted_proxy)).run()
+          f"{' (z tokenem)' if token else ''}{workers}; Ctrl-C kończy.", file=sys.stderr, flush=True)
+    if processes == 1:
+        from .app import build_app
+
+        app = build_app(index, host=host, token=token, status=status)
+        uvicorn.Server(server_config(app, host, port, trusted_proxy)).run()
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    with published_status(status) as status_file:
+        recipe = WorkerApp(db, model, server, host, token, Sharing(os.urandom(32), processes), status_file)
+        config = server_config(recipe, host, port, trusted_proxy, processes)
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
 
 
-def server_config(app: ASGIApp, host: str, port: int, trusted_proxy: str | None = None) -> uvicorn.Config:
+def server_config(app: ASGIApp | WorkerApp, host: str, port: int, trusted_proxy: str | None = None,
+                  processes: int = 1) -> uvicorn.Config:
     """Ustawienia uvicorn serwera: parser h11 z limitem nagłówków i czasu (``transport.GuardedH11Protocol``);
     limit połączeń sprawdza ten protokół, zapytań – ``limits.RequestLimits``. Nagłówki ``X-Forwarded-*``
     tylko od ``trusted_proxy``: od kogokolwiek innego na tym komputerze ustawiałyby adres klienta (limit
-    błędnych tokenów) i schemat (ciasteczko ``Secure``)."""
+    błędnych tokenów) i schemat (ciasteczko ``Secure``). Przy ``processes`` > 1 ``app`` to przepis
+    ``WorkerApp``, z którego każdy proces buduje własną aplikację."""
     import uvicorn
 
     from .transport import MAX_HEADER_BYTES, GuardedH11Protocol
@@ -58,6 +77,11 @@ def server_config(app: ASGIApp, host: str, port: int, trusted_proxy: str | None 
         forwarded_allow_ips=trusted_proxy,
         server_header=False,
         log_level="warning",
+        workers=processes,
+        factory=processes > 1,
+        # the supervisor kills a worker that does not answer its ping in time; a cold worker building the
+        # snapshot of a large collection may hold its interpreter for longer than uvicorn's default 5 s
+        timeout_worker_healthcheck=WORKER_PING_SECONDS,
     )
 
 

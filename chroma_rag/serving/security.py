@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 
 from starlette.middleware import Middleware
@@ -96,13 +97,24 @@ def refused_state_change(request: Request, needs_json: bool = True) -> Response 
     return None
 
 
+@dataclass(frozen=True)
+class Sharing:
+    """Co dzielą procesy robocze jednego serwera (``workers.py``): sól podpisu ciasteczka logowania (ciasteczko
+    z jednego procesu ważne w każdym) i ich liczba – każdy proces liczy błędne tokeny osobno, więc przyjmuje
+    ich 1/``processes`` z ``MAX_FAILURES``, żeby cały serwer przyjął najwyżej ``MAX_FAILURES`` na okno."""
+
+    session_key: bytes
+    processes: int
+
+
 class FailedTokens:
-    """Błędne tokeny z jednego adresu w ostatnich ``FAILURE_WINDOW`` s; po ``MAX_FAILURES`` każde sprawdzenie
+    """Błędne tokeny z jednego adresu w ostatnich ``FAILURE_WINDOW`` s; po ``limit`` każde sprawdzenie
     tokenu z tego adresu – także poprawnego, żeby 429 nie zdradzało trafienia – czeka, aż najstarsza próba
     wypadnie z okna. Zalogowana przeglądarka (ważne ciasteczko) nie czeka."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
         self._seen: dict[str, deque[float]] = {}
+        self._limit = limit
 
     def wait_seconds(self, client: str) -> float:
         tries = self._seen.get(client)
@@ -112,7 +124,7 @@ class FailedTokens:
         if not tries:
             self._seen.pop(client, None)
             return 0.0
-        return tries[0] + FAILURE_WINDOW - now if len(tries) >= MAX_FAILURES else 0.0
+        return tries[0] + FAILURE_WINDOW - now if len(tries) >= self._limit else 0.0
 
     def failed(self, client: str) -> None:
         self._seen.setdefault(client, deque()).append(time.monotonic())
@@ -123,11 +135,12 @@ class TokenGuard:
     strona dostaje go z formularza logowania, który zapisuje w ciasteczku podpisany czas wygaśnięcia (sam token
     nie trafia do przeglądarki; podpis zależy od tokenu i od uruchomienia serwera, więc restart kończy sesje)."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, sharing: Sharing | None = None) -> None:
         self.app = app
         self._token = token
-        self._signing = hmac.new(token.encode(), b"chroma-rag-strona" + os.urandom(16), hashlib.sha256).digest()
-        self._failures = FailedTokens()
+        salt = sharing.session_key if sharing else os.urandom(16)
+        self._signing = hmac.new(token.encode(), b"chroma-rag-strona" + salt, hashlib.sha256).digest()
+        self._failures = FailedTokens(max(1, MAX_FAILURES // sharing.processes) if sharing else MAX_FAILURES)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -237,7 +250,8 @@ class LoopbackHost:
         await self.app(scope, receive, send)
 
 
-def middleware(host: str, token: str | None, untimed_prefixes: tuple[str, ...]) -> list[Middleware]:
+def middleware(host: str, token: str | None, untimed_prefixes: tuple[str, ...],
+               sharing: Sharing | None = None) -> list[Middleware]:
     """Warstwy przed aplikacją, od zewnętrznej: nagłówki bezpieczeństwa (na każdej odpowiedzi, także odmowach
     niżej), nazwa hosta (na pętli zwrotnej), limity (obejmują też formularz logowania), token (gdy podany),
     polskie odmowy transportu MCP."""
@@ -246,6 +260,6 @@ def middleware(host: str, token: str | None, untimed_prefixes: tuple[str, ...]) 
         layers.append(Middleware(LoopbackHost))
     layers.append(Middleware(RequestLimits, untimed_prefixes=untimed_prefixes))
     if token:
-        layers.append(Middleware(TokenGuard, token=token))
+        layers.append(Middleware(TokenGuard, token=token, sharing=sharing))
     layers.append(Middleware(McpErrors))
     return layers

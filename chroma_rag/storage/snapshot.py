@@ -11,8 +11,9 @@ HNSW Chromy nie jest potrzebny, więc nie ładuje się do pamięci procesu.
 Migawka to dane pochodne: katalog ``<znacznik zmiany kolekcji>/`` w ``Store.work_dir``; inny znacznik
 w kolekcji znaczy „nieaktualna”. Wektory leżą w niezmiennych segmentach: nowa wersja po dopisaniu pliku
 dowiązuje (``os.link``) segmenty poprzedniej, dokłada mały segment z nowymi wierszami i przepisuje tylko
-id, kody kolumn i maskę żywych wierszy (usunięte i zastąpione fragmenty to martwe wiersze). Gdy martwych
-i dopisanych wierszy jest dużo, wersja powstaje od nowa jako jeden segment. Katalog pojawia się pod ostateczną
+id, kody kolumn i maskę żywych wierszy (usunięte i zastąpione fragmenty to martwe wiersze). Gdy segmentów
+jest za dużo, dopisane łączą się w jeden; gdy martwych i dopisanych wierszy jest dużo, wersja powstaje od nowa
+jako jeden segment. Katalog pojawia się pod ostateczną
 nazwą jednym ``os.rename``; uszkodzona albo niepełna migawka jest usuwana i budowana od nowa.
 """
 
@@ -33,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import coarse_index
+from . import coarse_index, journal_pages
 from . import snapshot_records as records_files
 from .where import FIELD_OPERATORS, MISSING
 
@@ -61,7 +62,7 @@ IVF_MIN_ROWS = 200_000  # from this size a full build splits rows into ~sqrt(n) 
 PROBE_FRACTION = 0.3
 NPROBE = 24
 MATCHED_MIN = 4000
-MAX_SEGMENTS = 8  # more appended segments, or dead + appended rows over COMPACT_FRACTION: one segment again
+MAX_SEGMENTS = 8  # then the appended segments merge into one; dead + appended rows over COMPACT_FRACTION: one segment
 COMPACT_FRACTION = 0.1
 SCAN_BLOCK = 16_384  # int8 rows converted to float32 at a time (fits the cache)
 # Up to this many float32 rows are read with pread, not through the mapping: pages read through a mapping count
@@ -379,7 +380,7 @@ def latest(root: Path, marker: str) -> Snapshot | None:
 def journal(root: Path, before: str, after: str, ids: list[str], removal: bool = False) -> None:
     """Wpis dziennika zmian: zmiana kolekcji ze znacznika ``before`` na ``after`` dotyka ``ids`` (``removal``: usuwa
     je – czytelnik nie musi ich pobierać z Chromy, a w trybie folderu każdy ``get`` wczytuje cały HNSW, przy
-    milionie fragmentów ~3 s).
+    milionie fragmentów ~3 s; wstawione czytelnik bierze z pliku treści zapisu, ``journal_pages``).
 
     Tylko w trybie folderu, gdzie zapisy idą po kolei pod blokadą wyłączną, więc wpisy tworzą łańcuch. Wpis
     powstaje przed zmianą danych: przerwany zapis zostawia wpis bez następcy, a kolejny zapis dopisuje drugi
@@ -394,6 +395,22 @@ def journal(root: Path, before: str, after: str, ids: list[str], removal: bool =
         staging = root / f"{JOURNAL}.{os.getpid()}"
         staging.write_text("".join(lines[len(lines) // 2 :]), encoding="utf-8")
         os.replace(staging, path)
+        journal_pages.remove(root, [e["po"] for e in _entries(lines[: len(lines) // 2])])
+
+
+def forget_pages(root: Path, marker: str) -> None:
+    """Usuwa pliki treści zapisów prowadzących do wersji ``marker``: po jej pełnej budowie przydałyby się tylko
+    czytelnikom starszych wersji trzymanych w pamięci, a ci pobiorą brakujące fragmenty z Chromy."""
+    try:
+        lines = (root / JOURNAL).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return
+    before = {e["po"]: e["przed"] for e in _entries(lines)}
+    chain: list[str] = []
+    while marker in before and len(chain) < len(before):
+        chain.append(marker)
+        marker = before[marker]
+    journal_pages.remove(root, chain)
 
 
 def changed_since(root: Path, old: str, new: str) -> set[str] | None:
@@ -403,21 +420,19 @@ def changed_since(root: Path, old: str, new: str) -> set[str] | None:
     return None if found is None else set(found)
 
 
-def changes_between(root: Path, old: str, new: str) -> dict[str, bool] | None:
-    """Id zmienione między wersjami ``old`` i ``new`` według dziennika → czy ostatnia zmiana je usunęła;
-    ``None``, gdy łańcuch wpisów się urywa albo rozwidla (wtedy migawkę trzeba zbudować od zera)."""
+def changes_between(root: Path, old: str, new: str) -> dict[str, str | None] | None:
+    """Id zmienione między wersjami ``old`` i ``new`` według dziennika → znacznik po zapisie, który je ostatnio
+    wstawił (nazwa jego pliku treści, ``journal_pages``), albo ``None``, gdy ostatnia zmiana je usunęła.
+    ``None`` zamiast słownika, gdy łańcuch wpisów się urywa albo rozwidla (wtedy migawkę trzeba zbudować od
+    zera)."""
     try:
         lines = (root / JOURNAL).read_text(encoding="utf-8").splitlines()
     except OSError:
         return None
     following: dict[str, list[dict[str, Any]]] = {}
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:  # a line being appended right now
-            continue
+    for entry in _entries(lines):
         following.setdefault(entry["przed"], []).append(entry)
-    changed: dict[str, bool] = {}
+    changed: dict[str, str | None] = {}
     current = old
     for _ in range(len(lines)):
         if current == new:
@@ -425,9 +440,18 @@ def changes_between(root: Path, old: str, new: str) -> dict[str, bool] | None:
         entries = following.get(current, [])
         if len(entries) != 1:
             return None
-        changed.update(dict.fromkeys(entries[0]["id"], bool(entries[0].get("usuniete"))))
-        current = entries[0]["po"]
+        after = entries[0]["po"]
+        changed.update(dict.fromkeys(entries[0]["id"], None if entries[0].get("usuniete") else after))
+        current = after
     return changed if current == new else None
+
+
+def _entries(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    for line in lines:
+        try:
+            yield json.loads(line)
+        except ValueError:  # a line being appended right now
+            continue
 
 
 def load(root: Path, marker: str) -> Snapshot | None:
@@ -504,7 +528,12 @@ def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
            pages: Iterable[dict[str, Any]]) -> Snapshot:
     """Nowa wersja z poprzedniej: wiersze ``changed`` umierają, ``pages`` (ich obecny stan w kolekcji;
     usuniętych tam już nie ma) dochodzą jako nowy segment; segmenty poprzedniej wersji są dowiązywane, nie
-    kopiowane. Kody kolumn pozostałych wierszy zostają, nowe wartości dopisujemy na końcu słowników."""
+    kopiowane. Kody kolumn pozostałych wierszy zostają, nowe wartości dopisujemy na końcu słowników.
+
+    Przy ``MAX_SEGMENTS`` segmentach dopisane segmenty (żywe wiersze) łączą się z nowymi wierszami w jeden,
+    a bazowy zostaje dowiązany: przepisanie całej bazy kosztowało przy milionie fragmentów ~47 s co ósmy zapis.
+    Od nowa, jako jeden segment, wersja powstaje dopiero, gdy martwych i dopisanych wierszy jest ponad
+    ``COMPACT_FRACTION`` żywych."""
     dropped = old.rows(sorted(changed))
     alive = old.alive.copy()
     alive[dropped[dropped >= 0]] = False
@@ -513,26 +542,31 @@ def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
     new_codes = _encode(raw, values)
     appended = sum(len(s) for s in old.segments[1:]) + len(new_ids)
     live = int(alive.sum()) + len(new_ids)
-    if len(old.segments) >= MAX_SEGMENTS or (len(alive) - int(alive.sum())) + appended > COMPACT_FRACTION * live:
+    if (len(alive) - int(alive.sum())) + appended > COMPACT_FRACTION * live:
         rows = np.flatnonzero(alive)
         return _fresh(root, marker, np.concatenate([old.ids[rows], _id_array(new_ids)]),
                       np.concatenate([old.vectors_of(rows), new_vectors]),
                       np.concatenate([old.codes[:, rows], new_codes], axis=1), values, old.centroids,
                       old.records_of(rows) + new_records)
+    kept_segments = old.segments if len(old.segments) < MAX_SEGMENTS else old.segments[:1]
+    offset = kept_segments[-1].offset + len(kept_segments[-1])
+    carried = offset + np.flatnonzero(alive[offset:])  # live rows of the appended segments being merged
+    new_vectors = np.concatenate([old.vectors_of(carried), new_vectors])
+    new_codes = np.concatenate([old.codes[:, carried], new_codes], axis=1)
+    new_records = old.records_of(carried) + new_records
     order, starts, quantized = _layout(new_vectors, old.centroids, old.scale)
     blob, record_starts = records_files.pack([new_records[r] for r in order.tolist()])
-    offset = len(old.ids)
-    added = _id_array(new_ids)[order]
-    ids = np.concatenate([old.ids, added])
-    kept = old.sorted_rows[alive[old.sorted_rows]]
+    added = np.concatenate([old.ids[carried], _id_array(new_ids)])[order]
+    ids = np.concatenate([old.ids[:offset], added])
+    kept = old.sorted_rows[(old.sorted_rows < offset) & alive[old.sorted_rows]]
     by_id = np.argsort(added, kind="stable")
     positions = np.searchsorted(ids[kept], added[by_id])
-    segments = [*old.segments, Segment(uuid.uuid4().hex, offset, new_vectors[order], quantized, starts, blob,
-                                       record_starts)]
+    segments = [*kept_segments, Segment(uuid.uuid4().hex, offset, new_vectors[order], quantized, starts, blob,
+                                        record_starts)]
     snapshot = Snapshot(marker, ids, np.insert(kept, positions, offset + by_id),
-                        np.concatenate([old.codes, new_codes[:, order]], axis=1),
-                        np.concatenate([alive, np.ones(len(added), dtype=bool)]), values,
-                        segments if len(added) else old.segments, old.centroids, old.scale)
+                        np.concatenate([old.codes[:, :offset], new_codes[:, order]], axis=1),
+                        np.concatenate([alive[:offset], np.ones(len(added), dtype=bool)]), values,
+                        segments if len(added) else kept_segments, old.centroids, old.scale)
     return _save(root, snapshot, root / old.marker)
 
 
