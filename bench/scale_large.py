@@ -213,8 +213,9 @@ def serwuj_memory(db: Path, kinds: list[dict[str, Any]]) -> dict[str, Any]:
                     break
             except httpx.HTTPError:
                 time.sleep(0.5)
-        with ThreadPoolExecutor(default_processes()) as pool:
-            list(pool.map(ask_all, range(default_processes())))
+        clients = default_processes()
+        with ThreadPoolExecutor(clients) as pool:
+            list(pool.map(ask_all, range(clients)))
         return tree_memory(process.pid)
     finally:
         os.killpg(process.pid, signal.SIGTERM)
