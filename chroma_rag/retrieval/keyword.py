@@ -49,6 +49,7 @@ IDS = "id.npy"  # utf-8 bytes (numpy "S"), sorted
 TOKEN_OFFSETS = "pozycje_tokenow.npy"  # int64, len(ids) + 1
 VERSION_CODES = "wersje.npy"  # int32: index into the manifest's list of distinct versions
 COLLECTION_VERSION = "kolekcja.json"  # the collection's change marker this index was last synced at
+CEILINGS = "maksima.npy"  # float32: highest score of each matrix column (bound for pruning frequent lemmas)
 DELTA = "dopisane.json"  # chunks added (and matrix rows switched off) since the matrix was built
 MARKS = 8  # filters whose allowed positions are remembered (1 MB each at 1M chunks)
 DELTA_MIN = 2000  # a delta up to max(DELTA_MIN, DELTA_FRACTION · matrix rows) chunks; more: rebuild the matrix
@@ -123,6 +124,14 @@ def keyword_text(text: str, metadata: dict[str, Any]) -> str:
 
 
 @dataclass
+class Usable:
+    """Pozycje indeksu, które filtr dopuszcza (bez wygaszonych): mapa bitów i – dla wąskiego filtra – lista."""
+
+    marks: np.ndarray
+    positions: np.ndarray | None
+
+
+@dataclass
 class KeywordHit:
     id: str
     score: float
@@ -137,6 +146,7 @@ class KeywordIndex:
         self.ids: np.ndarray = _encoded([])  # matrix rows: utf-8 bytes (numpy "S"), sorted
         self._tokens: dict[str, list[str]] | None = {}
         self._bm25: Any = None
+        self._ceilings: np.ndarray | None = None  # highest score of each matrix column
         # id → version, built from the saved columns (and the loaded delta's versions) only when needed
         self._version_map: dict[str, str] | None = {}
         self._version_names: list[str] = []
@@ -154,8 +164,8 @@ class KeywordIndex:
         self._dead_positions = np.zeros(0, dtype=np.int64)
         self._average_length = 1.0
         self._row_maps: dict[tuple[int, str], np.ndarray] = {}
-        self._marks: dict[tuple[int, str], tuple[Any, np.ndarray]] = {}  # (id(allowed), state) → (allowed, marks)
-        self._dead_marks = np.zeros(0, dtype=bool)
+        self._marks: dict[tuple[int, str], tuple[Any, Usable]] = {}  # (id(allowed), state) → (allowed, positions)
+        self._live_marks = np.zeros(0, dtype=bool)  # False: a switched-off matrix row
         # Tokens of that copy, opened at load: a concurrent sync may replace the folder, the open file stays.
         self._token_file: Any = None
         self._offsets = np.zeros(0, dtype=np.int64)
@@ -335,7 +345,7 @@ class KeywordIndex:
         self._added_lengths = np.array([max(len(t), 1) for t in self._added.values()], dtype=np.float64)
         # every change of the switched-off rows ends here
         self._dead_positions = self._matrix_positions(sorted(self._dead))
-        self._dead_marks = _marks(self._dead_positions, len(self.ids) + len(self._added))
+        self._live_marks = ~_marks(self._dead_positions, len(self.ids) + len(self._added))
         self._row_maps.clear()
 
     def _rebuild(self) -> None:
@@ -347,6 +357,7 @@ class KeywordIndex:
         if names:
             self._bm25.index([self.tokens[i] or [""] for i in names], show_progress=False)
         self._average_length = float(np.mean([max(len(self.tokens[i]), 1) for i in names])) if names else 1.0
+        self._ceilings = scoring.column_ceilings(self._bm25.scores) if names else None
         self._row_maps.clear()
 
     # --- wyszukiwanie ---------------------------------------------------------------------------
@@ -356,32 +367,45 @@ class KeywordIndex:
         terms = query_terms(question, self.lemmatizer_name)
         if not len(self) or not terms:
             return []
-        docs, scores = self._scores(terms)
-        keep = scores > 0
-        if len(self._dead_positions):
-            keep &= ~self._dead_marks[docs]
+        words, bounds = self._term_postings(terms)
+        size = len(self.ids) + len(self._added)
         added = list(self._added)
-        if allowed is not None:
-            keep &= self._allowed_marks(allowed, added)[docs]
-        docs, scores = docs[keep], scores[keep]
+        usable = self._usable(allowed, added)
+        if usable is not None and usable.positions is not None:
+            docs, scores = scoring.restricted(words, usable.positions)
+        else:
+            marks = usable.marks if usable is not None else self._live_marks if len(self._dead_positions) else None
+            found = scoring.pruned(words, bounds, k, size, marks)
+            docs, scores = found if found is not None else scoring.summed(words, size)
+            keep = scores > 0
+            if marks is not None:
+                keep &= marks[docs]
+            docs, scores = docs[keep], scores[keep]
         everything = len(self.ids)
         best = scoring.top(docs, scores, k)
         return [KeywordHit(self.ids[n].decode() if n < everything else added[n - everything], score)
                 for n, score in zip(docs[best].tolist(), scores[best].tolist(), strict=True)]
 
-    def _allowed_marks(self, allowed: Iterable[str], added: list[str]) -> np.ndarray:
-        """Mapa bitów dozwolonych pozycji (macierz, potem dopiska); zapamiętana dla ``MARKS`` ostatnich filtrów
-        (ten sam filtr to ten sam obiekt ``allowed`` u wyszukiwarki) – przy milionie fragmentów filtr na prawie
-        wszystko to ~5 ms na każde pytanie."""
+    def _usable(self, allowed: Iterable[str] | None, added: list[str]) -> Usable | None:
+        """Dozwolone pozycje filtra bez wygaszonych wierszy (``None``: bez filtra); zapamiętane dla ``MARKS``
+        ostatnich filtrów (ten sam filtr to ten sam obiekt ``allowed`` u wyszukiwarki) – przy milionie
+        fragmentów filtr na prawie wszystko to ~5 ms na każde pytanie."""
         from ..storage.snapshot import remember
 
+        if allowed is None:
+            return None
         key = (id(allowed), self._saved_as + self._delta_id)
         found = self._marks.get(key)
         if found is not None and found[0] is allowed:
             return found[1]
-        marks = _marks(self._allowed_positions(allowed, added), len(self.ids) + len(added))
-        remember(self._marks, key, (allowed, marks), MARKS)  # the filter kept: its id is not reused meanwhile
-        return marks
+        size = len(self.ids) + len(added)
+        marks = _marks(self._allowed_positions(allowed, added), size)
+        if len(self._dead_positions):
+            marks &= self._live_marks
+        count = int(np.count_nonzero(marks))
+        usable = Usable(marks, np.flatnonzero(marks) if count * scoring.DENSE_SHARE <= size else None)
+        remember(self._marks, key, (allowed, usable), MARKS)  # the filter kept: its id is not reused meanwhile
+        return usable
 
     def _allowed_positions(self, allowed: Iterable[str], added: list[str]) -> np.ndarray:
         """Pozycje (macierz, potem dopiska) dozwolonych id; wiersze migawki (``RowSelection``) przez mapę
@@ -418,35 +442,49 @@ class KeywordIndex:
             return np.arange(len(self.ids))
         return _find(self.ids, sorted_ids)
 
-    def _scores(self, terms: list[tuple[str, ...]]) -> scoring.Postings:
-        """Suma BM25 po słowach pytania, tylko na fragmentach z listami wystąpień (pozycje rosnąco); słowo
+    def _term_postings(self, terms: list[tuple[str, ...]]) -> tuple[list[scoring.Postings], list[float]]:
+        """Listy wystąpień słów pytania (w jego kolejności) i najwyższy wynik każdego słowa w indeksie; słowo
         wieloznaczne liczy się raz – najlepszym odczytaniem. Suma po wszystkich lematach dawałaby słowu o czterech
         odczytaniach („danych”: dana, dane, dany, dać) czterokrotną wagę."""
         vocabulary = self._bm25.vocab_dict if self._bm25 is not None and len(self.ids) else {}
-        found = []
+        size = len(self.ids) + len(self._added)
+        words, bounds = [], []
         for readings in terms:
-            postings = [p for r in readings if (p := self._reading_postings(r, vocabulary)) is not None]
-            if postings:
-                found.append(scoring.best_reading(postings))
-        return scoring.summed(found, len(self.ids) + len(self._added))
+            found = [p for r in readings if (p := self._reading_postings(r, vocabulary)) is not None]
+            if found:
+                words.append(scoring.best_reading([postings for postings, _ in found], size))
+                bounds.append(max(ceiling for _, ceiling in found))
+        return words, bounds
 
-    def _reading_postings(self, reading: str, vocabulary: dict[str, int]) -> scoring.Postings | None:
-        """BM25 jednego lematu tam, gdzie występuje: macierz (bm25s) i dopiska – tym samym wzorem (Lucene, k1, b
-        biblioteki) przy statystykach macierzy (liczba fragmentów, częstość lematu, średnia długość)."""
-        parts = []
+    def _reading_postings(self, reading: str, vocabulary: dict[str, int]) -> tuple[scoring.Postings, float] | None:
+        """BM25 jednego lematu tam, gdzie występuje, i jego najwyższy wynik: macierz (bm25s) i dopiska – tym samym
+        wzorem (Lucene, k1, b biblioteki) przy statystykach macierzy (liczba fragmentów, częstość lematu, średnia
+        długość)."""
+        parts, ceiling = [], 0.0
         if reading in vocabulary:
             parts.append(scoring.column_postings(self._bm25.scores, vocabulary[reading]))
+            ceiling = self._column_ceiling(vocabulary[reading])
         if reading in self._added_postings:
             docs, counts = self._added_postings[reading]
             n, df = max(len(self.ids), 1), self.document_frequency(reading)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             k1, b = (self._bm25.k1, self._bm25.b) if self._bm25 is not None else (1.5, 0.75)
             lengths = self._added_lengths[docs] / self._average_length
-            parts.append((len(self.ids) + docs, idf * counts / (k1 * ((1 - b) + b * lengths) + counts)))
+            scores = idf * counts / (k1 * ((1 - b) + b * lengths) + counts)
+            parts.append((len(self.ids) + docs, scores))
+            ceiling = max(ceiling, float(scores.max()))
         if not parts:
             return None
-        return parts[0] if len(parts) == 1 else (np.concatenate([d for d, _ in parts]),
-                                                 np.concatenate([s for _, s in parts]))
+        if len(parts) == 1:
+            return parts[0], ceiling
+        return (np.concatenate([d for d, _ in parts]), np.concatenate([s for _, s in parts])), ceiling
+
+    def _column_ceiling(self, column: int) -> float:
+        """Najwyższy wynik w kolumnie macierzy: zapisany przy budowie (``CEILINGS``), a w indeksie zapisanym
+        bez niego – z samej kolumny."""
+        if self._ceilings is not None and column < len(self._ceilings):
+            return float(self._ceilings[column])
+        return float(scoring.column_postings(self._bm25.scores, column)[1].max(initial=0.0))
 
     def coverage(self, question: str, chunk_ids: Iterable[str]) -> float:
         """Jaka część „wagi” pytania (suma IDF jego słów) występuje we wskazanych fragmentach. Słowo nieznane
@@ -562,6 +600,10 @@ class KeywordIndex:
         # hundreds of MiB)
         self._bm25 = bm25s.BM25.load(str(self.path), show_progress=False, mmap=True)
         self.ids = ids
+        try:
+            self._ceilings = np.load(self.path / CEILINGS, mmap_mode="r")
+        except (OSError, ValueError):  # saved before the ceilings were: each is read from its column when needed
+            self._ceilings = None
 
     def _save(self) -> None:
         """Całość (tokeny + macierz BM25) do folderu obok, potem podmiana folderów: przerwany zapis
@@ -575,6 +617,8 @@ class KeywordIndex:
         staging.mkdir(parents=True)
         if len(self.ids):
             self._bm25.save(str(staging), show_progress=False)
+            if self._ceilings is not None:
+                np.save(staging / CEILINGS, self._ceilings)
         self._saved_as, self._delta_id = uuid.uuid4().hex, ""
         names = self._id_list()
         with (staging / TOKENS).open("wb") as lines:
