@@ -96,6 +96,9 @@ class ChunkCollection(FilteredRanking):
         documents: Sequence[str],
         metadatas: Sequence[dict[str, Any]],
     ) -> None:
+        # With no snapshot yet (the first indexing of a folder) the first reader builds one from scratch and
+        # never reads the pages: they would only cost the writer (~6 % at 1M chunks).
+        pages = self._journal and self._snapshot_dir is not None and snapshots.saved(self._snapshot_dir)
         for start in range(0, len(ids), self._max_batch):
             end = start + self._max_batch
             batch = list(ids[start:end])
@@ -106,7 +109,7 @@ class ChunkCollection(FilteredRanking):
                 documents=list(documents[start:end]),
                 metadatas=list(metadatas[start:end]),
             )
-            if self._journal and self._snapshot_dir is not None:
+            if pages:
                 # Read back, not the arguments: upserting an existing id keeps its metadata keys absent from the
                 # new metadata. This client has just loaded the HNSW for the upsert, so the get is cheap here,
                 # while in a reader catching up it would load the whole HNSW again (~4 s at 1M chunks).

@@ -364,6 +364,14 @@ class RowSelection(Sequence[str]):
         return iter(self.snapshot.id_list(self.rows))
 
 
+def saved(root: Path) -> bool:
+    """Czy w ``root`` jest jakaś zapisana wersja (także nieaktualna)."""
+    try:
+        return any(e.is_dir() and not e.name.startswith(".") for e in root.iterdir())
+    except OSError:
+        return False
+
+
 def latest(root: Path, marker: str) -> Snapshot | None:
     """Poprzednia zapisana wersja (inna niż ``marker``), od której można zacząć aktualizację."""
     try:
