@@ -81,19 +81,25 @@ def main() -> None:
     out: dict = {"zimny_start_s": cold, "start_modelu_s": model_start, "rss_po_pierwszym_mib": rss_cold,
                  "embedding_pytania_ms": embedding_ms,
                  "rodzaje": {}}
+    searcher = index.retrieval.searcher()
     for kind in task["rodzaje"]:
-        latencies, vector_latencies, ranked = [], [], []
+        latencies, vector_latencies, keyword_latencies, ranked = [], [], [], []
         for query in kind["zapytania"]:
             filters = SearchFilters(**query["filtry"])
             started = time.perf_counter()
             index.search(query["tekst"], k=10, filters=filters, threshold=None)
             latencies.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            with collection.pinned():  # as in the search: the filter's rows from one snapshot
+                searcher.keyword_ids(query["tekst"], searcher.fusion.depth, build_where(filters))
+            keyword_latencies.append(time.perf_counter() - started)
             vector = np.asarray(query["wektor"], dtype=np.float32)
             started = time.perf_counter()
             hits = collection.ranked(vector, 10, build_where(filters))
             vector_latencies.append(time.perf_counter() - started)
             ranked.append([i for i, _ in hits])
-        out["rodzaje"][kind["nazwa"]] = {"czasy": latencies, "czasy_wektor": vector_latencies, "wyniki": ranked}
+        out["rodzaje"][kind["nazwa"]] = {"czasy": latencies, "czasy_wektor": vector_latencies,
+                                         "czasy_slowa": keyword_latencies, "wyniki": ranked}
     out["rss_mib"] = rss_mib()
     out["rss_wg_mapowan_mib"] = rss_by_mapping()
     if not task.get("bez_zapisu"):  # chroma run: no journal, a write would make the next folder run rebuild all

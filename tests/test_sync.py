@@ -243,6 +243,52 @@ def test_leftovers_of_an_interrupted_write_of_the_same_file_go_at_the_end_of_the
     assert run_cli(capsys, "sprawdz", "--baza", db)[0] == 0
 
 
+def test_usun_removes_the_leftovers_of_an_interrupted_write_without_asking_chroma_for_the_path(
+        capsys, tmp_path, monkeypatch):
+    # usun deletes the chunks of the registry entry; a chunk of an interrupted rewrite of the same file (no entry
+    # owns it) is an orphan and goes with them, found by the count, not by a metadata query per path (at 1M
+    # chunks that query loads the whole HNSW, seconds).
+    docs = tmp_path / "docs"
+    write_docs(docs, ["a.txt", "b.txt"], paragraphs=2)
+    db = tmp_path / "db"
+    Index(db).add([docs])
+    store = Store(db)
+    a = next(r for r in Registry(store.client).records() if r.name == "a.txt")
+    collection = store.chunks(a.model, store.indexed_models()[a.model])
+    old = collection.chroma.get(ids=a.chunk_ids[:1], include=["embeddings", "documents", "metadatas"])
+    collection.upsert(["a-przerwany-zapis"], np.asarray(old["embeddings"]), old["documents"], old["metadatas"])
+    store.close()
+    asked: list[dict | None] = []
+    stored_ids = ChunkCollection.stored_ids
+    monkeypatch.setattr(ChunkCollection, "stored_ids", lambda self, where=None: asked.append(where)
+                        or stored_ids(self, where))
+    code, out, err = run_cli(capsys, "usun", "a.txt", "--baza", db)
+    assert code == 0 and "a.txt" in out, err
+    assert [where for where in asked if where] == []
+    assert {meta["plik"] for meta, _, _ in stored(db).values()} == {"b.txt"}
+    assert run_cli(capsys, "sprawdz", "--baza", db)[0] == 0
+
+
+def test_a_run_without_leftovers_does_not_list_every_chunk(capsys, tmp_path, monkeypatch):
+    # Listing every id to look for orphans is seconds at 1M chunks after each indeksuj; when Chroma holds no more
+    # chunks than the registry owns, there are none (chunks go in before their entry and out after it).
+    docs = tmp_path / "docs"
+    write_docs(docs, ["a.txt"], paragraphs=3)
+    db = tmp_path / "db"
+    Index(db).add([docs])
+    write_docs(docs, ["b.txt"], paragraphs=2)
+    (docs / "a.txt").write_text(regulation("a", 2, variant=1), encoding="utf-8")  # § 3 goes: a stale chunk
+    asked: list[dict | None] = []
+    stored_ids = ChunkCollection.stored_ids
+    monkeypatch.setattr(ChunkCollection, "stored_ids", lambda self, where=None: asked.append(where)
+                        or stored_ids(self, where))
+    code, out, err = run_cli(capsys, "indeksuj", docs, "--baza", db)
+    assert code == 0, err
+    assert asked == [] and "sieroty" not in out
+    assert len(stored(db)) == 4
+    assert run_cli(capsys, "sprawdz", "--baza", db)[0] == 0
+
+
 def test_unchanged_shared_pdfs_rerun_is_fast(two_acts_copy, ustawy):
     index = Index(two_acts_copy)
     assert index.embedder.dim  # the model loads once per process: measured apart from the sync itself

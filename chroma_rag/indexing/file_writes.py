@@ -30,7 +30,8 @@ def write_file(collection: ChunkCollection, registry: Registry, record: FileReco
 
 def drop_file(collection: ChunkCollection | None, registry: Registry, record: FileRecord) -> int:
     """Jedyne miejsce, w którym plik znika z indeksu: najpierw wpis rejestru (plik przestaje się liczyć),
-    potem jego fragmenty. Gdy ten sam dokument ma inne ścieżki, fragmenty przechodzą na jedną z nich
+    potem jego fragmenty – te z wpisu; fragmenty ścieżki bez wpisu (przerwany zapis) to sieroty, które usuwa
+    sprzątanie (``orphan_ids``). Gdy ten sam dokument ma inne ścieżki, fragmenty przechodzą na jedną z nich
     (``documents.rehome``) i nic nie jest usuwane. Zwraca liczbę usuniętych fragmentów."""
     record = registry.get(record.model, record.path) or record  # an earlier step may have changed it
     heirs = aliases(registry, record) if record.same_as is None else []
@@ -40,12 +41,18 @@ def drop_file(collection: ChunkCollection | None, registry: Registry, record: Fi
     registry.delete([record])
     if collection is None:
         return 0
-    ids = set(record.chunk_ids) | set(collection.stored_ids({"sciezka": record.path}))
-    collection.delete(sorted(ids))
-    return len(ids)
+    collection.delete(sorted(set(record.chunk_ids)))
+    return len(set(record.chunk_ids))
 
 
-def orphan_ids(collection: ChunkCollection, records: list[FileRecord]) -> set[str]:
-    """Fragmenty, których nie obejmuje żaden wpis rejestru (przerwany zapis albo usunięcie)."""
+def orphan_ids(collection: ChunkCollection, records: list[FileRecord], *, certain: bool = True) -> set[str]:
+    """Fragmenty, których nie obejmuje żaden wpis rejestru (przerwany zapis albo usunięcie).
+
+    Bez ``certain`` najpierw liczba: zapis wstawia fragmenty przed wpisem rejestru, a usunięcie zdejmuje wpis przed
+    fragmentami, więc fragmenty z rejestru są w Chromie i sieroty są tylko wtedy, gdy Chroma ma ich więcej. Lista
+    wszystkich id to przy milionie fragmentów sekundy po każdym ``indeksuj``; brakujące fragmenty (uszkodzenie
+    z zewnątrz) znajduje ``sprawdz``, który liczy dokładnie."""
     owned = {i for record in records for i in record.chunk_ids}
+    if not certain and collection.count() <= len(owned):
+        return set()
     return set(collection.stored_ids()) - owned

@@ -10,7 +10,7 @@ from ..storage.collection import ChunkCollection
 from ..storage.locking import write_session
 from ..storage.registry import Registry
 from ..storage.store import Store
-from .file_writes import drop_file
+from .file_writes import drop_file, orphan_ids
 
 
 def remove_file(
@@ -42,6 +42,11 @@ def remove_file(
                 matched = True
                 collection = store.chunks(record.model, models[record.model])
                 removed += drop_file(collection, registry, record)
+                # leftovers of an interrupted write of this file (or another) go too: nothing of it stays findable
+                leftovers = orphan_ids(collection, [r for r in registry.records() if r.model == record.model],
+                                       certain=False)
+                if leftovers:
+                    collection.delete(sorted(leftovers))
                 after_write(collection)
     if not matched:
         known = ", ".join(known_files()) or "brak"

@@ -155,7 +155,8 @@ class _Sync:
         registry = Registry(self.store.client, create=apply)
         records = registry.records()
         collection = self._collection()
-        orphans = orphan_ids(collection, [r for r in records if r.model == self.model]) if collection else set()
+        mine = [r for r in records if r.model == self.model]
+        orphans = orphan_ids(collection, mine, certain=apply) if collection else set()
         gone = [r for r in records if self.options.prune and vanished(r, found.folders)]
         if not apply:
             return bool(orphans or gone)
