@@ -218,7 +218,17 @@ def test_indeksuj_reports_leftovers_of_an_interrupted_write(capsys, tmp_path, ch
     assert run_cli(capsys, "sprawdz", "--baza", db)[0] == 0
 
 
-def test_leftovers_of_an_interrupted_write_of_the_same_file_go_at_the_end_of_the_run(capsys, tmp_path, monkeypatch):
+@pytest.fixture()
+def asked(monkeypatch) -> list[dict | None]:
+    """Filtry kolejnych list id prosto z Chromy (``None`` – wszystkie id kolekcji)."""
+    asked: list[dict | None] = []
+    stored_ids = ChunkCollection.stored_ids
+    monkeypatch.setattr(ChunkCollection, "stored_ids", lambda self, where=None: asked.append(where)
+                        or stored_ids(self, where))
+    return asked
+
+
+def test_leftovers_of_an_interrupted_write_of_the_same_file_go_at_the_end_of_the_run(capsys, tmp_path, asked):
     # The write of a file removes the chunks of its registry entry without asking Chroma for the path's chunks (a
     # metadata filter, up to 2.5 s at 1M chunks); the path's chunks without an entry (a crash before the registry
     # write) are orphans like any other: the cleanup at the end of the same run removes them.
@@ -231,10 +241,6 @@ def test_leftovers_of_an_interrupted_write_of_the_same_file_go_at_the_end_of_the
     registry.delete(registry.records())
     store.close()
     (docs / "a.txt").write_text(regulation("a", 2, variant=1), encoding="utf-8")  # § 3 and § 4 are left behind
-    asked: list[dict | None] = []
-    stored_ids = ChunkCollection.stored_ids
-    monkeypatch.setattr(ChunkCollection, "stored_ids", lambda self, where=None: asked.append(where)
-                        or stored_ids(self, where))
     code, out, err = run_cli(capsys, "indeksuj", docs, "--baza", db)
     assert code == 0, err
     assert [where for where in asked if where] == []
@@ -244,7 +250,7 @@ def test_leftovers_of_an_interrupted_write_of_the_same_file_go_at_the_end_of_the
 
 
 def test_usun_removes_the_leftovers_of_an_interrupted_write_without_asking_chroma_for_the_path(
-        capsys, tmp_path, monkeypatch):
+        capsys, tmp_path, asked):
     # usun deletes the chunks of the registry entry; a chunk of an interrupted rewrite of the same file (no entry
     # owns it) is an orphan and goes with them, found by the count, not by a metadata query per path (at 1M
     # chunks that query loads the whole HNSW, seconds).
@@ -258,10 +264,6 @@ def test_usun_removes_the_leftovers_of_an_interrupted_write_without_asking_chrom
     old = collection.chroma.get(ids=a.chunk_ids[:1], include=["embeddings", "documents", "metadatas"])
     collection.upsert(["a-przerwany-zapis"], np.asarray(old["embeddings"]), old["documents"], old["metadatas"])
     store.close()
-    asked: list[dict | None] = []
-    stored_ids = ChunkCollection.stored_ids
-    monkeypatch.setattr(ChunkCollection, "stored_ids", lambda self, where=None: asked.append(where)
-                        or stored_ids(self, where))
     code, out, err = run_cli(capsys, "usun", "a.txt", "--baza", db)
     assert code == 0 and "a.txt" in out, err
     assert [where for where in asked if where] == []
@@ -269,7 +271,7 @@ def test_usun_removes_the_leftovers_of_an_interrupted_write_without_asking_chrom
     assert run_cli(capsys, "sprawdz", "--baza", db)[0] == 0
 
 
-def test_a_run_without_leftovers_does_not_list_every_chunk(capsys, tmp_path, monkeypatch):
+def test_a_run_without_leftovers_does_not_list_every_chunk(capsys, tmp_path, asked):
     # Listing every id to look for orphans is seconds at 1M chunks after each indeksuj; when Chroma holds no more
     # chunks than the registry owns, there are none (chunks go in before their entry and out after it).
     docs = tmp_path / "docs"
@@ -278,10 +280,6 @@ def test_a_run_without_leftovers_does_not_list_every_chunk(capsys, tmp_path, mon
     Index(db).add([docs])
     write_docs(docs, ["b.txt"], paragraphs=2)
     (docs / "a.txt").write_text(regulation("a", 2, variant=1), encoding="utf-8")  # § 3 goes: a stale chunk
-    asked: list[dict | None] = []
-    stored_ids = ChunkCollection.stored_ids
-    monkeypatch.setattr(ChunkCollection, "stored_ids", lambda self, where=None: asked.append(where)
-                        or stored_ids(self, where))
     code, out, err = run_cli(capsys, "indeksuj", docs, "--baza", db)
     assert code == 0, err
     assert asked == [] and "sieroty" not in out
