@@ -351,6 +351,9 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
         "dodanie_pliku_s": round(measured["dodanie_pliku_s"], 2),
         "chroma_p95_ms": {k: round(v["p95"], 1) for k, v in raw.items()},
         "usuniecie_pliku_s": round(measured["usuniecie_pliku_s"], 2),
+        "fragmenty_dodanego_pliku": measured["fragmenty_pliku"],
+        "w_dzialajacym_procesie": {"dodanie_pliku_s": round(measured["dodanie_pliku_s_w_dzialajacym_procesie"], 2),
+                                   "usuniecie_pliku_s": round(measured["usuniecie_pliku_s_w_dzialajacym_procesie"], 2)},
         "p95_wektor_ms": {k: round(p95(v["czasy_wektor"]), 1) for k, v in ours.items()},
         "p95_slowa_ms": {k: round(p95(v["czasy_slowa"]), 1) for k, v in ours.items()},
         "chroma_recall_at_10": {k: round(v["recall"], 3) for k, v in raw.items()},
@@ -400,8 +403,12 @@ def report(result: dict[str, Any], command: str, machine: str) -> str:
         f"- RSS procesu wyszukiwania według mapowań (MiB): {mapped};",
         f"- zimne pierwsze zapytanie: {result['zimny_start_s']} s (w tym model embeddingu "
         f"{result['w_tym_start_modelu_s']} s), przez `chroma run` {server['zimny_start_s']} s;",
-        f"- dodanie pliku (100 fragmentów, bez embeddingu) z pierwszym wyszukiwaniem po nim: "
-        f"{result['dodanie_pliku_s']} s, usunięcie: {result['usuniecie_pliku_s']} s;",
+        f"- dodanie pliku (`Index.add` pliku tekstowego, {result['fragmenty_dodanego_pliku']} fragmentów, bez "
+        f"embeddingu) z pierwszym wyszukiwaniem "
+        f"po nim: {result['dodanie_pliku_s']} s, usunięcie (`Index.remove`): {result['usuniecie_pliku_s']} s; "
+        f"drugi plik w tym samym procesie (jak w działającym `--obserwuj`): dodanie "
+        f"{result['w_dzialajacym_procesie']['dodanie_pliku_s']} s, usunięcie "
+        f"{result['w_dzialajacym_procesie']['usuniecie_pliku_s']} s;",
         f"- embedding pytania (osobno, nie w p95): {result['embedding_pytania_ms']} ms; recall@10 samego "
         f"przeglądu int8 bez dokładnego przeliczenia: {result['recall_at_10_int8_bez_przeliczenia']}.",
         "",

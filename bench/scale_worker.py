@@ -11,20 +11,18 @@ import time
 STARTED = time.perf_counter()  # before the imports: a cold process pays for them too
 
 import json  # noqa: E402
+import shutil  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from chroma_rag.api import Index  # noqa: E402
-from chroma_rag.embedding.embedder import LocalE5Embedder  # noqa: E402
 from chroma_rag.filters import SearchFilters, build_where  # noqa: E402
-from chroma_rag.indexing.file_writes import drop_file, write_file  # noqa: E402
-from chroma_rag.indexing.preparing import PreparedFile  # noqa: E402
-from chroma_rag.storage.locking import write_session  # noqa: E402
-from chroma_rag.storage.registry import FileRecord, Registry  # noqa: E402
 
 
 def rss_mib() -> float:
@@ -103,37 +101,44 @@ def main() -> None:
     out["rss_mib"] = rss_mib()
     out["rss_wg_mapowan_mib"] = rss_by_mapping()
     if not task.get("bez_zapisu"):  # chroma run: no journal, a write would make the next folder run rebuild all
-        out["dodanie_pliku_s"], out["usuniecie_pliku_s"] = add_and_remove(index, task["nowy_plik"], first)
+        out.update(add_and_remove(index, task["nowy_plik"], first))
     print(json.dumps(out))
 
 
-def add_and_remove(index: Index, new: dict, query: dict) -> tuple[float, float]:
-    """Dopisanie pliku (wektory gotowe: bez embeddingu) przez ścieżkę zapisu `indeksuj` i pierwsze zapytanie po
-    nim (migawka i indeks słów doganiają kolekcję); potem usunięcie pliku i znów zapytanie."""
-    store = index.store
-    path = "/dodany/nowy-plik.pdf"
-    ids = [f"dodany-{i:04d}" for i in range(len(new["teksty"]))]
-    metas = [{**m, "plik": "nowy-plik.pdf", "sciezka": path} for m in new["metadane"]]
-    prepared = PreparedFile(Path(path), ids, new["teksty"], new["teksty"], metas, 1)
-    record = FileRecord(path=path, name="nowy-plik.pdf", size=1, mtime=0.0, hash=metas[0]["hash"], chunker="bench",
-                        model=LocalE5Embedder.model_id, indexed_at="", doc_type="ustawa", year=2000, chunk_ids=ids)
-    vectors = np.asarray(new["wektory"], dtype=np.float32)
+def add_and_remove(index: Index, new: dict, query: dict) -> dict[str, float]:
+    """Plik tekstowy (po artykule na fragment) przez ``Index.add`` – całą ścieżkę `indeksuj`: rejestr, wektory do
+    ponownego użycia, zapis, sprzątanie sierot, doganianie indeksu słów – i pierwsze zapytanie po nim; potem
+    ``Index.remove`` (`usun`) i zapytanie. Embedding fragmentów to gotowe wektory (koszt modelu jest osobno:
+    ~4–8 fragmentów/s). Drugie dodanie i usunięcie innego pliku w tym samym procesie to koszt w działającym
+    `indeksuj --obserwuj` / `serwuj --obserwuj`, który ma już otwartą kolekcję."""
+    ready = dict(zip(new["teksty"], np.asarray(new["wektory"], dtype=np.float32), strict=True))
+    spare = np.asarray(new["wektory"][0], dtype=np.float32)
+
+    def embed_passages(texts: list[str], progress: Any = None) -> np.ndarray:
+        if progress is not None:
+            progress(len(texts))
+        return np.array([next((v for t, v in ready.items() if t in text), spare) for text in texts])
+
+    index.embedder.embed_passages = embed_passages
     filters = SearchFilters(**query["filtry"])
-    times = []
-    for change in ("dodaj", "usun"):
-        started = time.perf_counter()
-        with write_session(store):
-            collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim)
-            registry = Registry(store.client, create=True)
-            if change == "dodaj":
-                write_file(collection, registry, record, prepared, vectors)
+    folder = Path(tempfile.mkdtemp(prefix="bench-dodanie-"))
+    times: dict[str, float] = {}
+    for name, label in (("nowy-plik.txt", ""), ("drugi-plik.txt", "_w_dzialajacym_procesie")):
+        path = folder / name
+        path.write_text("\n".join(f"Art. {n}. {text}" for n, text in enumerate(new["teksty"], 1)) + "\n",
+                        encoding="utf-8")
+        for change in ("dodanie", "usuniecie"):
+            started = time.perf_counter()
+            if change == "dodanie":
+                times["fragmenty_pliku"] = sum(index.add([path]).indexed.values())
             else:
-                drop_file(collection, registry, record)
-        index.search(query["tekst"], k=10, filters=filters, threshold=None)
-        times.append(time.perf_counter() - started)
-        found = {h.id for h in index.search(new["teksty"][0], k=10, threshold=None, mode="slowa")}
-        assert (ids[0] in found) == (change == "dodaj"), "dodany plik niewidoczny (albo usunięty wciąż widoczny)"
-    return times[0], times[1]
+                index.remove(name)
+            index.search(query["tekst"], k=10, filters=filters, threshold=None)
+            times[f"{change}_pliku_s{label}"] = time.perf_counter() - started
+            hits = index.search(new["teksty"][0], k=10, threshold=None, mode="slowa")
+            assert any(h.file == name for h in hits) == (change == "dodanie"), f"{name}: {change} niewidoczne"
+    shutil.rmtree(folder)
+    return times
 
 
 if __name__ == "__main__":
