@@ -18,3 +18,34 @@ def test_gets_are_paged_by_max_batch(tmp_path):
     assert sorted(paged.ids({"n": {"$gte": 4}})) == ids[4:]
     assert sorted(paged.records()) == ids
     assert sorted(paged.records(ids=ids[:7])) == ids[:7]
+
+
+def test_a_process_keeps_its_current_client_until_another_process_writes(tmp_path, monkeypatch):
+    """Otwarcie klienta folderu wczytuje cały HNSW kolekcji (przy milionie fragmentów ~2 s), a `indeksuj` jednego
+    pliku to kilka sesji (wektory do ponownego użycia, zapis, sprzątanie, indeks słów): po własnym zapisie proces
+    zostaje przy swoim kliencie; zapis innego procesu każe otworzyć świeżego, który ten zapis widzi."""
+    import subprocess
+    import sys
+
+    from sync_corpus import write_docs
+
+    from chroma_rag import Index
+
+    docs = tmp_path / "docs"
+    write_docs(docs, ["a.txt"], paragraphs=2)
+    db = tmp_path / "db"
+    index = Index(db)
+    index.add([docs])
+    opened: list[Store] = []
+    open_folder = Store._open_folder
+    monkeypatch.setattr(Store, "_open_folder", lambda self: opened.append(self) or open_folder(self))
+    write_docs(docs, ["b.txt"], paragraphs=2)
+    assert list(index.add([docs]).indexed) == [str(docs / "b.txt")]
+    assert {h.file for h in index.search("b zasada numer 2", k=10, threshold=None)} >= {"b.txt"}
+    assert opened == []
+    other = docs.parent / "inne"
+    write_docs(other, ["c.txt"], paragraphs=2)
+    script = f"from chroma_rag import Index; Index({str(db)!r}).add([{str(other)!r}])"
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, timeout=300)
+    assert {h.file for h in index.search("c zasada numer 2", k=10, threshold=None)} >= {"c.txt"}
+    assert len(opened) == 1

@@ -143,15 +143,13 @@ class _Openable(Protocol):
 
     def opened(self, reuse: bool = False) -> AbstractContextManager[None]: ...
 
-    def mark_changed(self) -> None: ...
-
 
 @contextmanager
 def read_session(
     store: _Openable, wait: float = DEFAULT_WAIT, on_wait: Callable[[str], None] | None = None
 ) -> Iterator[None]:
-    """Spójny odczyt: blokada współdzielona + świeży klient Chromy, zamykany przed jej zwolnieniem.
-    Serwer Chromy sam szereguje zapisy, więc przy nim blokady w folderze nie ma."""
+    """Spójny odczyt: blokada współdzielona + klient Chromy aktualny wobec zapisów innych procesów
+    (``Store.opened``). Serwer Chromy sam szereguje zapisy, więc przy nim blokady w folderze nie ma."""
     with DbLock(store.path, wait).reading(on_wait) if store.needs_lock else nullcontext(), store.opened(reuse=True):
         yield
 
@@ -163,10 +161,7 @@ def write_session(
     on_wait: Callable[[str], None] | None = None,
     command: str = "indeksuj",
 ) -> Iterator[None]:
-    """Zapis na wyłączność: świeży klient (widzi zapisy innych procesów), zamykany przed zwolnieniem blokady."""
-    with DbLock(store.path, wait).writing(on_wait, command) if store.needs_lock else nullcontext():
-        try:
-            with store.opened():
-                yield
-        finally:
-            store.mark_changed()
+    """Zapis na wyłączność: klient aktualny wobec zapisów innych procesów; po zapisie nowy znacznik zmiany
+    (``Store.opened``)."""
+    with DbLock(store.path, wait).writing(on_wait, command) if store.needs_lock else nullcontext(), store.opened():
+        yield

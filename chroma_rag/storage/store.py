@@ -190,42 +190,55 @@ class Store:
         except FileNotFoundError:
             return ""
 
-    def mark_changed(self) -> None:
-        if not self.server and self.path.is_dir():
-            (self.path / CHANGE_MARK).write_text(uuid.uuid4().hex, encoding="ascii")
+    def mark_changed(self) -> str:
+        """Nowy znacznik zapisu (w trybie serwera nic – pusty napis)."""
+        if self.server or not self.path.is_dir():
+            return ""
+        generation = uuid.uuid4().hex
+        (self.path / CHANGE_MARK).write_text(generation, encoding="ascii")
+        return generation
 
     @contextmanager
     def opened(self, reuse: bool = False) -> Iterator[None]:
-        """Klient na czas jednej operacji. Otwarty klient trzyma w pamięci własną kopię indeksu HNSW (Chroma
-        dzieli ją między klientów tego samego folderu w procesie), więc po zapisie innego procesu trzeba ją
-        otworzyć od nowa. Odczyty (``reuse``) używają jednego klienta na folder w procesie, dopóki znacznik
-        zmiany jest ten sam (zamknięcie nieaktualnego klienta niczego na dysku nie zmienia – sprawdzone na
-        Chromie 1.5.9); zapis zamyka go i pracuje na świeżym kliencie."""
+        """Klient na czas jednej operacji (``reuse``: odczyt, inaczej zapis, po którym znacznik zmiany jest nowy).
+
+        Otwarty klient trzyma w pamięci własną kopię indeksu HNSW (Chroma dzieli ją między klientów tego samego
+        folderu w procesie), więc po zapisie innego procesu trzeba ją otworzyć od nowa – przy milionie fragmentów
+        to ~2 s (z zimnej pamięci podręcznej więcej). Proces trzyma więc jednego klienta na folder, dopóki znacznik
+        zmiany jest ten, przy którym go otworzył albo który sam zapisał: zapis pod blokadą wyłączną nie wpuszcza
+        nikogo innego, więc jego klient zostaje aktualny i dostają go następne odczyty i zapisy tego procesu
+        (``indeksuj``: wektory do ponownego użycia, zapis, sprzątanie, indeks słów; obserwowanie folderu – każda
+        kolejna zmiana). Zamknięcie nieaktualnego klienta niczego na dysku nie zmienia (sprawdzone na Chromie
+        1.5.9); zapis przerwany wyjątkiem zamyka swojego klienta."""
         if self.server:  # the server is the single owner of its data: one client is always current
             yield
             return
         key = str(self.path.resolve())
-        if reuse:
-            with _READ_CLIENTS_LOCK:
-                current = self.generation()
-                cached = _READ_CLIENTS.get(key)
-                if cached is not None and cached[0] != current:
-                    _READ_CLIENTS.pop(key)[1].close()
-                    cached = None
-                if cached is None:
-                    self._client = None
+        with _READ_CLIENTS_LOCK:
+            current = self.generation()
+            cached = _READ_CLIENTS.get(key)
+            if cached is not None and cached[0] != current:
+                _READ_CLIENTS.pop(key)[1].close()
+                cached = None
+            if cached is None:
+                self._client = None
+                if reuse:
                     _READ_CLIENTS[key] = (current, self.client)
-                self._client = _READ_CLIENTS[key][1]
+            else:
+                self._client = cached[1]
+        if reuse:
             yield
             return
-        stale = _READ_CLIENTS.pop(key, None)
-        if stale is not None:
-            stale[1].close()
-        self._client = None
         try:
             yield
-        finally:
+        except BaseException:
+            self.mark_changed()
             self.close()
+            raise
+        generation = self.mark_changed()
+        with _READ_CLIENTS_LOCK:
+            if self._client is not None:
+                _READ_CLIENTS[key] = (generation, self._client)
 
     def _open_folder(self) -> Any:
         import chromadb
