@@ -442,24 +442,25 @@ class KeywordIndex:
             return np.arange(len(self.ids))
         return _find(self.ids, sorted_ids)
 
-    def _term_postings(self, terms: list[tuple[str, ...]]) -> tuple[list[scoring.Postings], list[float]]:
+    def _term_postings(self, terms: list[tuple[str, ...]]) -> tuple[list[scoring.Word], list[float]]:
         """Listy wystąpień słów pytania (w jego kolejności) i najwyższy wynik każdego słowa w indeksie; słowo
         wieloznaczne liczy się raz – najlepszym odczytaniem. Suma po wszystkich lematach dawałaby słowu o czterech
         odczytaniach („danych”: dana, dane, dany, dać) czterokrotną wagę."""
         vocabulary = self._bm25.vocab_dict if self._bm25 is not None and len(self.ids) else {}
-        size = len(self.ids) + len(self._added)
         words, bounds = [], []
         for readings in terms:
             found = [p for r in readings if (p := self._reading_postings(r, vocabulary)) is not None]
             if found:
-                words.append(scoring.best_reading([postings for postings, _ in found], size))
+                # the matrix part and the delta part of a reading hold different chunks: as two lists of one word
+                # they give the same best-reading sums without copying a long column
+                words.append([part for parts, _ in found for part in parts])
                 bounds.append(max(ceiling for _, ceiling in found))
         return words, bounds
 
-    def _reading_postings(self, reading: str, vocabulary: dict[str, int]) -> tuple[scoring.Postings, float] | None:
-        """BM25 jednego lematu tam, gdzie występuje, i jego najwyższy wynik: macierz (bm25s) i dopiska – tym samym
-        wzorem (Lucene, k1, b biblioteki) przy statystykach macierzy (liczba fragmentów, częstość lematu, średnia
-        długość)."""
+    def _reading_postings(self, reading: str, vocabulary: dict[str, int]) -> tuple[scoring.Word, float] | None:
+        """BM25 jednego lematu tam, gdzie występuje (lista z macierzy i z dopiski), i jego najwyższy wynik: macierz
+        (bm25s) i dopiska – tym samym wzorem (Lucene, k1, b biblioteki) przy statystykach macierzy (liczba
+        fragmentów, częstość lematu, średnia długość)."""
         parts, ceiling = [], 0.0
         if reading in vocabulary:
             parts.append(scoring.column_postings(self._bm25.scores, vocabulary[reading]))
@@ -473,11 +474,7 @@ class KeywordIndex:
             scores = idf * counts / (k1 * ((1 - b) + b * lengths) + counts)
             parts.append((len(self.ids) + docs, scores))
             ceiling = max(ceiling, float(scores.max()))
-        if not parts:
-            return None
-        if len(parts) == 1:
-            return parts[0], ceiling
-        return (np.concatenate([d for d, _ in parts]), np.concatenate([s for _, s in parts])), ceiling
+        return (parts, ceiling) if parts else None
 
     def _column_ceiling(self, column: int) -> float:
         """Najwyższy wynik w kolumnie macierzy: zapisany przy budowie (``CEILINGS``), a w indeksie zapisanym

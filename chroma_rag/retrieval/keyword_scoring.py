@@ -7,8 +7,8 @@ a nie od liczby fragmentów (przy 1 mln gęsta tablica float64 to 8 MB na każde
 Dwa skróty dają te same bity co pełna suma (słowa dodawane w kolejności pytania, od zera):
 - ``restricted`` – wąski filtr liczy tylko swoje pozycje, bisekcją w listach wystąpień;
 - ``pruned`` – bez filtra albo przy szerokim: listy najczęstszych lematów (przy 1 mln po kilkaset tysięcy
-  pozycji) czytane tylko dla kandydatów z rzadszych słów, gdy górne ograniczenie wkładu częstych słów nie
-  sięga ``k``-tego wyniku (MaxScore); inaczej ``None`` i pełna suma.
+  pozycji) czytane tylko dla kandydatów z rzadszych słów, gdy najwyższe możliwe wyniki częstych słów razem nie
+  sięgają ``k``-tego wyniku (MaxScore); inaczej ``None`` i pełna suma.
 """
 
 from __future__ import annotations
@@ -17,12 +17,16 @@ import numpy as np
 
 # Touched entries at least 1/DENSE_SHARE of the index: sum on a dense array instead of sorting the lists.
 DENSE_SHARE = 16
-# A lemma in at least 1/FREQUENT_SHARE of the index is "frequent": ``pruned`` reads its list only for candidates.
-FREQUENT_SHARE = 64
+# Candidates per result whose exact scores set the first threshold: the k best by a few words' sum are often
+# not the k best overall, and a low threshold prunes little.
+LEADERS_PER_K = 16
+# A bisection of one candidate in one list costs about this many summed list entries.
+LOOKUP_COST = 8
 # Float sums in another order differ in the last bits: bounds get this relative slack, so pruning never drops
 # a document that the exact sum would rank.
 SLACK = 1e-9
-Postings = tuple[np.ndarray, np.ndarray]  # (pozycje fragmentów, wyniki BM25 float64)
+Postings = tuple[np.ndarray, np.ndarray]  # (pozycje fragmentów rosnąco, wyniki BM25)
+Word = list[Postings]  # lists of a word's readings (an ambiguous word has several)
 
 
 def column_postings(matrix: dict[str, np.ndarray], column: int) -> Postings:
@@ -61,15 +65,16 @@ def best_reading(readings: list[Postings], size: int) -> Postings:
     return docs[starts], np.maximum.reduceat(scores, starts)
 
 
-def summed(words: list[Postings], size: int) -> Postings:
-    """Suma po słowach na sumie ich list (``size`` – liczba pozycji indeksu); dodawanie w kolejności słów,
-    jak w gęstej sumie – te same bity, od nich zależą remisy."""
-    if not words:
+def summed(words: list[Word], size: int) -> Postings:
+    """Suma po słowach (każde najlepszym odczytaniem) na sumie ich list (``size`` – liczba pozycji indeksu);
+    dodawanie w kolejności słów, jak w gęstej sumie – te same bity, od nich zależą remisy."""
+    best = [best_reading(readings, size) for readings in words]
+    if not best:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    if len(words) == 1:
-        return words[0]
-    docs = np.concatenate([d for d, _ in words])
-    scores = np.concatenate([s for _, s in words])
+    if len(best) == 1:
+        return best[0]
+    docs = np.concatenate([d for d, _ in best])
+    scores = np.concatenate([s for _, s in best])
     if len(docs) * DENSE_SHARE >= size:
         # long lists: one pass over a dense array is cheaper than sorting them; bincount adds in input order
         total = np.bincount(docs, weights=scores, minlength=size)
@@ -79,49 +84,98 @@ def summed(words: list[Postings], size: int) -> Postings:
     return touched, np.bincount(where, weights=scores, minlength=len(touched))
 
 
-def restricted(words: list[Postings], positions: np.ndarray) -> Postings:
+def restricted(words: list[Word], positions: np.ndarray) -> Postings:
     """Suma po słowach tylko w ``positions`` (rosnąco, bez powtórzeń): krótsza strona szukana bisekcją w dłuższej,
     więc wąski filtr nie czyta całych list częstych lematów. Zwraca pozycje z wynikiem > 0."""
     total = np.zeros(len(positions))
-    if len(positions):
-        for docs, scores in words:
-            if not len(docs):
-                continue
-            if len(docs) <= len(positions):
-                at = np.minimum(np.searchsorted(positions, docs), len(positions) - 1)
-                hit = positions[at] == docs
-                total[at[hit]] += scores[hit]
-            else:
-                # needles in the list's own type: a mapped int32 list is not copied into int64
-                at = np.minimum(np.searchsorted(docs, positions.astype(docs.dtype, copy=False)), len(docs) - 1)
-                hit = docs[at] == positions
-                total[hit] += scores[at[hit]]
+    for readings in words:
+        total += word_scores(readings, positions)  # adding 0.0 where the word is absent keeps the full sum's bits
     kept = np.flatnonzero(total)
     return positions[kept], total[kept]
 
 
-def pruned(words: list[Postings], bounds: list[float], k: int, size: int,
+def word_scores(readings: Word, positions: np.ndarray) -> np.ndarray:
+    """Wynik słowa w każdej z ``positions`` (rosnąco; 0, gdy go tam nie ma) – najlepszym odczytaniem, bez
+    łączenia całych list."""
+    best = np.zeros(len(positions))
+    if not len(positions):
+        return best
+    for docs, scores in readings:
+        if len(docs) <= len(positions):
+            at = np.minimum(np.searchsorted(positions, docs), len(positions) - 1)
+            hit = positions[at] == docs
+            best[at[hit]] = np.maximum(best[at[hit]], scores[hit])
+        elif len(docs):
+            # needles in the list's own type: a mapped int32 list is not copied into int64
+            at = np.minimum(np.searchsorted(docs, positions.astype(docs.dtype, copy=False)), len(docs) - 1)
+            hit = docs[at] == positions
+            best[hit] = np.maximum(best[hit], scores[at[hit]])
+    return best
+
+
+def pruned(words: list[Word], bounds: list[float], k: int, size: int,
            usable: np.ndarray | None) -> Postings | None:
-    """Pełna suma tylko tam, gdzie może być wśród ``k`` najlepszych (``bounds`` – górne ograniczenie wyniku
-    każdego słowa, ``usable`` – mapa bitów dozwolonych pozycji albo ``None``). Kandydaci to fragmenty rzadszych
-    słów; fragment bez nich ma najwyżej sumę ograniczeń częstych słów i odpada, gdy ta suma jest poniżej
-    dokładnego wyniku ``k`` kandydatów. ``None``: ograniczenie nic nie przesądza – trzeba pełnej sumy."""
-    frequent = [len(docs) * FREQUENT_SHARE >= size for docs, _ in words]
-    if not any(frequent) or all(frequent) or k < 1:
+    """Pełna suma tylko tam, gdzie może być wśród ``k`` najlepszych (MaxScore; ``bounds`` – najwyższy wynik
+    każdego słowa, ``usable`` – mapa bitów dozwolonych pozycji albo ``None``). ``None``: ograniczenie nic nie
+    przesądza – trzeba pełnej sumy.
+
+    Próg: dokładny wynik ``k`` najlepszych kandydatów najrzadszych słów (krótkie listy) – ``k``-ty wynik całości
+    nie jest niższy. Słowa o najniższych maksimach, które razem nie sięgają progu, są „częste”: fragment bez
+    pozostałych słów odpada, a ich listy (przy milionie fragmentów po kilkaset tysięcy pozycji) są czytane tylko
+    dla kandydatów, bisekcją."""
+    if k < 1 or len(words) < 2:
         return None
-    rare = [w for w, f in zip(words, frequent, strict=True) if not f]
-    docs, partial = summed([(np.asarray(d, dtype=np.int64), s) for d, s in rare], size)
-    if usable is not None:
-        keep = usable[docs]
-        docs, partial = docs[keep], partial[keep]
+    lengths = [sum(len(d) for d, _ in readings) for readings in words]
+    by_bound = sorted(range(len(words)), key=lambda w: (bounds[w], -lengths[w]))
+    seeds: list[int] = []
+    for w in reversed(by_bound):  # rarest first, while their lists stay short
+        if seeds and (sum(lengths[s] for s in seeds) + lengths[w]) * DENSE_SHARE > size:
+            break
+        seeds.append(w)
+    docs, partial = _usable(summed([words[w] for w in seeds], size), usable)
     if len(docs) < k:
         return None
-    ceiling = sum(b for b, f in zip(bounds, frequent, strict=True) if f) * (1 + SLACK)
-    leaders = np.sort(docs[np.argpartition(-partial, k - 1)[:k]])
-    threshold = float(restricted(words, leaders)[1].min(initial=np.inf)) if len(leaders) else 0.0
-    if not ceiling < threshold * (1 - SLACK):
+    threshold = _kth_exact(words, docs, partial, k)
+    frequent, ceiling = set(), 0.0
+    for w in by_bound:
+        if (ceiling + bounds[w]) * (1 + SLACK) >= threshold:
+            break
+        frequent.add(w)
+        ceiling += bounds[w]
+    if not frequent:
         return None
-    return restricted(words, docs[partial + ceiling >= threshold * (1 - SLACK)])
+    docs, partial = _usable(summed([words[w] for w in range(len(words)) if w not in frequent], size), usable)
+    if len(docs) > k:  # the best by the other words: their exact scores usually raise the threshold a lot
+        threshold = max(threshold, _kth_exact(words, docs, partial, k))
+    keep = partial + ceiling * (1 + SLACK) >= threshold
+    docs, partial = docs[keep], partial[keep]
+    if len(docs) * LOOKUP_COST > sum(lengths):
+        return None  # bisecting that many candidates costs more than summing the lists
+    for w in sorted(frequent, key=lambda w: -bounds[w]):  # each frequent word read at fewer candidates
+        partial = partial + word_scores(words[w], docs)
+        ceiling -= bounds[w]
+        keep = partial + max(ceiling, 0.0) * (1 + SLACK) >= threshold
+        docs, partial = docs[keep], partial[keep]
+    return restricted(words, docs)
+
+
+def _kth_exact(words: list[Word], docs: np.ndarray, partial: np.ndarray, k: int) -> float:
+    """Dolne ograniczenie ``k``-tego wyniku całości: ``k``-ty dokładny wynik wśród ``LEADERS_PER_K`` · ``k``
+    kandydatów o najwyższej sumie części słów (pomniejszony o luz zaokrągleń)."""
+    count = min(len(docs), LEADERS_PER_K * k)
+    leaders = np.sort(docs[np.argpartition(-partial, count - 1)[:count]])
+    exact = restricted(words, leaders)[1]
+    if len(exact) < k:
+        return 0.0
+    return float(-np.partition(-exact, k - 1)[k - 1]) * (1 - SLACK)
+
+
+def _usable(found: Postings, usable: np.ndarray | None) -> Postings:
+    docs, scores = found
+    if usable is None:
+        return docs, scores
+    keep = usable[docs]
+    return docs[keep], scores[keep]
 
 
 def top(docs: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
