@@ -108,13 +108,19 @@ def test_query_without_where_uses_plain_hnsw(collection, data):
         {"$and": [{"rok": {"$gt": 2000}}, {"rok": {"$lte": 2003}}, {"typ": "ustawa"}, {"strona": {"$ne": 2}}]},
         {"rok": "2000"},
         {"brak": 1},
+        {"plik": {"$nin": ["plik-1.pdf", "plik-2.pdf"]}},  # the snapshot: a few rejected values
+        {"plik": {"$in": [f"plik-{f}.pdf" for f in range(5, 60)]}},  # many allowed and many rejected
+        {"$and": [{"typ": "ustawa"}, {"plik": "plik-7.pdf"}]},  # narrow: rows listed by their rank
     ],
 )
 def test_where_check_agrees_with_chroma(collection, where):
-    """Sprawdzanie ``where`` na metadanych kandydatów daje ten sam zbiór co Chroma (także brak klucza)."""
+    """Sprawdzanie ``where`` na metadanych kandydatów i na kolumnach migawki daje ten sam zbiór co Chroma (także
+    brak klucza); id z migawki w kolejności id."""
     everything = collection._collection.get(include=["metadatas"])
     ours = {i for i, meta in zip(everything["ids"], everything["metadatas"], strict=True) if matches_where(meta, where)}
-    assert ours == set(collection._collection.get(where=where, include=[])["ids"])
+    chroma = set(collection._collection.get(where=where, include=[])["ids"])
+    assert ours == chroma
+    assert list(collection.ids(where)) == sorted(chroma)
 
 
 def test_ids_and_columns_come_from_the_snapshot(collection, data):
