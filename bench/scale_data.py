@@ -161,7 +161,8 @@ def build(store: Any, src: Source, n: int, marker: Path, log: Any = print) -> No
     batch = store.client.get_max_batch_size()
     done = collection.count() // BLOCK * BLOCK  # blocks are written in order: resume at the first unfinished
     started, last = time.perf_counter(), time.perf_counter()
-    for b in range(done // BLOCK, -(-n // BLOCK)):
+    missing = range(done // BLOCK, -(-n // BLOCK))
+    for b in missing:
         part = block(src, n, b)
         metas = metadatas(part["meta"], part["titles"])
         for s in range(0, len(metas), batch):
@@ -172,5 +173,6 @@ def build(store: Any, src: Source, n: int, marker: Path, log: Any = print) -> No
             last = time.perf_counter()
             written = part["start"] + len(metas)
             log(f"zapisano {written} z {n} ({(written - done) / (last - started):.0f} fragm./s)")
-    ChunkCollection(raw, batch).publish_version(uuid.uuid4().hex)
+    if missing:  # a new marker without a journal entry makes every snapshot rebuild from scratch (minutes at 1M)
+        ChunkCollection(raw, batch).publish_version(uuid.uuid4().hex)
     marker.write_text(json.dumps({"fragmenty": n, "budowa_s": time.perf_counter() - started}), encoding="utf-8")
