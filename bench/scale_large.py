@@ -131,11 +131,12 @@ def register_files(store: Any, plik: np.ndarray) -> None:
     """Wpisy rejestru ``FILES`` plików (z listą ich fragmentów, jak po `indeksuj`): filtr pliku je sprawdza."""
     from chroma_rag.embedding.embedder import LocalE5Embedder
     from chroma_rag.storage.locking import write_session
-    from chroma_rag.storage.registry import FileRecord, Registry
+    from chroma_rag.storage.registry import SAME_AS_KEY, FileRecord, Registry
 
     with write_session(store):
         registry = Registry(store.client, create=True)
-        if len(registry.records()) >= FILES:
+        metas = registry._collection.get(include=["metadatas"])["metadatas"]
+        if len(metas) >= FILES and all(SAME_AS_KEY in m for m in metas):  # else written before the key: again
             return
         rows = np.argsort(plik, kind="stable")
         starts = np.searchsorted(plik[rows], np.arange(FILES + 1))

@@ -49,3 +49,27 @@ def test_a_process_keeps_its_current_client_until_another_process_writes(tmp_pat
     subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, timeout=300)
     assert {h.file for h in index.search("c zasada numer 2", k=10, threshold=None)} >= {"c.txt"}
     assert len(opened) == 1
+
+
+def test_registry_names_come_from_metadata_as_the_records_say(tmp_path):
+    """Nazwy, ścieżki i drugie ścieżki dokumentów z samych metadanych rejestru (bez list id fragmentów) – to
+    samo co z pełnych wpisów; wpis zapisany przed kluczem ``ta_sama_tresc`` jest czytany w całości."""
+    import json
+    from dataclasses import asdict
+
+    from chroma_rag.storage.registry import FileRecord, Registry
+
+    def record(path: str, same_as: str | None = None) -> FileRecord:
+        return FileRecord(path=path, name=path.rsplit("/", 1)[-1], size=1, mtime=0.0, hash="h", chunker="x",
+                          model="m", indexed_at="", doc_type="ustawa", year=2000,
+                          chunk_ids=[] if same_as else [f"{path}#1"], same_as=same_as)
+
+    registry = Registry(Store(tmp_path / "db").client, create=True)
+    for entry in (record("/b/x.pdf"), record("/a/x.pdf", same_as="/b/x.pdf"), record("/c/y.pdf")):
+        registry.put(entry)
+    older = record("/d/z.pdf", same_as="/c/y.pdf")
+    registry._collection.add(ids=[older.record_id], embeddings=[[1.0]], documents=[json.dumps(asdict(older))],
+                             metadatas=[{"model": "m", "sciezka": older.path, "plik": older.name, "hash": "h"}])
+    records = registry.records()
+    assert registry.names() == ([(r.name, r.path) for r in records], {r.path: r.same_as for r in records if r.same_as})
+    assert registry.names()[1] == {"/a/x.pdf": "/b/x.pdf", "/d/z.pdf": "/c/y.pdf"}

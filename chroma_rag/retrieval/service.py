@@ -132,15 +132,13 @@ class Retrieval:
         rozpoznania pliku, który wpisał użytkownik (``resolve_files``).
 
         W folderze bazy zapamiętane do następnego zapisu: każda sesja zapisu zmienia ``Store.generation``,
-        a odczyt trzyma blokadę współdzieloną, więc zapis nie trwa w jego trakcie. Przy 1000 plików
-        z milionem fragmentów odczyt rejestru to ~0,15 s na każde wyszukiwanie z filtrem pliku. Na serwerze
-        Chromy (piszą inni, bez znacznika) – zawsze na świeżo."""
+        a odczyt trzyma blokadę współdzieloną, więc zapis nie trwa w jego trakcie. Na serwerze Chromy (piszą
+        inni, bez znacznika) – zawsze na świeżo, z samych metadanych rejestru (``Registry.names``)."""
         key = "" if self.store.is_server else self.store.generation()
         cached = self._file_names
         if key and cached is not None and cached[0] == key:
             return cached[1]
-        records = Registry(self.store.client).records()
-        names = [(r.name, r.path) for r in records], {r.path: r.same_as for r in records if r.same_as}
+        names = Registry(self.store.client).names()
         if key:
             self._file_names = (key, names)
         return names

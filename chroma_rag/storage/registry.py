@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 REGISTRY_COLLECTION = "rejestr-plikow"
+SAME_AS_KEY = "ta_sama_tresc"  # metadata: FileRecord.same_as ("" when none), readable without the record's JSON
 _DUMMY_VECTOR = [1.0]  # Chroma needs a vector per record; the registry is only ever read by id/where
 
 
@@ -67,6 +68,27 @@ class Registry:
         result = self._collection.get(where={"model": model} if model else None, include=["documents"])
         return sorted((FileRecord(**json.loads(doc)) for doc in result["documents"]), key=lambda r: r.path)
 
+    def names(self) -> tuple[list[tuple[str, str]], dict[str, str]]:
+        """Pary (nazwa, ścieżka) wpisów (według ścieżki) i druga ścieżka dokumentu → ścieżka z jego fragmentami –
+        z samych metadanych, bez list id fragmentów (1000 plików z milionem fragmentów to przez HTTP ~25 MB
+        na każde wyszukiwanie z filtrem pliku na serwerze Chromy). Wpisy zapisane przed ``SAME_AS_KEY`` – w całości."""
+        if self._collection is None:
+            return [], {}
+        found = self._collection.get(include=["metadatas"])
+        pairs, holders, older = [], {}, []
+        for entry, meta in zip(found["ids"], found["metadatas"], strict=True):
+            pairs.append((str(meta["plik"]), str(meta["sciezka"])))
+            if SAME_AS_KEY not in meta:
+                older.append(entry)
+            elif meta[SAME_AS_KEY]:
+                holders[str(meta["sciezka"])] = str(meta[SAME_AS_KEY])
+        if older:
+            for document in self._collection.get(ids=older, include=["documents"])["documents"]:
+                record = FileRecord(**json.loads(document))
+                if record.same_as:
+                    holders[record.path] = record.same_as
+        return sorted(pairs, key=lambda pair: pair[1]), holders
+
     def get(self, model: str, path: str) -> FileRecord | None:
         if self._collection is None:
             return None
@@ -79,7 +101,8 @@ class Registry:
             ids=[record.record_id],
             embeddings=[_DUMMY_VECTOR],
             documents=[json.dumps(asdict(record), ensure_ascii=False)],
-            metadatas=[{"model": record.model, "sciezka": record.path, "plik": record.name, "hash": record.hash}],
+            metadatas=[{"model": record.model, "sciezka": record.path, "plik": record.name, "hash": record.hash,
+                        SAME_AS_KEY: record.same_as or ""}],
         )
 
     def delete(self, records: list[FileRecord]) -> None:
