@@ -53,8 +53,8 @@ def test_file_names_are_read_from_the_registry_once_per_write_and_a_new_file_is_
     second.write_text("Kantyna jest czynna od 11:00 do 15:00, obiad kosztuje 25 zł.", encoding="utf-8")
     Index(db).add([first])
     reads = []
-    records = Registry.records
-    monkeypatch.setattr(Registry, "records", lambda self, *a: reads.append(1) or records(self, *a))
+    names = Registry.names
+    monkeypatch.setattr(Registry, "names", lambda self: reads.append(1) or names(self))
     reader = Index(db)
     for _ in range(3):
         hits = reader.search("Gdzie zostawić rower?", threshold=None, filters=SearchFilters(files=["parking.txt"]))
