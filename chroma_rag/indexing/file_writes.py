@@ -41,8 +41,9 @@ def drop_file(collection: ChunkCollection | None, registry: Registry, record: Fi
     registry.delete([record])
     if collection is None:
         return 0
-    collection.delete(sorted(set(record.chunk_ids)))
-    return len(set(record.chunk_ids))
+    owned = sorted(set(record.chunk_ids))
+    collection.delete(owned)
+    return len(owned)
 
 
 def orphan_ids(collection: ChunkCollection, records: list[FileRecord], *, certain: bool = True) -> set[str]:

@@ -147,6 +147,7 @@ class KeywordIndex:
         self._tokens: dict[str, list[str]] | None = {}
         self._bm25: Any = None
         self._ceilings: np.ndarray | None = None  # highest score of each matrix column
+        self._read_ceilings: dict[int, float] = {}  # the same, read from columns of an index saved without them
         # id → version, built from the saved columns (and the loaded delta's versions) only when needed
         self._version_map: dict[str, str] | None = {}
         self._version_names: list[str] = []
@@ -358,6 +359,7 @@ class KeywordIndex:
             self._bm25.index([self.tokens[i] or [""] for i in names], show_progress=False)
         self._average_length = float(np.mean([max(len(self.tokens[i]), 1) for i in names])) if names else 1.0
         self._ceilings = scoring.column_ceilings(self._bm25.scores) if names else None
+        self._read_ceilings = {}
         self._row_maps.clear()
 
     # --- wyszukiwanie ---------------------------------------------------------------------------
@@ -481,7 +483,9 @@ class KeywordIndex:
         bez niego – z samej kolumny."""
         if self._ceilings is not None and column < len(self._ceilings):
             return float(self._ceilings[column])
-        return float(scoring.column_postings(self._bm25.scores, column)[1].max(initial=0.0))
+        if column not in self._read_ceilings:  # one read of a long column per process, not per question
+            self._read_ceilings[column] = float(scoring.column_postings(self._bm25.scores, column)[1].max(initial=0.0))
+        return self._read_ceilings[column]
 
     def coverage(self, question: str, chunk_ids: Iterable[str]) -> float:
         """Jaka część „wagi” pytania (suma IDF jego słów) występuje we wskazanych fragmentach. Słowo nieznane
@@ -601,6 +605,7 @@ class KeywordIndex:
             self._ceilings = np.load(self.path / CEILINGS, mmap_mode="r")
         except (OSError, ValueError):  # saved before the ceilings were: each is read from its column when needed
             self._ceilings = None
+        self._read_ceilings = {}
 
     def _save(self) -> None:
         """Całość (tokeny + macierz BM25) do folderu obok, potem podmiana folderów: przerwany zapis

@@ -132,7 +132,7 @@ def pruned(words: list[Word], bounds: list[float], k: int, size: int,
         if seeds and (sum(lengths[s] for s in seeds) + lengths[w]) * DENSE_SHARE > size:
             break
         seeds.append(w)
-    docs, partial = _usable(summed([words[w] for w in seeds], size), usable)
+    docs, partial = _allowed_only(summed([words[w] for w in seeds], size), usable)
     if len(docs) < k:
         return None
     threshold = _kth_exact(words, docs, partial, k)
@@ -144,7 +144,9 @@ def pruned(words: list[Word], bounds: list[float], k: int, size: int,
         ceiling += bounds[w]
     if not frequent:
         return None
-    docs, partial = _usable(summed([words[w] for w in range(len(words)) if w not in frequent], size), usable)
+    essential = [w for w in range(len(words)) if w not in frequent]
+    if set(essential) != set(seeds):  # else the seeds' sums are already these
+        docs, partial = _allowed_only(summed([words[w] for w in essential], size), usable)
     if len(docs) > k:  # the best by the other words: their exact scores usually raise the threshold a lot
         threshold = max(threshold, _kth_exact(words, docs, partial, k))
     keep = partial + ceiling * (1 + SLACK) >= threshold
@@ -170,7 +172,7 @@ def _kth_exact(words: list[Word], docs: np.ndarray, partial: np.ndarray, k: int)
     return float(-np.partition(-exact, k - 1)[k - 1]) * (1 - SLACK)
 
 
-def _usable(found: Postings, usable: np.ndarray | None) -> Postings:
+def _allowed_only(found: Postings, usable: np.ndarray | None) -> Postings:
     docs, scores = found
     if usable is None:
         return docs, scores
