@@ -57,23 +57,24 @@ OCENA_BAZA ?= chroma_db_ocena
 USTAWY ?= ../shared/dane/ustawy
 PYTANIA ?= ../shared/dane/pytania-dev.jsonl
 
-ocena: $(STAMP)
-	@test -f $(OCENA_BAZA)/chroma.sqlite3 || $(VENV)/bin/chroma-rag indeksuj $(USTAWY) --baza $(OCENA_BAZA)
+# Baza z 11 wspólnymi PDF-ami: budowana raz, gdy jej brak (z niej też próbki tekstu pomiaru skali).
+$(OCENA_BAZA)/chroma.sqlite3: | $(STAMP)
+	$(VENV)/bin/chroma-rag indeksuj $(USTAWY) --baza $(OCENA_BAZA)
+
+ocena: $(STAMP) $(OCENA_BAZA)/chroma.sqlite3
 	$(VENV)/bin/chroma-rag ocena $(PYTANIA) --baza $(OCENA_BAZA)
 
 # Wyszukiwanie planowane (issue 12) bez sieci: plany silnego modelu z $(PLANY) odtwarza testowy serwer czatu
 # (tests/plan_replay.py); ZAMIEN=1 oddaje każdemu pytaniu plan następnego (plany błędne).
 PLANY ?= ../shared/dane/plany-dev.jsonl
 ZAMIEN ?= 0
-ocena-plan: $(STAMP)
-	@test -f $(OCENA_BAZA)/chroma.sqlite3 || $(VENV)/bin/chroma-rag indeksuj $(USTAWY) --baza $(OCENA_BAZA)
+ocena-plan: $(STAMP) $(OCENA_BAZA)/chroma.sqlite3
 	$(PY) tests/plan_replay.py $(PLANY) --zamien $(ZAMIEN) -- \
 		$(VENV)/bin/chroma-rag ocena $(PYTANIA) --baza $(OCENA_BAZA) --przepisz
 
 # Fuzja planowana na wszystkich zbiorach dev: plany właściwe, błędne i słabsze, wybór ustawień walidacją krzyżową po aktach;
 # ZAPISZ=1 wpisuje wynik do docs/BENCHMARKS.md.
-bench-plan: $(STAMP)
-	@test -f $(OCENA_BAZA)/chroma.sqlite3 || $(VENV)/bin/chroma-rag indeksuj $(USTAWY) --baza $(OCENA_BAZA)
+bench-plan: $(STAMP) $(OCENA_BAZA)/chroma.sqlite3
 	$(PY) bench/planning.py --baza $(OCENA_BAZA) $(if $(ZAPISZ),--zapisz)
 
 # Skala (issue 23): FRAGMENTY fragmentów w folderze i przez `chroma run` na tym samym katalogu – nasze
@@ -83,7 +84,7 @@ bench-plan: $(STAMP)
 # 10k i 100k w folderze i na serwerze (issue 8): python bench/scale.py --scratch $(SCRATCH).
 SCRATCH ?= .bench-cache/skala
 FRAGMENTY ?= 1000000
-bench-skala: $(STAMP)
+bench-skala: $(STAMP) $(OCENA_BAZA)/chroma.sqlite3
 	$(PY) bench/scale.py --scratch $(SCRATCH) --fragmenty $(FRAGMENTY) --json $(if $(ZAPISZ),--zapisz)
 
 # Czystość fragmentów 11 wspólnych PDF-ów (issue 3): wczytanie i cięcie bez embeddingu, ~25 s.

@@ -75,3 +75,42 @@ def test_default_threshold_refuses_an_unrelated_question(two_acts_db):
 def test_unknown_mode_is_a_polish_error(capsys, two_acts_db):
     code, _, err = run_cli(capsys, "szukaj", "pacjent", "--tryb", "magia", "--baza", two_acts_db)
     assert code == 2 and "--tryb „magia”" in err and "dozwolone: hybryda, wektor, slowa" in err
+
+
+def test_hybrid_legs_run_at_the_same_time_and_errors_surface(two_acts_db, monkeypatch):
+    """Noga słów liczy się w osobnym wątku, gdy noga wektorowa liczy swoją: każda czeka tu na start drugiej
+    (kolejno – pierwsza nie doczekałaby się). Wynik jak bez wątków; błąd nogi słów dochodzi do pytającego."""
+    import threading
+
+    from chroma_rag.retrieval.keyword import KeywordIndex
+    from chroma_rag.storage.collection import ChunkCollection
+
+    index = Index(two_acts_db)
+    question = "Kto jest osobą bliską pacjenta?"
+    alone = [(h.id, h.score) for h in index.search(question, k=5, threshold=None)]
+    both_started = threading.Barrier(2, timeout=10)
+    threads = {}
+    search, ranked = KeywordIndex.search, ChunkCollection.ranked
+
+    def keyword_search(self, *args, **kwargs):
+        threads["slowa"] = threading.get_ident()
+        both_started.wait()
+        return search(self, *args, **kwargs)
+
+    def vector_ranked(self, *args, **kwargs):
+        threads["wektor"] = threading.get_ident()
+        both_started.wait()
+        return ranked(self, *args, **kwargs)
+
+    monkeypatch.setattr(KeywordIndex, "search", keyword_search)
+    monkeypatch.setattr(ChunkCollection, "ranked", vector_ranked)
+    assert [(h.id, h.score) for h in index.search(question, k=5, threshold=None)] == alone
+    assert threads["wektor"] == threading.get_ident() != threads["slowa"]
+
+    def broken(self, *args, **kwargs):
+        raise OSError("indeks słów nieczytelny")
+
+    monkeypatch.setattr(KeywordIndex, "search", broken)
+    monkeypatch.setattr(ChunkCollection, "ranked", ranked)
+    with pytest.raises(OSError, match="nieczytelny"):
+        index.search(question, k=5, threshold=None)

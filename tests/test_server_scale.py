@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from chroma_rag.filters import SearchFilters, build_where
+from chroma_rag.storage import coarse_index, filtered_ranking
 from chroma_rag.storage import collection as collection_module
-from chroma_rag.storage import filtered_ranking
 from chroma_rag.storage import snapshot as snapshot_module
 from chroma_rag.storage.collection import ChunkCollection
 from chroma_rag.storage.store import Store
@@ -292,6 +292,9 @@ def test_clusters_find_the_nearest_and_follow_changes(monkeypatch, tmp_path, dat
     monkeypatch.setattr(snapshot_module, "PROBE_FRACTION", 0.1)
     monkeypatch.setattr(snapshot_module, "MATCHED_MIN", 300)
     monkeypatch.setattr(snapshot_module, "COMPACT_FRACTION", 10.0)
+    monkeypatch.setattr(snapshot_module, "NARROW_ROWS", 500)
+    monkeypatch.setattr(coarse_index, "MIN_ROWS", 1000)
+    monkeypatch.setattr(coarse_index, "CANDIDATES", 200)
     chunks = Store(tmp_path / "dane").chunks("test:skupiska", DIM, create=True)
     ids = [f"id-{i:05d}" for i in range(N)]
     metadatas = [{"plik": f"plik-{f}.pdf", "rok": int(y), "typ": str(t)}
@@ -305,7 +308,7 @@ def test_clusters_find_the_nearest_and_follow_changes(monkeypatch, tmp_path, dat
         mask = mask_of(data)
         for query in data["queries"]:
             unit = query / np.linalg.norm(query)
-            scanned.append(len(found.candidates(unit.astype(np.float32), found.mask(build_where(filters)))))
+            scanned.append(found._probes(unit.astype(np.float32), found.mask(build_where(filters))))
             expected = expected_ids(data["vectors"], mask, query, ids)
             hits = chunks.query(query, K, build_where(filters))
             assert all(mask[int(h.id[3:])] for h in hits) and len(hits) == len(expected)
@@ -314,7 +317,7 @@ def test_clusters_find_the_nearest_and_follow_changes(monkeypatch, tmp_path, dat
             hits_total += len(expected)
             recalled += len(set(expected) & {h.id for h in hits})
     assert recalled / hits_total >= 0.95
-    assert min(scanned) < N / 4  # an unfiltered query really skips most clusters
+    assert min(scanned) < len(found.centroids) / 4  # an unfiltered query really skips most clusters
     rng = np.random.default_rng(17)
     new = (data["vectors"][:5] + 0.01 * rng.normal(size=(5, DIM))).astype(np.float32)
     chunks.upsert([f"nowy-{i}" for i in range(5)], new, ["nowy"] * 5, metadatas[:5])

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
+from typing import TypeVar
 
 import numpy as np
 
@@ -26,6 +28,7 @@ MODES = ("hybryda", "wektor", "slowa")
 DEFAULT_MODE = "hybryda"
 
 
+T = TypeVar("T")
 ALLOWED_FILTERS = 8  # filters whose selection of chunks a searcher remembers
 AGREEMENT_DEPTH = 10  # how many first fragments of a planned list show whether it is on the question's subject
 COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
@@ -200,11 +203,14 @@ class Searcher:
         użytkownika obowiązują każdą listę; wskazówki planu tylko dokładają listy, niczego nie wycinają."""
         filters = request.filters or SearchFilters()
         where = build_where(filters)
-        lists: list[FusionList] = []
+        legs: list[tuple[str, Callable[[], list[str]]]] = []
         if request.mode != "wektor":
-            lists.append(FusionList("slowa/pytanie", self.keyword_ids(request.question, depth, where)))
+            allowed = self._allowed(where)  # here: the filter's rows come from this thread's pinned version
+            legs.append(("slowa/pytanie", partial(self._keyword_leg, request.question, depth, allowed)))
         if request.mode != "slowa":
-            lists.append(FusionList("wektor/pytanie", self.vector_ids(request.question, query_vector, depth, where)))
+            legs.append(("wektor/pytanie", partial(self.vector_ids, request.question, query_vector, depth, where)))
+        lists = [FusionList(source, ids) for (source, _), ids in zip(legs, concurrently([leg for _, leg in legs]),
+                                                                      strict=True)]
         if request.mode == "hybryda":
             refs = find_references(request.question, self.titles)
             for ref_filters in reference_filters(refs, filters):
@@ -264,13 +270,28 @@ class Searcher:
         return share_above(self.pool(where, query_vector), similarity)
 
     def keyword_ids(self, query: str, depth: int, where: dict | None) -> list[str]:
+        return self._keyword_leg(query, depth, self._allowed(where))
+
+    def _keyword_leg(self, query: str, depth: int, allowed: Sequence[str] | None) -> list[str]:
         assert self.keywords is not None, "tryb słowny wymaga indeksu słów"
-        return [h.id for h in self.keywords.search(query, depth, self._allowed(where))]
+        return [h.id for h in self.keywords.search(query, depth, allowed)]
 
     def vector_ids(self, question: str, query_vector: np.ndarray, depth: int, where: dict | None) -> list[str]:
         """Lista nogi wektorowej hybrydy; osobna metoda, bo ``bench/quality_ideas.py`` podmienia ją na
         porównywane warianty."""
         return [i for i, _ in self.collection.ranked(query_vector, depth, where)]
+
+
+def concurrently(calls: list[Callable[[], T]]) -> list[T]:
+    """Wyniki ``calls`` w ich kolejności: ostatnie w tym wątku (widzi jego ustaloną wersję kolekcji), pozostałe
+    w tym czasie w osobnych wątkach. Obie nogi hybrydy większość czasu liczą bez GIL (faiss, numpy), więc na dwóch
+    rdzeniach noga słów nie czeka na wektorową (przy milionie fragmentów: docs/BENCHMARKS.md, sekcja o skali)."""
+    if len(calls) == 1:
+        return [calls[0]()]
+    with ThreadPoolExecutor(len(calls) - 1) as pool:
+        started = [pool.submit(call) for call in calls[:-1]]
+        last = calls[-1]()
+        return [future.result() for future in started] + [last]
 
 
 def refuses(hits: list[Hit], threshold: float | None) -> bool:

@@ -1,18 +1,19 @@
-"""Przegląd skupisk migawki przez faiss: odwrócone listy (``IndexIVFScalarQuantizer``) z kodami int8 segmentu,
+"""Przegląd skupisk migawki przez faiss: odwrócone listy z kodami PQ 4-bitowymi (``IndexIVFPQFastScan``),
 filtr jako mapa bitów wierszy sprawdzana podczas przeglądu list (``IDSelectorBitmap``).
 
-Dlaczego faiss: przegląd 30 % skupisk przy milionie fragmentów w numpy (kody int8 → float32 blokami i iloczyn)
-kosztował 200–300 ms na zapytanie; faiss liczy iloczyny prosto na kodach (SIMD), bez kopii. Liczby i wybór:
+Dlaczego tak: przegląd 30 % skupisk przy milionie fragmentów w numpy (kody int8 → float32 i iloczyn) kosztował
+200–300 ms na zapytanie, w faiss na kodach int8 (``IndexIVFScalarQuantizer``, 384 B na wiersz) 30–50 ms i 372 MiB
+pamięci; kody PQ (192 podprzestrzenie po 2 wymiary, 4 bity: 96 B na wiersz) faiss przegląda tablicami w rejestrach
+SIMD kilka razy szybciej. Są zgrubne (same dają recall@10 ok. 0,4), więc to tylko sito: ``CANDIDATES`` najlepszych
+z każdego segmentu migawka przelicza kodami int8, a czołówkę dokładnie w float32. Liczby i wybór:
 docs/BENCHMARKS.md, sekcja o skali.
 
-Kody są te same co w migawce (``c = round(wektor / skala)``, int8), zapisane jako ``QT_8bit`` (zakres osobny dla
-wymiaru) z zakresem dobranym tak, że faiss odkodowuje dokładnie ``c·skala``: ``vmin = -127,5·skala``,
-``vdiff = 255·skala``, kod ``c + 127``. Iloczyn z pytaniem to więc to samo przybliżone podobieństwo co w numpy.
-(``QT_8bit_direct`` się nie nadaje: faiss zaokrągla wtedy i pytanie do bajtów.) Skupiska
-i ich przydział są z migawki (listy = skupiska; ich środki liczy przy budowie migawki ``train`` – k-średnie faiss,
-sam indeks niczego się nie uczy), wynik faiss to tylko kandydaci: najlepszych
-przeliczamy dokładnie w float32. Plik indeksu (``<segment>.ivf``) to dane pochodne segmentu: mapowany
-z dysku, budowany przy zapisie segmentu (albo przy pierwszym użyciu, gdy go brak) i zapisywany atomowo."""
+Listy = skupiska migawki (środki liczy przy budowie migawki ``train`` – k-średnie faiss); słownik PQ (reszt od
+środka skupiska) każdy segment uczy się sam na swojej próbce: faiss porównuje odległości tylko w obrębie segmentu,
+a kandydatów wszystkich segmentów szereguje już migawka. Segment mniejszy niż ``MIN_ROWS`` nie ma indeksu (jego
+pasujące wiersze są kandydatami wprost). Plik indeksu (``<segment>.pq.ivf``) to dane pochodne segmentu: mapowany
+z dysku, budowany przy zapisie segmentu (albo przy pierwszym użyciu, gdy go brak – także w migawce sprzed PQ,
+której pliki ``.ivf`` miały kody int8) i zapisywany atomowo."""
 
 from __future__ import annotations
 
@@ -24,17 +25,23 @@ from typing import Any
 
 import numpy as np
 
-SUFFIX = ".ivf"
+SUFFIX = ".pq.ivf"
 ADD_BLOCK = 65_536
+# PQ subspaces of 2 dimensions (192 for 384): 4 dimensions each left recall@10 at 0.92 even after rescoring 10 000
+# candidates
+SUBSPACE_DIMS = 2
+CODE_BITS = 4  # fast scan: 16 centroids per subspace, distance tables held in SIMD registers
+# Candidates per segment passed on to int8 rescoring: at 1M (60 real questions, 30 % of the lists) 2000 gave
+# recall@10 0.988, 5000 1.0 (docs/BENCHMARKS.md, section on scale)
+CANDIDATES = 5000
+MIN_ROWS = 2 * CANDIDATES  # a smaller segment's matching rows are all candidates anyway
+TRAINING_ROWS = 65_536
 # Clusters: spherical k-means of faiss on an even sample of this many rows per cluster (64k at 1M), enough rounds
 # to settle – 6 rounds of the earlier hand-written k-means left neighbours of a question spread over twice as
 # many clusters (docs/BENCHMARKS.md, section on scale).
 SAMPLE_PER_CLUSTER = 64
 KMEANS_ROUNDS = 20
 KMEANS_SEED = 1234
-# A single query scans its lists on every core (faiss splits the lists between threads); the default splits
-# queries, so one question used one core (at 1M, 300 lists: 57 → 35 ms on 2 cores).
-PARALLEL_OVER_LISTS = 1
 
 
 def _faiss() -> Any:
@@ -66,25 +73,23 @@ def train(vectors: np.ndarray, clusters: int) -> np.ndarray:
     return np.asarray(kmeans.centroids, dtype=np.float32)
 
 
-def build(quantized: np.ndarray, starts: np.ndarray, centroids: np.ndarray, scale: np.ndarray, offset: int) -> Any:
-    """Indeks IVF segmentu: wiersz ``r`` segmentu na liście swojego skupiska, z id ``offset + r``."""
+def build(quantized: np.ndarray, scale: np.ndarray, centroids: np.ndarray, offset: int) -> Any:
+    """Indeks IVF-PQ segmentu: wiersz ``r`` segmentu na liście najbliższego środka, z id ``offset + r``; słownik PQ
+    uczony na równomiernej próbce wierszy (powtarzalnie). Wiersze to kody int8 migawki razy skala: czytanie
+    wektorów float32 przez mapowanie zostawiłoby ich strony (1,5 GiB przy milionie) w pamięci procesu, a błąd int8
+    jest o rzędy mniejszy niż PQ."""
     faiss = _faiss()
 
     dim, clusters = quantized.shape[1], len(centroids)
     quantizer = faiss.IndexFlatIP(dim)
     quantizer.add(np.ascontiguousarray(centroids, dtype=np.float32))
-    index = faiss.IndexIVFScalarQuantizer(quantizer, dim, clusters, faiss.ScalarQuantizer.QT_8bit,
-                                          faiss.METRIC_INNER_PRODUCT, False)
-    scale = np.asarray(scale, dtype=np.float32)
-    faiss.copy_array_to_vector(np.concatenate([-127.5 * scale, 255 * scale]).astype(np.float32), index.sq.trained)
-    index.is_trained = True  # lists are the snapshot's clusters and ranges its scale: nothing to learn
-    index.parallel_mode = PARALLEL_OVER_LISTS
-    lists = np.repeat(np.arange(clusters, dtype=np.int64), np.diff(starts))
+    subspaces = dim // SUBSPACE_DIMS if dim % SUBSPACE_DIMS == 0 else dim
+    index = faiss.IndexIVFPQFastScan(quantizer, dim, clusters, subspaces, CODE_BITS, faiss.METRIC_INNER_PRODUCT)
+    step = max(1, len(quantized) // TRAINING_ROWS)
+    index.train(np.asarray(quantized[::step], dtype=np.float32) * scale)  # lists given: only the PQ is learnt
     for start in range(0, len(quantized), ADD_BLOCK):
-        codes = np.ascontiguousarray(quantized[start : start + ADD_BLOCK], dtype=np.float32) * scale
-        ids = np.arange(offset + start, offset + start + len(codes), dtype=np.int64)
-        assigned = np.ascontiguousarray(lists[start : start + len(codes)])
-        index.add_core(len(codes), faiss.swig_ptr(codes), faiss.swig_ptr(ids), faiss.swig_ptr(assigned))
+        block = np.asarray(quantized[start : start + ADD_BLOCK], dtype=np.float32) * scale
+        index.add_with_ids(block, np.arange(offset + start, offset + start + len(block), dtype=np.int64))
     return index
 
 
@@ -110,7 +115,6 @@ def open_mapped(path: Path) -> Any | None:
         index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
     except RuntimeError:
         return None
-    index.parallel_mode = PARALLEL_OVER_LISTS
     return index
 
 

@@ -6,6 +6,8 @@ Pobranie z Chromy wektorów i metadanych pasujących fragmentów kosztuje ok. 0,
 numpy na kolumnach i iloczyny skalarne na pasujących wierszach – pojedyncze ms. Przy milionie fragmentów
 same wektory float32 to 1,5 GiB: przeglądamy więc kopię int8 (384 MiB, skala osobna dla każdego wymiaru),
 a dokładnie (float32, tylko czytane strony pliku trafiają do pamięci) przeliczamy najlepszych kandydatów.
+Przy skupiskach i szerokim filtrze kandydatów do int8 wybiera jeszcze wcześniej faiss z kodów PQ najbliższych
+skupisk (``coarse_index``).
 HNSW Chromy nie jest potrzebny, więc nie ładuje się do pamięci procesu.
 
 Migawka to dane pochodne: katalog ``<znacznik zmiany kolekcji>/`` w ``Store.work_dir``; inny znacznik
@@ -57,8 +59,9 @@ NARROW_ROWS = 50_000
 IVF_MIN_ROWS = 200_000  # from this size a full build splits rows into ~sqrt(n) clusters
 # A query scans the nearest PROBE_FRACTION of the clusters (at least NPROBE), and more until they hold
 # MATCHED_MIN rows matching the filter. Neighbours of real questions spread over many clusters: at 1M
-# (bench/scale.py, 60 real questions) 15 % of the clusters gave recall@10 0.96–0.98 with every filter kind,
-# 30 % gives 1.0; docs/BENCHMARKS.md, section on scale.
+# (bench/scale.py, 60 real questions) every row of 15 % of the clusters gave recall@10 0.96–0.98, of 30 % 1.0;
+# PQ codes of 30 % with coarse_index.CANDIDATES rescored give 1.0 too, of all clusters no better (0.998) and
+# 2.3 times slower; docs/BENCHMARKS.md, section on scale.
 PROBE_FRACTION = 0.3
 NPROBE = 24
 MATCHED_MIN = 4000
@@ -91,7 +94,7 @@ class Segment:
     starts: np.ndarray
     blob: np.ndarray  # text and metadata of the rows (snapshot_records), mapped
     record_starts: np.ndarray
-    coarse: Any = None  # faiss index over the clusters (coarse_index), None without clusters
+    coarse: Any = None  # faiss index over the clusters (coarse_index); None without clusters or for a small segment
 
     def __len__(self) -> int:
         return len(self.vectors)
@@ -185,49 +188,36 @@ class Snapshot:
 
     def nearest(self, query: np.ndarray, mask: np.ndarray, k: int) -> list[tuple[str, float]]:
         """``k`` najpodobniejszych wierszy spośród ``mask``: wszystkie pasujące albo – przy skupiskach
-        i szerokim filtrze – pasujące w najbliższych skupiskach (``candidates``)."""
+        i szerokim filtrze – kandydaci faiss z najbliższych skupisk (``_coarse_candidates``)."""
         unit = np.asarray(query, dtype=np.float32) / max(float(np.linalg.norm(query)), 1e-12)
         keep = max(RESCORE, RESCORE_PER_K * k)
         matching = int(np.count_nonzero(mask))
-        if self.centroids is not None and matching > keep and all(s.coarse is not None for s in self.segments):
-            if matching <= NARROW_ROWS:  # int8 codes of just the matching rows, not every list with the bitmap
-                rows = np.flatnonzero(mask)
-                best = np.argpartition(-self._rough_similarities(rows, unit), keep - 1)[:keep]
-                return self._rescored(unit, rows[best], k)
-            probes = self._probed(unit, mask)
-            assert probes is not None  # wide: NARROW_ROWS is above EXACT_ROWS
-            return self._rescored(unit, self._coarse_candidates(unit, mask, len(probes), keep), k)
-        chosen = self._probed(unit, mask)
-        if chosen is None:
+        if self.centroids is None or matching <= keep:
             return self.top(unit, np.flatnonzero(mask), k)
-        return self.top(unit, self._matching_in(chosen, mask), k)
+        if matching <= NARROW_ROWS:  # int8 codes of just the matching rows, not every list with the bitmap
+            return self._best(unit, np.flatnonzero(mask), k)
+        return self._best(unit, self._coarse_candidates(unit, mask, self._probes(unit, mask)), k)
 
-    def candidates(self, unit: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Wiersze do policzenia: wąski filtr – wszystkie pasujące; szeroki – pasujące w skupiskach
-        najbliższych pytaniu (``PROBE_FRACTION`` skupisk, co najmniej ``NPROBE``, i tyle, żeby pasujących było
-        ``MATCHED_MIN``)."""
-        chosen = self._probed(unit, mask)
-        return np.flatnonzero(mask) if chosen is None else self._matching_in(chosen, mask)
-
-    def _matching_in(self, chosen: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        rows = self._rows_of(self._ranges(chosen))
-        return rows[mask[rows]]
-
-    def _coarse_candidates(self, unit: np.ndarray, mask: np.ndarray, probes: int, keep: int) -> np.ndarray:
-        """Najlepsi (według kodów int8) pasujący kandydaci z ``probes`` najbliższych skupisk każdego segmentu –
-        przegląd list w faiss z filtrem sprawdzanym podczas przeglądu (``coarse_index``)."""
+    def _coarse_candidates(self, unit: np.ndarray, mask: np.ndarray, probes: int) -> np.ndarray:
+        """Kandydaci spośród ``mask``: z każdego segmentu z indeksem ``coarse_index.CANDIDATES`` najlepszych
+        według kodów PQ na ``probes`` najbliższych listach (filtr sprawdzany podczas przeglądu), z segmentu bez
+        indeksu (mały, dopisany) – wszystkie pasujące."""
         allowed = np.packbits(mask, bitorder="little")
-        return np.concatenate([coarse_index.search(s.coarse, unit, allowed, probes, keep) for s in self.segments])
+        return np.concatenate([
+            segment.offset + np.flatnonzero(mask[segment.offset : segment.offset + len(segment)])
+            if segment.coarse is None
+            else coarse_index.search(segment.coarse, unit, allowed, probes, coarse_index.CANDIDATES)
+            for segment in self.segments
+        ])
 
-    def _probed(self, unit: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
-        """Skupiska do przejrzenia (rosnąco); ``None``: bez skupisk albo wąski filtr – wszystkie pasujące."""
-        if self.centroids is None or int(np.count_nonzero(mask)) <= EXACT_ROWS:
-            return None
+    def _probes(self, unit: np.ndarray, mask: np.ndarray) -> int:
+        """Ile najbliższych skupisk przejrzeć: ``PROBE_FRACTION`` (co najmniej ``NPROBE``) i więcej, aż będzie
+        w nich ``MATCHED_MIN`` wierszy ``mask``."""
+        assert self.centroids is not None
         order = np.argsort(-(self.centroids @ unit))
         counts = self._matching_per_cluster(mask)
         least = max(NPROBE, math.ceil(PROBE_FRACTION * len(self.centroids)))
-        probes = max(least, int(np.searchsorted(np.cumsum(counts[order]), MATCHED_MIN)) + 1)
-        return np.sort(order[:probes])
+        return max(least, int(np.searchsorted(np.cumsum(counts[order]), MATCHED_MIN)) + 1)
 
     def _matching_per_cluster(self, mask: np.ndarray) -> np.ndarray:
         """Ile wierszy ``mask`` jest w każdym skupisku (zapamiętane razem z zapamiętaną maską)."""
@@ -241,36 +231,20 @@ class Snapshot:
         remember(self._cluster_counts, id(mask), (mask, counts))  # the mask kept: its id is not reused
         return counts
 
-    def _ranges(self, chosen: np.ndarray) -> list[tuple[Segment, int, int]]:
-        """Ciągłe zakresy wierszy (w segmencie) wybranych skupisk; sąsiednie skupiska sklejone."""
-        ranges: list[tuple[Segment, int, int]] = []
-        for segment in self.segments:
-            for c in chosen.tolist():
-                start, end = int(segment.starts[c]), int(segment.starts[c + 1])
-                if start == end:
-                    continue
-                if ranges and ranges[-1][0] is segment and ranges[-1][2] == start:
-                    ranges[-1] = (segment, ranges[-1][1], end)
-                else:
-                    ranges.append((segment, start, end))
-        return ranges
-
-    @staticmethod
-    def _rows_of(ranges: list[tuple[Segment, int, int]]) -> np.ndarray:
-        if not ranges:
-            return np.zeros(0, dtype=np.int64)
-        return np.concatenate([np.arange(s.offset + start, s.offset + end) for s, start, end in ranges])
-
     def top(self, unit: np.ndarray, rows: np.ndarray, k: int) -> list[tuple[str, float]]:
         """Dokładnie ``k`` najpodobniejszych spośród ``rows`` (najlepszy pierwszy, remisy według id); przy
         wielu wierszach kandydaci z int8, przeliczeni dokładnie."""
         if len(rows) == 0 or k <= 0:
             return []
         if len(rows) > EXACT_ROWS:
-            rough = self._rough_similarities(rows, unit)
-            keep = max(RESCORE, RESCORE_PER_K * k)
-            if len(rows) > keep:
-                rows = rows[np.argpartition(-rough, keep - 1)[:keep]]
+            return self._best(unit, rows, k)
+        return self._rescored(unit, rows, k)
+
+    def _best(self, unit: np.ndarray, rows: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Najlepsze ``k`` spośród ``rows``: czołówka według kodów int8, przeliczona dokładnie."""
+        keep = max(RESCORE, RESCORE_PER_K * k)
+        if len(rows) > keep:
+            rows = rows[np.argpartition(-self._rough_similarities(rows, unit), keep - 1)[:keep]]
         return self._rescored(unit, rows, k)
 
     def _rescored(self, unit: np.ndarray, rows: np.ndarray, k: int) -> list[tuple[str, float]]:
@@ -507,7 +481,7 @@ def load(root: Path, marker: str) -> Snapshot | None:
             quantized = np.load(folder / f"{name}.i8.npy", mmap_mode="r")
             blob, record_starts = records_files.load(folder, name, size)
             coarse = None if centroids is None else _coarse(folder / f"{name}{coarse_index.SUFFIX}", quantized,
-                                                               starts, centroids, scale, offset)
+                                                               scale, centroids, offset)
             if vectors.shape != (size, dim) or vectors.dtype != np.float32 or quantized.shape != (size, dim) or (
                 quantized.dtype != np.int8 or starts.shape != (clusters + 1,) or starts[-1] != size
             ):
@@ -525,14 +499,16 @@ def load(root: Path, marker: str) -> Snapshot | None:
     return Snapshot(marker, ids, sorted_rows, codes, alive, values, segments, centroids, scale)
 
 
-def _coarse(path: Path, quantized: np.ndarray, starts: np.ndarray, centroids: np.ndarray, scale: np.ndarray,
-            offset: int) -> Any:
-    """Mapowany indeks faiss segmentu; brak pliku (segment sprzed niego, przerwany zapis) albo plik niezgodny –
-    zbudowany od nowa z kodów segmentu i zapisany (bez prawa zapisu: zostaje w pamięci)."""
+def _coarse(path: Path, quantized: np.ndarray, scale: np.ndarray, centroids: np.ndarray, offset: int) -> Any:
+    """Mapowany indeks faiss segmentu (``None`` dla segmentu mniejszego niż ``coarse_index.MIN_ROWS``); brak
+    pliku (segment sprzed niego, przerwany zapis) albo plik niezgodny – zbudowany od nowa z kodów segmentu
+    i zapisany (bez prawa zapisu: zostaje w pamięci)."""
+    if len(quantized) < coarse_index.MIN_ROWS:
+        return None
     found = coarse_index.open_mapped(path)
     if found is not None and found.ntotal == len(quantized) and found.nlist == len(centroids):
         return found
-    built = coarse_index.build(quantized, starts, centroids, scale, offset)
+    built = coarse_index.build(quantized, scale, centroids, offset)
     coarse_index.save(built, path)
     mapped = coarse_index.open_mapped(path)
     return built if mapped is None else mapped
