@@ -136,7 +136,8 @@ def register_files(store: Any, plik: np.ndarray) -> None:
     with write_session(store):
         registry = Registry(store.client, create=True)
         metas = registry._collection.get(include=["metadatas"])["metadatas"]
-        if len(metas) >= FILES and all(SAME_AS_KEY in m for m in metas):  # else written before the key: again
+        # else written before the key or the registry's change marker: again
+        if len(metas) >= FILES and all(SAME_AS_KEY in m for m in metas) and Registry.version(store.client):
             return
         rows = np.argsort(plik, kind="stable")
         starts = np.searchsorted(plik[rows], np.arange(FILES + 1))

@@ -39,32 +39,38 @@ def test_long_lived_index_sees_what_another_process_wrote(tmp_path):
     assert hits and hits[0].file == "kantyna.txt"
 
 
-def test_file_names_are_read_from_the_registry_once_per_write_and_a_new_file_is_found(tmp_path, monkeypatch):
-    """Nazwy plików do filtra są zapamiętane do następnego zapisu (przy milionie fragmentów odczyt rejestru to
-    ~0,15 s na każde pytanie z filtrem pliku), ale plik dopisany przez inny proces znajduje się od razu."""
+def test_file_names_are_read_from_the_registry_once_per_write_and_a_new_file_is_found(empty_target, tmp_path,
+                                                                                     monkeypatch):
+    """Nazwy plików do filtra są zapamiętane do następnej zmiany rejestru (przy milionie fragmentów odczyt
+    rejestru to ~0,15 s na każde pytanie z filtrem pliku w folderze, ~70 ms przez ``chroma run``), ale plik
+    dopisany przez inny proces znajduje się od razu – w folderze i na serwerze Chromy."""
     import subprocess
     import sys
 
     from chroma_rag.storage.registry import Registry
 
-    db = tmp_path / "db"
     first, second = tmp_path / "parking.txt", tmp_path / "kantyna.txt"
     first.write_text("Miejsca dla rowerów są przy bramie B, a dla samochodów na poziomie -1.", encoding="utf-8")
     second.write_text("Kantyna jest czynna od 11:00 do 15:00, obiad kosztuje 25 zł.", encoding="utf-8")
-    Index(db).add([first])
+    empty_target.index().add([first])
     reads = []
     names = Registry.names
     monkeypatch.setattr(Registry, "names", lambda self: reads.append(1) or names(self))
-    reader = Index(db)
+    reader = empty_target.index()
     for _ in range(3):
         hits = reader.search("Gdzie zostawić rower?", threshold=None, filters=SearchFilters(files=["parking.txt"]))
         assert hits[0].file == "parking.txt"
     assert len(reads) == 1
-    command = [sys.executable, "-m", "chroma_rag", "indeksuj", str(second), "--baza", str(db)]
+    command = [sys.executable, "-m", "chroma_rag", "indeksuj", str(second), *empty_target.args]
     subprocess.run(command, check=True, capture_output=True)
     hits = reader.search("Ile kosztuje obiad?", threshold=None, filters=SearchFilters(files=["kantyna.txt"]))
     assert hits and {hit.file for hit in hits} == {"kantyna.txt"}
     assert len(reads) == 2
+    subprocess.run([sys.executable, "-m", "chroma_rag", "usun", "parking.txt", *empty_target.args], check=True,
+                   capture_output=True)
+    hits = reader.search("Gdzie zostawić rower?", threshold=None, filters=SearchFilters(files=["kantyna.txt"]))
+    assert {hit.file for hit in hits} == {"kantyna.txt"}
+    assert len(reads) == 3  # the removal changed the registry: names read again
 
 
 def test_a_searcher_remembers_the_chunks_of_only_the_recent_filters(two_acts_db):

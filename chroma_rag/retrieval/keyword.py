@@ -416,7 +416,7 @@ class KeywordIndex:
 
         if isinstance(allowed, RowSelection):
             mapping = self._row_map(allowed.snapshot, added)
-            found = mapping[allowed.rows]
+            found = mapping[np.flatnonzero(allowed.mask)]  # order is irrelevant: positions become marks
             return found[found >= 0]
         listed = list(allowed)
         where_added = {i: len(self.ids) + n for n, i in enumerate(added)}

@@ -55,7 +55,7 @@ def best_reading(readings: list[Postings], size: int) -> Postings:
         best = np.zeros(size)
         for docs, scores in readings:
             best[docs] = np.maximum(best[docs], scores)
-        docs = np.flatnonzero(best)
+        docs = np.flatnonzero(best != 0)  # via bool: nonzero on float64 is 6 times slower (10 ms at 1M)
         return docs, best[docs]
     docs = np.concatenate([d for d, _ in readings])
     scores = np.concatenate([s for _, s in readings])
@@ -78,7 +78,7 @@ def summed(words: list[Word], size: int) -> Postings:
     if len(docs) * DENSE_SHARE >= size:
         # long lists: one pass over a dense array is cheaper than sorting them; bincount adds in input order
         total = np.bincount(docs, weights=scores, minlength=size)
-        touched = np.flatnonzero(total)
+        touched = np.flatnonzero(total != 0)  # via bool, as in best_reading
         return touched, total[touched]
     touched, where = np.unique(docs, return_inverse=True)
     return touched, np.bincount(where, weights=scores, minlength=len(touched))

@@ -29,6 +29,7 @@ DEFAULT_MODE = "hybryda"
 
 
 T = TypeVar("T")
+U = TypeVar("U")
 ALLOWED_FILTERS = 8  # filters whose selection of chunks a searcher remembers
 AGREEMENT_DEPTH = 10  # how many first fragments of a planned list show whether it is on the question's subject
 COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
@@ -203,20 +204,13 @@ class Searcher:
         użytkownika obowiązują każdą listę; wskazówki planu tylko dokładają listy, niczego nie wycinają."""
         filters = request.filters or SearchFilters()
         where = build_where(filters)
-        legs: list[tuple[str, Callable[[], list[str]]]] = []
+        keyword_leg = None
         if request.mode != "wektor":
             allowed = self._allowed(where)  # here: the filter's rows come from this thread's pinned version
-            legs.append(("slowa/pytanie", partial(self._keyword_leg, request.question, depth, allowed)))
-        if request.mode != "slowa":
-            legs.append(("wektor/pytanie", partial(self.vector_ids, request.question, query_vector, depth, where)))
-        lists = [FusionList(source, ids) for (source, _), ids in zip(legs, concurrently([leg for _, leg in legs]),
-                                                                      strict=True)]
-        if request.mode == "hybryda":
-            refs = find_references(request.question, self.titles)
-            for ref_filters in reference_filters(refs, filters):
-                ranked = self.collection.ranked(query_vector, depth, build_where(ref_filters))
-                source = "jednostka/pytanie" if ref_filters.articles != filters.articles else "odwolanie/pytanie"
-                lists.append(FusionList(source, [i for i, _ in ranked]))
+            keyword_leg = partial(self._keyword_leg, request.question, depth, allowed)
+        keyword_ids, lists = alongside(keyword_leg, partial(self._question_lists, request, query_vector, depth))
+        if keyword_ids is not None:
+            lists.insert(0, FusionList("slowa/pytanie", keyword_ids))
         plan = request.plan
         if plan is None or not plan.ok:
             return lists
@@ -246,6 +240,20 @@ class Searcher:
             ranked = self.collection.ranked(query_vector, depth, build_where(replace(hinted, articles=units)))
             if ranked:
                 lists.append(FusionList("jednostki", [i for i, _ in ranked], share_above(within, ranked[0][1])))
+        return lists
+
+    def _question_lists(self, request: SearchRequest, query_vector: np.ndarray, depth: int) -> list[FusionList]:
+        """Listy wektorowe pytania: noga wektorowa i – w hybrydzie – odwołania z pytania (jednostka, akt)."""
+        filters = request.filters or SearchFilters()
+        lists = []
+        if request.mode != "slowa":
+            where = build_where(filters)
+            lists.append(FusionList("wektor/pytanie", self.vector_ids(request.question, query_vector, depth, where)))
+        if request.mode == "hybryda":
+            for ref_filters in reference_filters(find_references(request.question, self.titles), filters):
+                ranked = self.collection.ranked(query_vector, depth, build_where(ref_filters))
+                source = "jednostka/pytanie" if ref_filters.articles != filters.articles else "odwolanie/pytanie"
+                lists.append(FusionList(source, [i for i, _ in ranked]))
         return lists
 
     def first_share(self, ranked: list[tuple[str, float]], pool: np.ndarray, query_vector: np.ndarray) -> float:
@@ -282,16 +290,29 @@ class Searcher:
         return [i for i, _ in self.collection.ranked(query_vector, depth, where)]
 
 
-def concurrently(calls: list[Callable[[], T]]) -> list[T]:
-    """Wyniki ``calls`` w ich kolejności: ostatnie w tym wątku (widzi jego ustaloną wersję kolekcji), pozostałe
-    w tym czasie w osobnych wątkach. Obie nogi hybrydy większość czasu liczą bez GIL (faiss, numpy), więc na dwóch
-    rdzeniach noga słów nie czeka na wektorową (przy milionie fragmentów: docs/BENCHMARKS.md, sekcja o skali)."""
-    if len(calls) == 1:
-        return [calls[0]()]
-    with ThreadPoolExecutor(len(calls) - 1) as pool:
-        started = [pool.submit(call) for call in calls[:-1]]
-        last = calls[-1]()
-        return [future.result() for future in started] + [last]
+def alongside(background: Callable[[], T] | None, here: Callable[[], U]) -> tuple[T | None, U]:
+    """Wynik ``background`` (liczonego w osobnym wątku; ``None`` – nic) i ``here`` (w tym wątku: widzi jego
+    ustaloną wersję kolekcji), liczonych naraz. Noga słów i listy wektorowe większość czasu liczą bez GIL (numpy,
+    faiss), więc na dwóch rdzeniach jedne nie czekają na drugie (przy milionie fragmentów: docs/BENCHMARKS.md,
+    sekcja o skali)."""
+    if background is None:
+        return None, here()
+    _single_threaded_blas()
+    with ThreadPoolExecutor(1) as pool:
+        started = pool.submit(background)
+        result = here()  # an error here still waits for the background call (leaving the pool)
+        return started.result(), result
+
+
+@lru_cache(maxsize=1)
+def _single_threaded_blas() -> None:
+    """OpenBLAS numpy po jednym wątku, raz na proces: jego wątki po każdym iloczynie czekają aktywnie i zabierają
+    drugi rdzeń nodze słów liczonej obok (przy milionie fragmentów p95 hybrydy wyraźnie wyższe – docs/BENCHMARKS.md),
+    a iloczyn jednego pytania na drugim wątku nic nie zyskuje. Procesy robocze ``serwuj`` mają to samo ze zmiennych
+    środowiska (``serving.workers``)."""
+    from threadpoolctl import ThreadpoolController
+
+    ThreadpoolController().select(prefix="libscipy_openblas").limit(limits=1)
 
 
 def refuses(hits: list[Hit], threshold: float | None) -> bool:

@@ -275,7 +275,7 @@ class ChunkCollection(FilteredRanking):
         ``snapshot.RowSelection`` (napisy powstają dopiero przy odczycie)."""
         found = self.snapshot() if where is None or supported(where) else None
         if found is not None and found.covers(where):
-            return snapshots.RowSelection(found, found.rows_in_id_order(found.mask(where)))
+            return snapshots.RowSelection(found, found.mask(where))
         return self.stored_ids(where)
 
     def sorted_similarities(self, embedding: np.ndarray, where: dict[str, Any] | None = None) -> np.ndarray | None:

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from chromadb.errors import NotFoundError
+
+from .collection import VERSION_KEY
 
 REGISTRY_COLLECTION = "rejestr-plikow"
 SAME_AS_KEY = "ta_sama_tresc"  # metadata: FileRecord.same_as ("" when none), readable without the record's JSON
@@ -104,7 +109,25 @@ class Registry:
             metadatas=[{"model": record.model, "sciezka": record.path, "plik": record.name, "hash": record.hash,
                         SAME_AS_KEY: record.same_as or ""}],
         )
+        self._mark_changed()
 
     def delete(self, records: list[FileRecord]) -> None:
         if self._collection is not None and records:
             self._collection.delete(ids=[r.record_id for r in records])
+            self._mark_changed()
+
+    def _mark_changed(self) -> None:
+        """Nowy znacznik zmiany rejestru (``version``) – po zapisie wpisów, jak znacznik kolekcji fragmentów.
+        Chroma 1.5.9 zastępuje całe metadane kolekcji, więc przepisujemy pozostałe."""
+        assert self._collection is not None
+        self._collection.modify(metadata={**(self._collection.metadata or {}), VERSION_KEY: uuid.uuid4().hex})
+
+    @staticmethod
+    def version(client: Any) -> str:
+        """Znacznik ostatniej zmiany rejestru (jedno lekkie zapytanie); pusty – rejestru brak albo zapisany przed
+        znacznikiem, więc nie wiadomo, czy się zmienił."""
+        try:
+            collection = client.get_collection(REGISTRY_COLLECTION, embedding_function=None)
+        except NotFoundError:
+            return ""
+        return str((collection.metadata or {}).get(VERSION_KEY, ""))
