@@ -307,9 +307,9 @@ def alongside(background: Callable[[], T] | None, here: Callable[[], U]) -> tupl
 @lru_cache(maxsize=1)
 def _single_threaded_blas() -> None:
     """OpenBLAS numpy po jednym wątku, raz na proces: jego wątki po każdym iloczynie czekają aktywnie i zabierają
-    drugi rdzeń nodze słów liczonej obok (przy milionie fragmentów p95 hybrydy wyraźnie wyższe – docs/BENCHMARKS.md),
-    a iloczyn jednego pytania na drugim wątku nic nie zyskuje. Procesy robocze ``serwuj`` mają to samo ze zmiennych
-    środowiska (``serving.workers``)."""
+    drugi rdzeń nodze słów liczonej obok (przy milionie fragmentów p95 hybrydy bez filtra 42–68 zamiast 30–33 ms,
+    docs/BENCHMARKS.md), a iloczyn jednego pytania na drugim wątku nic nie zyskuje. Procesy robocze ``serwuj`` mają
+    to samo ze zmiennych środowiska (``serving.workers``)."""
     from threadpoolctl import ThreadpoolController
 
     ThreadpoolController().select(prefix="libscipy_openblas").limit(limits=1)
