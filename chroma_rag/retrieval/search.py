@@ -208,7 +208,8 @@ class Searcher:
         if request.mode != "wektor":
             allowed = self._allowed(where)  # here: the filter's rows come from this thread's pinned version
             keyword_leg = partial(self._keyword_leg, request.question, depth, allowed)
-        keyword_ids, lists = alongside(keyword_leg, partial(self._question_lists, request, query_vector, depth))
+        question_lists = partial(self._question_lists, request, query_vector, depth, filters, where)
+        keyword_ids, lists = alongside(keyword_leg, question_lists)
         if keyword_ids is not None:
             lists.insert(0, FusionList("slowa/pytanie", keyword_ids))
         plan = request.plan
@@ -242,12 +243,11 @@ class Searcher:
                 lists.append(FusionList("jednostki", [i for i, _ in ranked], share_above(within, ranked[0][1])))
         return lists
 
-    def _question_lists(self, request: SearchRequest, query_vector: np.ndarray, depth: int) -> list[FusionList]:
+    def _question_lists(self, request: SearchRequest, query_vector: np.ndarray, depth: int, filters: SearchFilters,
+                        where: dict | None) -> list[FusionList]:
         """Listy wektorowe pytania: noga wektorowa i – w hybrydzie – odwołania z pytania (jednostka, akt)."""
-        filters = request.filters or SearchFilters()
         lists = []
         if request.mode != "slowa":
-            where = build_where(filters)
             lists.append(FusionList("wektor/pytanie", self.vector_ids(request.question, query_vector, depth, where)))
         if request.mode == "hybryda":
             for ref_filters in reference_filters(find_references(request.question, self.titles), filters):
