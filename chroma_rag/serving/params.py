@@ -50,11 +50,13 @@ def _query(one: Callable[[str], Any], many: Callable[[str], list[Any]], question
     question = one(question_key)
     if not isinstance(question, str) or not question.strip():
         raise BadRequest(f"Brakuje pytania – podaj je w polu „{question_key}”.")
+    _encodable(question, question_key)
     if len(question) > MAX_QUESTION_CHARS:
         raise BadRequest(f"Pytanie jest za długie (ponad {MAX_QUESTION_CHARS} znaków) – skróć je.")
     mode = one("tryb") or DEFAULT_MODE
     if not isinstance(mode, str):
         raise BadRequest("Pole „tryb” musi być napisem: hybryda, wektor albo slowa.")
+    _encodable(mode, "tryb")
     k = _number(one("k"), "k")
     k = 5 if k is None else k
     if not 1 <= k <= MAX_RESULTS:
@@ -76,12 +78,26 @@ def _texts(values: list[Any], key: str) -> list[str]:
     texts = [str(v).strip() for v in values if isinstance(v, str | int) and not isinstance(v, bool)]
     if len(texts) != len(values):
         raise BadRequest(f"Filtr „{key}” przyjmuje napisy, np. \"{key}\": [\"…\"].")
+    for text in texts:
+        _encodable(text, key)
     return [t for t in texts if t]
+
+
+def _encodable(text: str, key: str) -> None:
+    """Napis zapisywalny w UTF-8: JSON (``"\\ud800"``) może nieść samotny surogat UTF-16, na którym wyłożyłoby się
+    każde dalsze kodowanie (model, dziennik, odpowiedź)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadRequest(f"Pole „{key}” zawiera niepoprawne znaki (samotny surogat UTF-16) – wyślij tekst w UTF-8."
+                         ) from None
 
 
 def _number(value: Any, key: str) -> int | None:
     if value is None or value == "":
         return None
+    if isinstance(value, str):
+        _encodable(value, key)  # before it is quoted in an error
     # JSON gives 1.5 and 1e400 (infinity) as floats; int() would silently round the one and fail on the other
     if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
         raise BadRequest(f"Pole „{key}” musi być liczbą całkowitą, a ma wartość „{value}”.")

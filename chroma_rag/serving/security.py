@@ -32,6 +32,7 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 SESSION_SECONDS = 12 * 3600  # a login cookie's life; a restarted server also ends every session
 MAX_FAILURES = 10  # wrong tokens from one address within FAILURE_WINDOW before every token check there is 429
 FAILURE_WINDOW = 60.0
+EXPIRY_DIGITS = 12  # a login cookie's expiry time in seconds since 1970: 10 digits until the year 2286
 
 
 def is_loopback(host: str) -> bool:
@@ -189,7 +190,8 @@ class TokenGuard:
 
     def _valid_cookie(self, request: Request) -> bool:
         expires, _, _ = request.cookies.get(COOKIE, "").partition(".")
-        if not expires.isascii() or not expires.isdigit() or int(expires) < time.time():
+        # a digit count bound first: int() of over 4300 digits raises (Python's limit), which would be a 500
+        if not _small_number(expires, EXPIRY_DIGITS) or int(expires) < time.time():
             return False
         return hmac.compare_digest(request.cookies[COOKIE].encode(), self._cookie_value(int(expires)).encode())
 
@@ -227,9 +229,14 @@ def host_name(host: str) -> str | None:
     name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
     if not colon:
         return host
-    if not port.isascii() or not port.isdigit() or int(port) > 65535:
+    if not _small_number(port, 5) or int(port) > 65535:
         return None
     return name
+
+
+def _small_number(text: str, digits: int) -> bool:
+    """Liczba z cyfr ASCII, najwyżej ``digits`` cyfr – dopiero taką wolno podać ``int()`` (nie wyjątek ani 500)."""
+    return 0 < len(text) <= digits and text.isascii() and text.isdigit()
 
 
 class LoopbackHost:
