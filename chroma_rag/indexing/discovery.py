@@ -1,14 +1,22 @@
 """Wyszukiwanie plików do indeksowania: przejście po podanych ścieżkach (katalogi rekurencyjnie, bez ukrytych,
 linki bez pętli) i odciski plików (rozmiar, czas modyfikacji, SHA-256), po których poznać zmianę.
+
+Folder to granica: link w nim, który prowadzi poza niego (po rozwiązaniu wszystkich linków), jest pomijany, a plik,
+którego prawdziwa ścieżka w chwili czytania nie jest już tą sprawdzoną przy przejściu, nie jest czytany – inaczej
+ktoś z prawem zapisu w obserwowanym folderze wprowadziłby do indeksu (i na ``/dokumenty``) dowolny plik, który
+może przeczytać indeksujący. Plik podany wprost (``indeksuj /a/b.pdf``) jest sam sobie granicą.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat as stat_module
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import UserError, os_reason
 from ..ingest.loading import is_supported, is_temporary
@@ -30,13 +38,22 @@ class SourceFile:
     hash: str
 
 
+class Folders(list[Path]):
+    """Podane foldery (jak lista) i ``escapes``: prawdziwe ścieżki, dokąd prowadzą znalezione w nich linki wychodzące
+    poza nie – to, co tam leży, wcześniejsza wersja mogła zaindeksować przez link, więc ``vanished`` to usuwa."""
+
+    def __init__(self, folders: Iterable[Path] = (), escapes: Iterable[str] = ()) -> None:
+        super().__init__(folders)
+        self.escapes = list(escapes)
+
+
 @dataclass
 class FoundFiles:
     """Wynik przejścia po ścieżkach: pliki do indeksowania i pominięte (z powodem)."""
 
     files: list[Path]
     skipped: dict[str, str]
-    folders: list[Path]
+    folders: Folders
 
 
 def collect_files(paths: Iterable[Path], allow_empty: bool = False) -> FoundFiles:
@@ -44,29 +61,48 @@ def collect_files(paths: Iterable[Path], allow_empty: bool = False) -> FoundFile
     plik raz). Błędna ścieżka przerywa wszystko, zanim baza zostanie dotknięta."""
     found: dict[str, Path] = {}
     skipped: dict[str, str] = {}
-    folders: list[Path] = []
+    folders = Folders()
+    given: list[str] = []
     for path in paths:
         if not path.exists():
             raise UserError(f"Ścieżka „{path}” nie istnieje – sprawdź, czy nie ma literówki.")
         if path.is_dir():
             folders.append(path)
             before = (len(found), len(skipped))
-            for file in _walk(path, skipped):
+            for file in _walk(path, skipped, folders.escapes):
                 key = _key(file)
-                found.setdefault(key, Path(key) if file.is_symlink() else file)  # a link is named as its target
+                found.setdefault(key, _named(file, key))
             if (len(found), len(skipped)) == before and not allow_empty:
                 raise UserError(f"W folderze „{path}” nie ma plików PDF, DOCX, TXT ani MD do zaindeksowania.")
         elif is_temporary(path):  # an Office lock file given by a glob (~$umowa.docx): not a document
             continue
         elif is_supported(path):
-            found.setdefault(_key(path), path)
+            key = _key(path)
+            given.append(key)
+            found.setdefault(key, _named(path, key))
         else:
             raise UserError(f"Plik „{path}” ma nieobsługiwany typ – obsługiwane są PDF, DOCX, TXT i MD.")
+    # a file given by name in this same run is wanted, even if a link in a folder also leads to it
+    folders.escapes = [t for t in folders.escapes if not any(inside(key, t) for key in given)]
     return FoundFiles(files=list(found.values()), skipped=skipped, folders=folders)  # in the order given
 
 
-def _walk(root: Path, skipped: dict[str, str]) -> Iterator[Path]:
-    """Pliki pod ``root``; katalog odwiedzony raz (po urządzeniu i i-węźle), więc pętla linków się kończy."""
+def _named(path: Path, key: str) -> Path:
+    """Ścieżka do czytania: podana, gdy nie prowadzi przez żaden link, inaczej prawdziwa (link jest nazwany jak
+    plik, do którego prowadzi) – ``fingerprint`` sprawdza potem, że nadal nie prowadzi przez link."""
+    return path if os.path.abspath(path) == key else Path(key)
+
+
+def inside(path: str, root: str) -> bool:
+    """``path`` to ``root`` albo leży pod nim (obie ścieżki bezwzględne, już rozwiązane)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _walk(root: Path, skipped: dict[str, str], escapes: list[str]) -> Iterator[Path]:
+    """Pliki pod ``root``; katalog odwiedzony raz (po urządzeniu i i-węźle), więc pętla linków się kończy. Link,
+    którego prawdziwa ścieżka leży poza prawdziwą ścieżką ``root``, jest pomijany (z powodem), a ta ścieżka trafia
+    do ``escapes``; link prowadzący do środka folderu prowadzi do pliku, który i tak jest indeksowany."""
+    real_root = os.path.realpath(root)
     visited: set[tuple[int, int]] = set()
     pending = [root]
     while pending:
@@ -86,6 +122,11 @@ def _walk(root: Path, skipped: dict[str, str]) -> Iterator[Path]:
                 continue
             path = Path(entry.path)
             try:
+                if entry.is_symlink() and not inside(target := os.path.realpath(path), real_root):
+                    if entry.is_dir() or is_supported(path):  # other kinds of files are not looked at anyway
+                        skipped[str(path)] = f"link prowadzi poza folder „{root}” – indeksuję tylko pliki z folderu"
+                        escapes.append(target)
+                    continue
                 if entry.is_dir():
                     subfolders.append(path)
                 elif is_supported(path):
@@ -103,32 +144,75 @@ def _key(path: Path) -> str:
 
 
 def fingerprint(files: list[Path], skipped: dict[str, str]) -> list[SourceFile]:
-    """Rozmiar, czas modyfikacji i SHA-256 plików; plik nieczytelny albo za duży trafia do pominiętych."""
+    """Rozmiar, czas modyfikacji i SHA-256 plików; plik nieczytelny albo za duży trafia do pominiętych, tak samo
+    plik, który od przejścia po folderze stał się linkiem (albo leży teraz za linkiem) – ścieżki z
+    ``collect_files`` nie prowadzą przez linki, więc klucz pliku zostaje ścieżką sprawdzoną przy przejściu."""
     sources = []
     for path in files:
         try:
-            stat = path.stat()
-            if path.suffix.lower() in TEXT_SUFFIXES and stat.st_size > MAX_TEXT_BYTES:
-                skipped[str(path)] = (
-                    f"plik tekstowy ma {stat.st_size / 2**20:.0f} MB, limit to {MAX_TEXT_BYTES // 2**20} MB – "
-                    "podziel go na mniejsze części"
-                )
+            handle = open_unlinked(path)
+            if handle is None:
+                skipped[str(path)] = "plik stał się linkiem w trakcie indeksowania – pominięty, jak link poza folder"
                 continue
-            sources.append(SourceFile(path, _key(path), stat.st_size, stat.st_mtime, file_hash(path)))
+            with handle:
+                stat = os.fstat(handle.fileno())
+                if path.suffix.lower() in TEXT_SUFFIXES and stat.st_size > MAX_TEXT_BYTES:
+                    skipped[str(path)] = (
+                        f"plik tekstowy ma {stat.st_size / 2**20:.0f} MB, limit to {MAX_TEXT_BYTES // 2**20} MB – "
+                        "podziel go na mniejsze części"
+                    )
+                    continue
+                digest = _hash(handle)
+            sources.append(SourceFile(path, _key(path), stat.st_size, stat.st_mtime, digest))
         except OSError as exc:
             skipped[str(path)] = f"nie da się odczytać pliku ({os_reason(exc)})"
     return sources
 
 
-def file_hash(path: Path) -> str:
+def open_unlinked(path: Path) -> BinaryIO | None:
+    """Zwykły plik otwarty do czytania tylko wtedy, gdy ani on, ani żaden folder na jego ścieżce nie jest linkiem
+    (prawdziwa ścieżka to ta podana); inaczej ``None``. Sprawdzenie po otwarciu (i-węzeł otwartego pliku i pliku
+    pod prawdziwą ścieżką), więc podmiana w międzyczasie niczego nie otwiera. Błąd odczytu – ``OSError``."""
+    absolute = os.path.abspath(path)
+    try:
+        descriptor = os.open(absolute, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # the file itself is a link
+            return None
+        raise
+    handle = os.fdopen(descriptor, "rb")
+    try:
+        opened = os.fstat(descriptor)
+        real = os.path.realpath(absolute)
+        now = os.stat(real)
+    except OSError:
+        handle.close()
+        raise
+    if real != absolute or not stat_module.S_ISREG(opened.st_mode) or \
+            (opened.st_dev, opened.st_ino) != (now.st_dev, now.st_ino):
+        handle.close()
+        return None
+    return handle
+
+
+def _hash(handle: BinaryIO) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    for block in iter(lambda: handle.read(1 << 20), b""):
+        digest.update(block)
     return digest.hexdigest()
 
 
+def file_hash(path: Path) -> str:
+    with path.open("rb") as handle:
+        return _hash(handle)
+
+
 def vanished(record: FileRecord, folders: list[Path]) -> bool:
-    """Plik z rejestru leżał w jednym z podanych folderów, a teraz go tam nie ma."""
-    path = Path(record.path)
-    return any(path.is_relative_to(folder.resolve()) for folder in folders) and not path.exists()
+    """Plik z rejestru leżał w jednym z podanych folderów, a teraz go tam nie ma (albo jest tam link prowadzący poza
+    foldery) – albo leży tam, dokąd prowadzi link wychodzący z folderu (``Folders.escapes``): taki plik wcześniejsza
+    wersja indeksowała przez link."""
+    roots = [os.path.realpath(folder) for folder in folders]
+    if any(inside(record.path, root) for root in roots):
+        real = os.path.realpath(record.path)
+        return not os.path.exists(record.path) or not any(inside(real, root) for root in roots)
+    return any(inside(record.path, target) for target in getattr(folders, "escapes", ()))

@@ -4,6 +4,7 @@ synchronizację co ``indeksuj --usun-brakujace`` (blokada bazy, wycofanie przerw
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..ingest.loading import SUPPORTED_SUFFIXES
+from .discovery import inside
 from .report import IndexReport
 
 # A file counts as complete once no event arrived for SETTLE_SECONDS and its size and mtime did not change
@@ -83,7 +85,8 @@ def watch_folders(
     state = state if state is not None else WatchState()
     state.folders = [str(f) for f in folders]
     state.polling = polling if polling is not None else any(network_filesystem(f) for f in folders)
-    relevant = _filter(DefaultFilter(ignore_paths=[str(Path(p).resolve()) for p in ignore]))
+    relevant = _filter(DefaultFilter(ignore_paths=[str(Path(p).resolve()) for p in ignore]),
+                       [os.path.realpath(f) for f in folders])
 
     def run_sync() -> bool:
         state.state = "indeksuje"
@@ -134,9 +137,16 @@ def watch_folders(
         state.state = "zakonczony"
 
 
-def _filter(default: Callable[[object, str], bool]) -> Callable[[object, str], bool]:
+def _filter(default: Callable[[object, str], bool], roots: list[str]) -> Callable[[object, str], bool]:
+    """Zmiany, po których warto synchronizować. Powiadomienia idą też za linkami do folderów poza obserwowanymi
+    (tak obserwuje system), ale to, co tam leży, i tak nie jest indeksowane (``discovery``) – liczy się tylko
+    sam link, który leży w folderze."""
+
     def relevant(change: object, path: str) -> bool:
         if not default(change, path):
+            return False
+        where = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))  # the entry itself
+        if not any(inside(where, root) for root in roots):
             return False
         suffix = Path(path).suffix.lower()
         # a moved or deleted folder arrives as one event for the folder itself

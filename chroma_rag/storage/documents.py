@@ -9,8 +9,8 @@ dopóki ma choć jedną ścieżkę."""
 from __future__ import annotations
 
 import hashlib
+import os
 import socket
-from pathlib import Path
 
 from .collection import ChunkCollection
 from .registry import FileRecord, Registry
@@ -25,16 +25,22 @@ def this_host() -> str:
     return socket.gethostname()
 
 
+def on_disk(path: str) -> bool:
+    """Pod zapisaną ścieżką (w rejestrze zawsze już rozwiązaną) nadal leży plik – ona sama, nie link: plik albo
+    folder podmieniony na link prowadzi gdzie indziej, więc to już nie ten dokument."""
+    return os.path.realpath(path) == path and os.path.isfile(path)
+
+
 def standing(record: FileRecord) -> bool:
     """Ścieżka nadal jest dokumentem: plik leży na dysku albo zaindeksował go inny komputer (kolega z udziałem
     zamontowanym gdzie indziej) – wtedy brak pliku tutaj nie znaczy, że zniknął albo został przeniesiony."""
-    return Path(record.path).exists() or bool(record.host and record.host != this_host())
+    return on_disk(record.path) or bool(record.host and record.host != this_host())
 
 
 def aliases(registry: Registry, owner: FileRecord) -> list[FileRecord]:
     """Inne ścieżki tego samego dokumentu (najpierw te, które są na dysku)."""
     found = [r for r in registry.records(owner.model) if r.same_as == owner.path]
-    return sorted(found, key=lambda r: (not Path(r.path).exists(), r.path))
+    return sorted(found, key=lambda r: (not on_disk(r.path), r.path))
 
 
 def owner_of(records: list[FileRecord], record: FileRecord) -> FileRecord | None:
