@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zainstalowano
 
-.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan ocena ocena-plan serwer serwuj przegladarka narzedzia-js inspektor-mcp
+.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan bench-indeksowanie ocena ocena-plan serwer serwuj przegladarka narzedzia-js inspektor-mcp
 
 install: $(STAMP)
 
@@ -92,6 +92,15 @@ bench-skala: $(STAMP) $(OCENA_BAZA)/chroma.sqlite3
 bench-czystosc: $(STAMP)
 	$(PY) -m pip install --quiet -c requirements.lock -e '.[dev,lematyzatory]'
 	$(PY) bench/czystosc.py --zapisz
+
+# Indeksowanie biblioteki w tempie modelu (issue 37): sam model i pełne `indeksuj` (świeża baza tymczasowa) na tych
+# samych fragmentach 66 ustaw z ../shared/dane/biblioteka, fragm./s obu, stosunek i etapy; na 2 rdzeniach ok. 35 min
+# na każdy pomiar. PLIKI=N – pierwsze N plików (szybka próba), POWTORZENIA=R – na przemian, mediany;
+# ZAPISZ=1 wpisuje wynik do docs/BENCHMARKS.md.
+PLIKI ?= 0
+POWTORZENIA ?= 1
+bench-indeksowanie: $(STAMP)
+	$(PY) bench/indeksowanie.py --pliki $(PLIKI) --powtorzenia $(POWTORZENIA) $(if $(ZAPISZ),--zapisz)
 
 # Serwer Chromy dla trybu zespołowego (--serwer http://127.0.0.1:8000), zob. docs/SERWER.md.
 serwer: $(STAMP)

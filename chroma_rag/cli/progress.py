@@ -33,29 +33,40 @@ class RunProgress(IndexProgress):
         self.clock = clock
         self.files = self.chunks = self.file_no = self.done = 0
         self.current = ""
-        self.started = clock()
+        self.started: float | None = None
 
     def reading(self, path: Path) -> None:
         self.current = path.name
 
     def start(self, files: int, chunks: int) -> None:
-        self.files, self.chunks, self.started = files, chunks, self.clock()
+        """Sumy przebiegu; w długim przebiegu przychodzą, gdy model liczy już pierwszy plik (pliki wczytuje wątek
+        w tle), więc tempo liczy się od początku pierwszego pliku, nie od tej chwili."""
+        self.files, self.chunks = files, chunks
+        self._begin()
 
     def start_file(self, path: Path, chunks: int) -> None:
+        self._begin()
         self.file_no += 1
         self.current = path.name
+
+    def _begin(self) -> None:
+        if self.started is None:
+            self.started = self.clock()
 
     def advance(self, chunks: int) -> None:
         self.done += chunks
 
     def rate(self) -> float:
-        elapsed = self.clock() - self.started
+        elapsed = self.clock() - self.started if self.started is not None else 0.0
         return self.done / elapsed if elapsed > 0 else 0.0
 
     def status(self, with_file: bool = True) -> str:
+        """Stan przebiegu; zanim sumy są znane (pierwsze sekundy długiego przebiegu) – „…” i „zostało ?”."""
         rate = self.rate()
-        left = eta((self.chunks - self.done) / rate) if rate else "?"
-        line = (f"plik {self.file_no}/{self.files} · fragmenty {self.done}/{self.chunks} · "
+        known = self.files > 0
+        left = eta((self.chunks - self.done) / rate) if rate and known else "?"
+        files, chunks = (self.files, self.chunks) if known else ("…", "…")
+        line = (f"plik {self.file_no}/{files} · fragmenty {self.done}/{chunks} · "
                 f"{rate:.1f} fragm./s · zostało {left}")
         return f"{line} · {self.current}" if with_file else line
 
@@ -82,7 +93,7 @@ class BarProgress(RunProgress):
 
     def start(self, files: int, chunks: int) -> None:
         super().start(files, chunks)
-        self.bar.update(self.task, total=chunks or None, completed=0, description=self.status())
+        self.bar.update(self.task, total=chunks or None, completed=self.done, description=self.status())
 
     def start_file(self, path: Path, chunks: int) -> None:
         super().start_file(path, chunks)

@@ -38,9 +38,11 @@ class IndexReport:
 
 
 class Progress:
-    """Powiadomienia o postępie (CLI rysuje z nich pasek; API może je pominąć). Kolejność: ``reading`` dla każdego
-    zmienionego pliku, ``start`` z sumą plików i fragmentów do zapisania, potem dla każdego pliku ``start_file``,
-    ``advance`` (fragmenty gotowe, także wzięte z bazy) i ``finish_file``."""
+    """Powiadomienia o postępie (CLI rysuje z nich pasek; API może je pominąć), zawsze z wątku wywołującego.
+    Kolejność: ``reading`` przy wczytywaniu pliku, ``start`` z sumą plików i fragmentów do zapisania, potem dla
+    każdego pliku ``start_file``, ``advance`` (fragmenty gotowe, także wzięte z bazy) i ``finish_file`` (wektory
+    gotowe, zapis idzie w tle). W długim przebiegu pliki wczytuje wątek w tle, a model zaczyna od razu, więc
+    ``start`` przychodzi dopiero po wczytaniu wszystkich – zwykle w trakcie pierwszego pliku."""
 
     def reading(self, path: Path) -> None: ...
     def start(self, files: int, chunks: int) -> None: ...

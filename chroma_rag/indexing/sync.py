@@ -8,12 +8,17 @@ przebieg przejmuje (ich wektory są użyte ponownie) albo usuwa.
 
 from __future__ import annotations
 
+import concurrent.futures
+import queue
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -182,7 +187,11 @@ def sync(
 ) -> IndexReport:
     """Doprowadza indeks do stanu plików: niezmienione pomija (po hashu), zmienione zastępuje w całości
     (wektory niezmienionych fragmentów z bazy), przeniesione rozpoznaje po hashu; nieczytelny plik jest
-    pomijany z powodem, reszta idzie dalej. Model liczy bez blokady; blokadę bierze tylko na zapis."""
+    pomijany z powodem, reszta idzie dalej. Model liczy bez blokady; blokadę bierze tylko na zapis.
+
+    Model jest jedynym wąskim gardłem: kolejne pliki wczytuje i tnie wątek w tle, a zapis pliku do bazy (i odczyt
+    wektorów do ponownego użycia następnego) idzie w drugim wątku, gdy model liczy już następny plik
+    (``_Pipeline``). Kolejność zapisów i ich postać – jak przy zapisie po kolei."""
     options = options or SyncOptions()
     progress = progress or Progress()
     found = collect_files(paths, allow_empty=options.prune and options.force)
@@ -194,33 +203,309 @@ def sync(
     by_hash: dict[str, list[FileRecord]] = defaultdict(list)
     for record in mine.values():
         by_hash[record.hash].append(record)
-    ready = []
+    todo = []
     for source in sources:
         if is_up_to_date(mine.get(source.key), source, options.doc_type):
             report.unchanged.append(str(source.path))
             continue
         if _write_alias(run, records, by_hash[source.hash], source, report):
             continue
-        progress.reading(source.path)
-        prepared = _prepare(source, options.doc_type, report)
-        if prepared is not None:
-            ready.append((source, prepared))
-    progress.start(len(ready), sum(len(prepared.ids) for _, prepared in ready))
-    for source, prepared in ready:
-        if _write_alias(run, records, by_hash[source.hash], source, report):  # same content earlier in this run
-            progress.advance(len(prepared.ids))
-            continue
-        same_content = [r for r in by_hash[source.hash] if r.path != source.key]
-        written = _index_one(run, source, prepared, same_content, report, progress)
-        if written is not None:  # a second path with this content later in the same run becomes its alias
-            by_hash[source.hash].append(written)
-            records.append(written)
+        todo.append(source)
+    _Pipeline(run, records, by_hash, report, progress).index(todo)
     run.finish(found, report)
     run.cache.clean()
     if not options.prune:
         report.notes.extend(vanished_note(records, run.model, found.folders, report))
     report.notes.extend(stale_notes(records, run.model, {s.key for s in sources}))
     return report
+
+
+@dataclass
+class _Ready:
+    """Wynik przygotowania jednego pliku: pocięty plik albo powód pominięcia."""
+
+    source: SourceFile
+    prepared: PreparedFile | None
+    skip_reason: str | None = None
+    load_s: float = 0.0
+    chunk_s: float = 0.0
+
+
+class _Preparing:
+    """Pliki wczytywane i cięte po kolei w wątku w tle (z wyprzedzeniem, w kolejności ``sources``), podczas gdy
+    model liczy wektory wcześniejszych. Wątek nie dotyka bazy ani postępu; wyniki odbiera wątek główny."""
+
+    def __init__(self, sources: list[SourceFile], doc_type: str | None) -> None:
+        self.sources = sources
+        self._results: list[_Ready | BaseException] = []
+        self._ready = threading.Condition()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(doc_type,), name="chroma-rag-wczytywanie",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self, doc_type: str | None) -> None:
+        for source in self.sources:
+            if self._stop.is_set():
+                return
+            try:
+                result: _Ready | BaseException = _prepare(source, doc_type)
+            except BaseException as exc:  # handed to the main thread, raised there
+                result = exc
+            with self._ready:
+                self._results.append(result)
+                self._ready.notify_all()
+            if isinstance(result, BaseException):
+                return
+
+    def done(self) -> int:
+        """Ile plików jest już przygotowanych."""
+        return len(self._results)
+
+    def peek(self, position: int) -> _Ready | None:
+        """Plik nr ``position``, o ile już gotowy (bez czekania)."""
+        found = self._results[position] if position < len(self._results) else None
+        return found if isinstance(found, _Ready) else None
+
+    def get(self, position: int) -> _Ready:
+        """Plik nr ``position``; czeka, aż wątek go przygotuje (błąd wątku wychodzi tutaj)."""
+        with self._ready:
+            while position >= len(self._results):
+                self._ready.wait()
+            found = self._results[position]
+        if isinstance(found, BaseException):
+            raise found
+        return found
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class _Storage:
+    """Jedyny wątek, który w trakcie przebiegu otwiera sesje bazy (klient Chromy i blokada nie są dzielone między
+    wątki): zlecenia wykonuje po kolei, więc zapis pliku idzie przed następnym, a model w tym czasie liczy dalej."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Future, Callable[[], object]] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="chroma-rag-zapis", daemon=True)
+        self._thread.start()
+
+    def submit(self, job: Callable[[], object]) -> Future:
+        future: Future = Future()
+        self._jobs.put((future, job))
+        return future
+
+    def _run(self) -> None:
+        while (item := self._jobs.get()) is not None:
+            future, job = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job())
+            except BaseException as exc:  # raised in the main thread by Future.result
+                future.set_exception(exc)
+
+    def close(self) -> None:
+        """Kończy wątek po zleceniach już przyjętych (anulowane pomija) i czeka na to."""
+        self._jobs.put(None)
+        self._thread.join()
+
+
+@dataclass
+class _Written:
+    """Zapis pliku zlecony wątkowi bazy."""
+
+    source: SourceFile
+    prepared: PreparedFile
+    same_content: list[FileRecord]
+    reused: int
+    future: Future
+
+
+# Below this many bytes to index every file is prepared before the first one embeds (well under a second): the
+# totals are exact from the start. Above it the model starts on the first file at once and the totals follow.
+PREPARE_AHEAD_BYTES = 1_000_000
+
+
+class _Pipeline:
+    """Pliki do zaindeksowania: przygotowanie w tle → wektory (model, wątek główny) → zapis w tle, po kolei.
+
+    W każdej chwili co najwyżej jeden zapis czeka albo trwa; przerwanie (Ctrl-C, błąd) czeka na jego koniec, więc
+    jak przy zapisie po kolei w bazie są w całości wszystkie pliki, których wektory policzono, poza bieżącym.
+    Plik o treści (hash) pliku już zapisanego albo czekającego na zapis w tym przebiegu idzie po zakończeniu
+    zapisów: staje się drugą ścieżką tamtego dokumentu albo bierze jego wektory."""
+
+    def __init__(self, run: _Sync, records: list[FileRecord], by_hash: dict[str, list[FileRecord]],
+                 report: IndexReport, progress: Progress) -> None:
+        self.run = run
+        self.records = records
+        self.by_hash = by_hash
+        self.report = report
+        self.progress = progress
+        self.seconds = report.seconds
+        self.received = 0  # prepared files taken over by the main thread (in order)
+        self.announced = False
+        self.pending: _Written | None = None
+        self.prefetched: dict[str, Future] = {}  # source key → reusable vectors read ahead
+        self.preparing: _Preparing | None = None
+
+    def index(self, todo: list[SourceFile]) -> None:
+        if not todo:
+            self.progress.start(0, 0)
+            return
+        self.preparing = _Preparing(todo, self.run.options.doc_type)
+        storage = _Storage()
+        try:
+            if sum(source.size for source in todo) <= PREPARE_AHEAD_BYTES:
+                self._receive(len(todo) - 1)  # a short run: totals exact before the first file, as they always were
+            for position in range(len(todo)):
+                self._one(storage, position)
+            self._finish_pending()
+        except BaseException:
+            self.preparing.stop()
+            for future in self.prefetched.values():
+                future.cancel()
+            raise
+        finally:
+            # the write already queued goes in whole (its vectors are computed), as it would without the thread;
+            # nothing else touches the database after this returns (a second Ctrl-C stops waiting: as a kill)
+            storage.close()
+
+    def _one(self, storage: _Storage, position: int) -> None:
+        assert self.preparing is not None
+        ready = self._receive(position)
+        source, prepared = ready.source, ready.prepared
+        if prepared is None:
+            return
+        prefetched = self.prefetched.pop(source.key, None)
+        if self._depends(source):  # same content as a file written (or being written) in this run
+            self._finish_pending()
+            if prefetched is not None:  # read before that write: read again below
+                concurrent.futures.wait([prefetched])
+                prefetched = None
+            if _write_alias(self.run, self.records, self.by_hash[source.hash], source, self.report):
+                self.progress.advance(len(prepared.ids))
+                return
+        same_content = [r for r in self.by_hash[source.hash] if r.path != source.key]
+        if prefetched is None:
+            prefetched = storage.submit(lambda: self.run.reusable_vectors(source, same_content))
+        reusable = self._wait(prefetched)
+        self.progress.start_file(source.path, len(prepared.ids))
+        started = time.perf_counter()
+        vectors, reused = embed_with_reuse(prepared, reusable, self.run.embedder, _Announcing(self), self.run.cache)
+        self.seconds["embedding"] += time.perf_counter() - started
+        self._finish_pending()
+        self._prefetch(storage, position + 1, source)
+        self.pending = _Written(source, prepared, same_content, reused,
+                                storage.submit(lambda: self._write(source, prepared, vectors, same_content)))
+        self.announce()
+        self.progress.finish_file(source.path)
+
+    def _receive(self, position: int) -> _Ready:
+        """Pliki przygotowane do nr ``position`` włącznie, odebrane po kolei (nieczytelny trafia do pominiętych
+        z powodem, jak przy wczytywaniu po kolei); zwraca plik nr ``position``."""
+        assert self.preparing is not None
+        while self.received <= position:
+            path = self.preparing.sources[self.received].path
+            ready = self.preparing.peek(self.received)
+            if ready is None or not self.announced:
+                self.progress.reading(path)
+            if ready is None:
+                started = time.perf_counter()
+                ready = self.preparing.get(self.received)
+                _add(self.seconds, "czekanie na wczytanie", time.perf_counter() - started)
+            self.seconds["wczytywanie"] += ready.load_s
+            self.seconds["ciecie"] += ready.chunk_s
+            if ready.prepared is None:
+                self.report.skipped[str(ready.source.path)] = str(ready.skip_reason)
+            self.received += 1
+            self.announce()
+        found = self.preparing.peek(position)
+        assert found is not None
+        return found
+
+    def announce(self) -> None:
+        """``start`` z liczbą plików i fragmentów, gdy wszystkie pliki są już przygotowane (zwykle w pierwszych
+        sekundach przebiegu, w trakcie liczenia pierwszego pliku)."""
+        preparing = self.preparing
+        if self.announced or preparing is None or preparing.done() < len(preparing.sources):
+            return
+        results = [preparing.peek(i) for i in range(len(preparing.sources))]
+        if any(r is None for r in results):  # the thread failed: the error comes out of ``get``
+            return
+        self.announced = True
+        usable = [r.prepared for r in results if r is not None and r.prepared is not None]
+        self.progress.start(len(usable), sum(len(p.ids) for p in usable))
+
+    def _depends(self, source: SourceFile) -> bool:
+        pending = self.pending is not None and self.pending.source.hash == source.hash
+        return pending or any(r.path != source.key for r in self.by_hash[source.hash])
+
+    def _prefetch(self, storage: _Storage, position: int, current: SourceFile) -> None:
+        """Wektory do ponownego użycia następnego pliku, czytane przed zapisem bieżącego (gdy następny jest już
+        przygotowany i nie zależy od zapisów tego przebiegu)."""
+        assert self.preparing is not None
+        if position >= len(self.preparing.sources):
+            return
+        ready = self.preparing.peek(position)
+        if ready is None or ready.prepared is None or ready.source.hash == current.hash or self._depends(ready.source):
+            return
+        source = ready.source
+        self.prefetched[source.key] = storage.submit(lambda: self.run.reusable_vectors(source, []))
+
+    def _write(self, source: SourceFile, prepared: PreparedFile, vectors: np.ndarray,
+               same_content: list[FileRecord]) -> FileRecord | None:
+        started = time.perf_counter()
+        try:
+            return self.run.write(source, prepared, vectors, same_content)
+        finally:
+            self.seconds["zapis"] += time.perf_counter() - started
+
+    def _wait(self, future: Future) -> Any:
+        if not future.done():
+            started = time.perf_counter()
+            try:
+                return future.result()
+            finally:
+                _add(self.seconds, "czekanie na zapis", time.perf_counter() - started)
+        return future.result()
+
+    def _finish_pending(self) -> None:
+        """Czeka na zapis poprzedniego pliku i wpisuje go do raportu (błąd zapisu wychodzi tutaj)."""
+        pending = self.pending
+        if pending is None:
+            return
+        written = self._wait(pending.future)
+        self.pending = None
+        source, prepared = pending.source, pending.prepared
+        if not written:  # another process indexed the same version meanwhile
+            self.report.unchanged.append(str(source.path))
+            return
+        self.report.indexed[str(source.path)] = len(prepared.ids)
+        self.report.reused += pending.reused
+        self.report.embedded += len(prepared.ids) - pending.reused
+        self.report.pages += prepared.pages
+        for old in pending.same_content:
+            if not standing(old):
+                self.report.moved[old.path] = str(source.path)
+        # a second path with this content later in the same run becomes its alias
+        self.by_hash[source.hash].append(written)
+        self.records.append(written)
+
+
+def _add(seconds: dict[str, float], stage: str, spent: float) -> None:
+    seconds[stage] = seconds.get(stage, 0.0) + spent
+
+
+class _Announcing(Progress):
+    """Postęp jednego pliku: przekazuje ``advance`` dalej, a przy okazji ogłasza sumy, gdy przygotowanie się skończy."""
+
+    def __init__(self, pipeline: _Pipeline) -> None:
+        self.pipeline = pipeline
+
+    def advance(self, chunks: int) -> None:
+        self.pipeline.announce()
+        self.pipeline.progress.advance(chunks)
 
 
 def _write_alias(
@@ -244,41 +529,13 @@ def _standing_owner(records: list[FileRecord], same_content: list[FileRecord], k
     return None
 
 
-def _prepare(source: SourceFile, doc_type: str | None, report: IndexReport) -> PreparedFile | None:
-    """Plik wczytany i pocięty; nieczytelny trafia do pominiętych z powodem."""
+def _prepare(source: SourceFile, doc_type: str | None) -> _Ready:
+    """Plik wczytany i pocięty; nieczytelny – z powodem pominięcia."""
     try:
         prepared, load_s, chunk_s = prepare_file(source, doc_type)
     except UnreadableFile as exc:
-        report.skipped[str(source.path)] = str(exc)
-        return None
+        return _Ready(source, None, str(exc))
     except Exception as exc:  # one odd file (a reader bug, a missing codec) must not stop the whole run
         reason = f"nie da się odczytać (błąd czytnika {type(exc).__name__})"
-        report.skipped[str(source.path)] = f"{source.path.name}: {reason}."
-        return None
-    report.seconds["wczytywanie"] += load_s
-    report.seconds["ciecie"] += chunk_s
-    return prepared
-
-
-def _index_one(run: _Sync, source: SourceFile, prepared: PreparedFile, same_content: list[FileRecord],
-               report: IndexReport, progress: Progress) -> FileRecord | None:
-    progress.start_file(source.path, len(prepared.ids))
-    started = time.perf_counter()
-    reusable = run.reusable_vectors(source, same_content)
-    vectors, reused = embed_with_reuse(prepared, reusable, run.embedder, progress, run.cache)
-    embedded = time.perf_counter()
-    written = run.write(source, prepared, vectors, same_content)
-    report.seconds["embedding"] += embedded - started
-    report.seconds["zapis"] += time.perf_counter() - embedded
-    progress.finish_file(source.path)
-    if not written:
-        report.unchanged.append(str(source.path))
-        return None
-    report.indexed[str(source.path)] = len(prepared.ids)
-    report.reused += reused
-    report.embedded += len(prepared.ids) - reused
-    report.pages += prepared.pages
-    for old in same_content:
-        if not standing(old):
-            report.moved[old.path] = str(source.path)
-    return written
+        return _Ready(source, None, f"{source.path.name}: {reason}.")
+    return _Ready(source, prepared, None, load_s, chunk_s)

@@ -1,0 +1,210 @@
+"""`make bench-indeksowanie`: `indeksuj` biblioteki obok samego modelu na tych samych fragmentach (issue 37).
+
+    python bench/indeksowanie.py [--pliki N] [--powtorzenia R] [--model lokalny] [--zapisz]
+
+W jednym przebiegu, na tych samych plikach (``../shared/dane/biblioteka``, 66 ustaw tekstem; ``--pliki N`` – pierwsze
+N po nazwie, do szybkich prób):
+
+- sam model: ``embed_passages`` na dokładnie tych tekstach do embeddingu, które tworzy ``indeksuj`` (``prepare_file``),
+  tymi samymi porcjami (plik po pliku, po ``CACHE_BATCH``);
+- pełne ``indeksuj`` (``Index.add`` z postępem CLI, jak ``chroma-rag indeksuj``) do świeżej bazy tymczasowej: wczytanie,
+  cięcie, model, zapis do Chromy, rejestr, sprzątanie i indeks słów.
+
+Oba pomiary w tym samym procesie, z tym samym załadowanym modelem (start procesu i wczytanie modelu, ok. 2–3 s, są
+poza pomiarem). Przy ``--powtorzenia`` > 1 kolejność się zmienia (model–indeksuj, indeksuj–model…), a wynik to
+mediany: maszyna jest współdzielona, więc hałas rozkłada się na oba. Obok czasu ściennego – czas CPU procesu
+(mniej czuły na cudze procesy). Etapy: gdzie idzie czas ``indeksuj`` poza modelem (``IndexReport.seconds``; wczytanie,
+cięcie i zapis idą w wątkach w tle, więc liczy się dopiero czekanie na nie w wątku głównym). ``--zapisz`` wpisuje
+sekcję do docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import machine, write_section  # noqa: E402
+
+from chroma_rag import Index  # noqa: E402
+from chroma_rag import api as index_api  # noqa: E402
+from chroma_rag.embedding.embedder import Embedder, get_embedder  # noqa: E402
+from chroma_rag.indexing.discovery import collect_files, fingerprint  # noqa: E402
+from chroma_rag.indexing.preparing import prepare_file  # noqa: E402
+from chroma_rag.indexing.vector_reuse import CACHE_BATCH  # noqa: E402
+
+LIBRARY = ROOT.parent / "shared" / "dane" / "biblioteka"
+# stages of IndexReport.seconds done in background threads: they count only through the main thread's waits
+BACKGROUND = ("wczytywanie", "ciecie", "zapis")
+
+
+@dataclass
+class Run:
+    kind: str  # "model" | "indeksuj"
+    wall: float
+    cpu: float
+    stages: dict[str, float] = field(default_factory=dict)
+
+
+def cpu_now() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def embed_texts(files: list[Path]) -> tuple[list[list[str]], float]:
+    """Teksty do embeddingu plik po pliku – te same, które tworzy ``indeksuj`` – i czas ich przygotowania."""
+    found = collect_files(files)
+    sources = fingerprint(found.files, {})
+    started = time.perf_counter()
+    texts = [prepare_file(source)[0].embed_texts for source in sources]
+    return texts, time.perf_counter() - started
+
+
+def model_alone(embedder: Embedder, texts: list[list[str]]) -> Run:
+    """Sam model: te same porcje co ``vector_reuse.embed_with_reuse`` (plik po pliku, po ``CACHE_BATCH``)."""
+    started, cpu = time.perf_counter(), cpu_now()
+    for file_texts in texts:
+        for start in range(0, len(file_texts), CACHE_BATCH):
+            embedder.embed_passages(file_texts[start : start + CACHE_BATCH])
+    return Run("model", time.perf_counter() - started, cpu_now() - cpu)
+
+
+def full_indexing(embedder: Embedder, files: list[Path], scratch: Path) -> tuple[Run, int]:
+    """Pełne ``indeksuj`` do świeżej bazy; ``słowa`` to indeks słów po synchronizacji (``Index.add``)."""
+    from rich.console import Console
+
+    from chroma_rag.cli.progress import PlainProgress
+
+    db = Path(tempfile.mkdtemp(dir=scratch)) / "db"
+    index = Index(db)
+    index._embedder = embedder  # the model already loaded (its loading is not part of either measurement)
+    sync_s: list[float] = []
+    real_sync = index_api.sync
+
+    def timed_sync(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return real_sync(*args, **kwargs)
+        finally:
+            sync_s.append(time.perf_counter() - started)
+
+    index_api.sync = timed_sync
+    try:
+        with open(os.devnull, "w") as sink:
+            progress = PlainProgress(Console(file=sink, width=200))
+            started, cpu = time.perf_counter(), cpu_now()
+            report = index.add(files, progress=progress)
+            wall, cpu_s = time.perf_counter() - started, cpu_now() - cpu
+    finally:
+        index_api.sync = real_sync
+    index.store.close()
+    stages = dict(report.seconds)
+    stages["słowa (po synchronizacji)"] = wall - sync_s[0]
+    blocking = sum(v for k, v in stages.items() if k not in BACKGROUND)
+    stages["reszta (pliki, rejestr, sprzątanie)"] = max(0.0, wall - blocking)
+    return Run("indeksuj", wall, cpu_s, stages), report.chunks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pliki", type=int, default=0, help="tylko pierwsze N plików biblioteki (po nazwie)")
+    parser.add_argument("--powtorzenia", type=int, default=1, help="ile razy każdy pomiar (na przemian)")
+    parser.add_argument("--model", default="lokalny", help="model embeddingów jak w --model (domyślnie lokalny)")
+    parser.add_argument("--katalog", type=Path, default=LIBRARY, help="folder z plikami (domyślnie biblioteka)")
+    parser.add_argument("--zapisz", action="store_true", help="wpisz wynik do docs/BENCHMARKS.md")
+    args = parser.parse_args()
+
+    files = sorted(p for p in args.katalog.iterdir() if p.is_file())
+    if args.pliki:
+        files = files[: args.pliki]
+    embedder = get_embedder(args.model)
+    embedder.embed_passages(["rozgrzewka"])  # the model loaded before both measurements
+    texts, prepare_s = embed_texts(files)
+    fragments = sum(map(len, texts))
+    print(f"{len(files)} plików, {fragments} fragmentów, przygotowanie (wczytanie i cięcie) {prepare_s:.1f} s",
+          flush=True)
+
+    runs: list[Run] = []
+    with tempfile.TemporaryDirectory(prefix="bench-indeksowanie-") as scratch:
+        for rep in range(args.powtorzenia):
+            order = ("model", "indeksuj") if rep % 2 == 0 else ("indeksuj", "model")
+            for kind in order:
+                load = os.getloadavg()[0]
+                if kind == "model":
+                    run = model_alone(embedder, texts)
+                else:
+                    run, indexed = full_indexing(embedder, files, Path(scratch))
+                    assert indexed == fragments, (indexed, fragments)
+                runs.append(run)
+                print(f"{time.strftime('%H:%M:%S')} {kind}: {run.wall:.1f} s ({fragments / run.wall:.2f} fragm./s), "
+                      f"CPU {run.cpu:.1f} s, obciążenie przed {load:.1f}", flush=True)
+
+    body = report(args, files, fragments, prepare_s, runs)
+    print(body)
+    if args.zapisz:
+        write_section("indeksowanie", body)
+
+
+def report(args: argparse.Namespace, files: list[Path], fragments: int, prepare_s: float, runs: list[Run]) -> str:
+    model = [r for r in runs if r.kind == "model"]
+    full = [r for r in runs if r.kind == "indeksuj"]
+    model_wall = statistics.median(r.wall for r in model)
+    full_wall = statistics.median(r.wall for r in full)
+    model_cpu = statistics.median(r.cpu for r in model)
+    full_cpu = statistics.median(r.cpu for r in full)
+    ratios = [m.wall / f.wall for m, f in zip(model, full, strict=True)]
+    median_full = sorted(full, key=lambda r: r.wall)[len(full) // 2]
+    stage_names = list(median_full.stages)
+    stage_rows = "\n".join(
+        f"| {name}{' (w tle)' if name in BACKGROUND else ''} | "
+        f"{statistics.median(r.stages.get(name, 0.0) for r in full):.1f} | "
+        f"{100 * statistics.median(r.stages.get(name, 0.0) for r in full) / full_wall:.1f} % |"
+        for name in stage_names
+    )
+    command = "make bench-indeksowanie" + (f" PLIKI={args.pliki}" if args.pliki else "") + (
+        f" POWTORZENIA={args.powtorzenia}" if args.powtorzenia != 1 else "") + " ZAPISZ=1"
+    script = (f"python bench/indeksowanie.py{f' --pliki {args.pliki}' if args.pliki else ''}"
+              f"{f' --powtorzenia {args.powtorzenia}' if args.powtorzenia != 1 else ''}"
+              f"{f' --model {args.model}' if args.model != 'lokalny' else ''} --zapisz")
+    model_in_full = statistics.median(r.stages.get("embedding", 0.0) for r in full)
+    rows = "\n".join([
+        f"| sam model (`embed_passages`, porcje po {CACHE_BATCH}) | {model_wall:.1f} s | {fragments / model_wall:.2f} "
+        f"| {model_cpu:.1f} s | {1000 * model_cpu / fragments:.1f} |",
+        f"| `indeksuj` do świeżej bazy | {full_wall:.1f} s | {fragments / full_wall:.2f} | {full_cpu:.1f} s "
+        f"| {1000 * full_cpu / fragments:.1f} |",
+        f"| **stosunek** `indeksuj` / sam model | | **{statistics.median(ratios):.3f}** (przebiegi: "
+        f"{', '.join(f'{r:.3f}' for r in ratios)}) | {model_cpu / full_cpu:.3f} (CPU) | |",
+    ])
+    return f"""## Indeksowanie w tempie modelu (issue 37)
+
+Maszyna: {machine()}. Polecenie: `{command}` (`{script}`), {time.strftime('%H:%M')} UTC,
+obciążenie na koniec (1 min) {os.getloadavg()[0]:.1f}. Pliki: {len(files)} z `../shared/dane/biblioteka`
+({fragments} fragmentów), model `{args.model}`. Sam model i pełne `indeksuj` na tych samych fragmentach, w jednym
+procesie z tym samym załadowanym modelem, {args.powtorzenia}× na przemian; mediany.
+
+| pomiar | czas | fragm./s | CPU procesu | ms CPU / fragment |
+|---|---:|---:|---:|---:|
+{rows}
+
+Gdzie idzie czas `indeksuj` (mediana etapów; „w tle” – w wątkach obok modelu, więc nie dodają się do czasu, tylko
+zabierają rdzenie; czekanie wątku głównego na nie jest osobno). Model w `indeksuj` (etap „embedding”, z pamięcią
+wektorów przerwanego przebiegu) trwał {model_in_full:.1f} s wobec {model_wall:.1f} s samego modelu.
+Samo przygotowanie tych plików po kolei (bez modelu) to {prepare_s:.1f} s.
+
+| etap | s | udział w czasie `indeksuj` |
+|---|---:|---:|
+{stage_rows}
+"""
+
+
+if __name__ == "__main__":
+    main()
