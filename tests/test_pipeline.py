@@ -169,3 +169,30 @@ def test_same_content_twice_in_one_run_is_one_document_with_two_paths(tmp_path, 
     assert report.same_document == {str(docs / "kopia.txt"): str((docs / "a.txt").resolve())}
     assert report.embedded == 4
     assert Index(tmp_path / "db").check().ok
+
+
+def test_vector_cache_reads_only_what_was_appended_since_the_last_load(tmp_path):
+    # indeksuj asks the cache once per file while its own file grows by every batch: each record is read once,
+    # vectors come from the last record of a hash, a torn last record (kill while appending) is skipped
+    import numpy as np
+
+    from chroma_rag.storage.vector_cache import HASH_BYTES, VectorCache
+
+    cache = VectorCache(tmp_path / "wektory", 4)
+    first = np.arange(8, dtype=np.float32).reshape(2, 4)
+    cache.append(["a" * 32, "b" * 32], first)
+    assert set(cache.load(["a" * 32, "c" * 32])) == {"a" * 32}
+    cache.append(["c" * 32, "a" * 32], first[::-1] + 10)
+    found = cache.load(["a" * 32, "b" * 32, "c" * 32])
+    assert np.array_equal(found["a" * 32], first[0] + 10) and np.array_equal(found["b" * 32], first[1])
+    assert np.array_equal(found["c" * 32], first[1] + 10)
+    other = tmp_path / "wektory" / "inny-komputer-1-4.bin"  # another process's file, torn at the end
+    record_d = b"d" * HASH_BYTES + np.ones(4, np.float32).tobytes()
+    record_e = b"e" * HASH_BYTES + np.full(4, 2, np.float32).tobytes()
+    other.write_bytes(record_d + record_e[:10])
+    assert set(cache.load(["d" * 32, "e" * 32])) == {"d" * 32}
+    with other.open("ab") as handle:  # the torn record completed later: read from where the last load stopped
+        handle.write(record_e[10:])
+    assert np.array_equal(cache.load(["e" * 32])["e" * 32], np.full(4, 2))
+    cache.clean()
+    assert not cache._mine.exists()
