@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zainstalowano
 
-.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan bench-indeksowanie ocena ocena-plan serwer serwuj przegladarka narzedzia-js inspektor-mcp
+.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan bench-indeksowanie ocena ocena-plan ocena-biblioteka serwer serwuj przegladarka narzedzia-js inspektor-mcp
 
 install: $(STAMP)
 
@@ -63,6 +63,16 @@ $(OCENA_BAZA)/chroma.sqlite3: | $(STAMP)
 
 ocena: $(STAMP) $(OCENA_BAZA)/chroma.sqlite3
 	$(VENV)/bin/chroma-rag ocena $(PYTANIA) --baza $(OCENA_BAZA)
+
+# Biblioteka (issue 37): 11 wspólnych PDF-ów i 66 aktów z ../shared/dane/biblioteka w jednej bazie (ok. 23 tys.
+# fragmentów; pierwsze zbudowanie na 2 rdzeniach to 40+ min, przerwane wznawia się, potem tylko zmienione pliki),
+# potem oba zbiory egzaminów, pytania mieszane i potoczne bez planu i z odtwarzanymi planami, zbiór odwołań
+# bench/odwolania-dev.jsonl; ZAPISZ=1 wpisuje tabelę do docs/BENCHMARKS.md.
+BIBLIOTEKA_BAZA ?= chroma_db_biblioteka
+BIBLIOTEKA ?= ../shared/dane/biblioteka
+ocena-biblioteka: $(STAMP)
+	$(VENV)/bin/chroma-rag indeksuj $(USTAWY) $(BIBLIOTEKA) --baza $(BIBLIOTEKA_BAZA)
+	$(PY) bench/biblioteka.py --baza $(BIBLIOTEKA_BAZA) $(if $(ZAPISZ),--zapisz)
 
 # Wyszukiwanie planowane (issue 12) bez sieci: plany silnego modelu z $(PLANY) odtwarza testowy serwer czatu
 # (tests/plan_replay.py); ZAMIEN=1 oddaje każdemu pytaniu plan następnego (plany błędne).

@@ -71,6 +71,34 @@ class UnknownFile(UserError):
         )
 
 
+class UnknownAct(UserError):
+    """Akt wskazany nazwą albo skrótem (``art. 5 k.p.k.``, ``--akt kpk``), którego nie ma w indeksie, albo nazwa
+    pasująca do kilku aktów (``ambiguous``); ``act`` – znany akt o tym skrócie (``ingest.acts.KnownAct``);
+    ``in_filter`` – podany filtrem (``--akt``; zła wartość opcji: kod 2), a nie w pytaniu."""
+
+    kind = "nieznany_akt"
+
+    def __init__(self, spelled: str, act: object | None = None, *, ambiguous: bool = False,
+                 in_filter: bool = False) -> None:
+        self.spelled, self.act, self.ambiguous = spelled, act, ambiguous
+        name = getattr(act, "name", "")
+        described = f" ({name[:1].upper()}{name[1:]})" if name and name.lower() != spelled.lower() else ""
+        if ambiguous:
+            said, cli, web = f"„{spelled}” pasuje do kilku aktów", "podaj pełniejszą nazwę albo skrót aktu", ""
+        else:
+            said = f"Aktu „{spelled}”{described} nie ma w dokumentach"
+            cli = "podaj inny akt albo go zaindeksuj" if in_filter else "zapytaj bez tego odwołania albo go zaindeksuj"
+            web = "wybierz akt z listy plików" if in_filter else "zapytaj bez tego odwołania"
+        if in_filter:
+            self.exit_code = 2
+        super().__init__(
+            f"{said} – {cli}; zaindeksowane akty pokazuje: chroma-rag lista.",
+            web=f"{said} – {web or 'podaj pełniejszą nazwę albo skrót aktu'}.",
+            mcp=f"{said} – {web or 'podaj pełniejszą nazwę albo skrót aktu'}; akty w dokumentach zwraca narzędzie "
+                "lista_plikow.",
+        )
+
+
 class AmbiguousFile(UserError):
     """Nazwa kilku różnych plików (w różnych folderach); ``paths`` – ich pełne ścieżki."""
 

@@ -26,6 +26,7 @@ class SearchFilters:
     articles: list[str] = field(default_factory=list)
     include_repealed: bool = False
     paths: list[str] = field(default_factory=list)  # full paths (the registry key), e.g. one of two same names
+    acts: list[str] = field(default_factory=list)  # acts by name or abbreviation ("kpc"), resolved to ``files``
 
     def where_conditions(self) -> list[dict[str, Any]]:
         conditions: list[dict[str, Any]] = []

@@ -64,6 +64,7 @@ class Hit:
     metadata: dict[str, Any]
     similarity: float
     score: float = 0.0  # wynik fuzji w trybie hybrydowym/słownym (ranking), 0 w trybie wektorowym
+    cited: bool = False  # jednostka wskazana w pytaniu z aktem („art 90 kc”): pierwsza i nigdy nie odmawiana
 
     @property
     def file(self) -> str:
@@ -82,6 +83,12 @@ class Hit:
         """Jednostka do wyświetlenia i cytatu: „art. 5”, „art. 385^1”, „§ 3”; pusta, gdy fragment jej nie ma."""
         return unit_label(self.art)
 
+    @property
+    def cited_unit(self) -> str:
+        """Jednostka ze zwyczajowym skrótem aktu, jak ją cytują prawnicy: „art. 505 k.p.c.”; bez skrótu – ``unit``."""
+        short = str(self.metadata.get("skrot") or "")
+        return f"{self.unit} {short}" if self.unit and short else self.unit
+
     def to_json(self) -> dict[str, Any]:
         """Stała kolejność pól (README, „Pola JSON”); bez pól wewnętrznych indeksu."""
         meta = self.metadata
@@ -89,6 +96,7 @@ class Hit:
         return {
             "id": self.id,
             **{key: meta.get(key) for key in _HIT_JSON_FIELDS},
+            "rok": meta.get("rok") or None,  # 0: the document gives no year
             **{key: meta[key] for key in extra},
             "podobienstwo": round(self.similarity, 4),
             "wynik": round(self.score, 6),

@@ -45,7 +45,7 @@ def test_reindexing_keeps_chunk_count(capsys, tmp_path):
 
 def test_sample_documents_answer_quick_start_question(capsys, samples_db):
     hits = search_json(capsys, samples_db, "Ile dni urlopu przysługuje pracownikowi?", "-k", "1")
-    assert hits[0]["art"] == "§ 6" and hits[0]["typ"] == "dokument"
+    assert hits[0]["art"] == "§ 6" and hits[0]["typ"] == "regulamin"
     hits = search_json(capsys, samples_db, "Czy mogę wyciąć drzewo na swojej działce?", "--typ", "ustawa", "-k", "3")
     assert {h["plik"] for h in hits} == {"ustawa-o-ochronie-drzew-miejskich.txt"}
 

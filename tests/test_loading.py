@@ -156,7 +156,7 @@ def test_metadata_from_text() -> None:
     medyczna = load_document(USTAWY / "rozporzadzenie-dokumentacja-medyczna-DU-2010-1697.pdf")
     assert detect_publication(medyczna.text) == "Dz.U. 2010 Nr 252 poz. 1697"
     assert detect_type(detect_title(medyczna.text), medyczna.text) == "rozporzadzenie"
-    assert detect_type("Regulamin pracy", "Regulamin pracy\n§ 1. Coś.") == "dokument"
+    assert detect_type("Regulamin pracy", "Regulamin pracy\n§ 1. Coś.") == "regulamin"
     assert detect_publication("Regulamin pracy") == ""
 
 

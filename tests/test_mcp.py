@@ -28,7 +28,9 @@ async def exercise(client: Client) -> None:
     assert set(tools) == TOOLS
     search = tools["szukaj"]
     assert "fragmentów" in (search.description or "")
-    assert set(search.input_schema["properties"]) == {"pytanie", "plik", "typ", "rok", "od_roku", "do_roku", "art", "k"}
+    assert set(search.input_schema["properties"]) == {
+        "pytanie", "plik", "typ", "rok", "od_roku", "do_roku", "art", "akt", "k"
+    }
     assert all(tool.annotations and tool.annotations.read_only_hint for tool in tools.values())
 
     files = structured(await client.call_tool("lista_plikow", {}))

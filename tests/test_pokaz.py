@@ -64,7 +64,7 @@ def test_index_unit_current_and_future_wording(two_acts_db: Path) -> None:
     [
         (PATIENTS, "999", "nie ma jednostki 999"),
         (PATIENTS, "  ", "Podaj numer artykułu"),
-        ("prawa-pacjenta.pdf", "9", "W indeksie nie ma pliku „prawa-pacjenta.pdf”"),
+        ("prawa-kierowcy.pdf", "9", "W indeksie nie ma pliku „prawa-kierowcy.pdf”"),
     ],
 )
 def test_index_unit_bad_input(two_acts_db: Path, file: str, art: str, message: str) -> None:

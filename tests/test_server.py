@@ -85,7 +85,7 @@ def test_indexing_twice_keeps_chunks_and_answers(capsys, empty_target):
     assert run_cli(capsys, "indeksuj", SAMPLES, *empty_target.args)[0] == 0
     assert listing(capsys, empty_target) == first
     hits = search_json(capsys, empty_target, "Ile dni urlopu przysługuje pracownikowi?", "-k", "1")
-    assert hits[0]["art"] == "§ 6" and hits[0]["typ"] == "dokument"
+    assert hits[0]["art"] == "§ 6" and hits[0]["typ"] == "regulamin"
 
 
 def test_every_command_works_in_both_modes(capsys, two_acts, tmp_path):

@@ -92,13 +92,13 @@ def test_szukaj_bad_input(base: str, params: dict, message: str) -> None:
 def test_szukaj_unknown_file_same_sentence_as_cli(
     base: str, two_acts_db: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    response = get(base, "/api/szukaj", q="urlop", plik="prawa-pacjenta.pdf")
+    response = get(base, "/api/szukaj", q="urlop", plik="prawa-kierowcy.pdf")
     assert response.status_code == 404
     said = response.json()["blad"]  # the page's words: no CLI commands or options
-    assert "nie ma pliku „prawa-pacjenta.pdf”" in said and "Wybierz plik z listy filtrów" in said
+    assert "nie ma pliku „prawa-kierowcy.pdf”" in said and "Wybierz plik z listy filtrów" in said
     assert "chroma-rag" not in said and "--plik" not in said
-    code, _, err = run_cli(capsys, "szukaj", "urlop", "--plik", "prawa-pacjenta.pdf", "--baza", two_acts_db)
-    assert code == 1 and "nie ma pliku „prawa-pacjenta.pdf”" in err and "chroma-rag lista" in err
+    code, _, err = run_cli(capsys, "szukaj", "urlop", "--plik", "prawa-kierowcy.pdf", "--baza", two_acts_db)
+    assert code == 1 and "nie ma pliku „prawa-kierowcy.pdf”" in err and "chroma-rag lista" in err
 
 
 def test_jednostka(base: str, two_acts_db: Path) -> None:

@@ -138,7 +138,8 @@ def build_messages(question: str, hits: list[Hit]) -> list[dict[str, str]]:
 def citation_label(hit: Hit, names: dict[str, str] | None = None) -> str:
     """Cytat, którego model ma użyć dla fragmentu, np. ``[ustawa.pdf, art. 5]``; ``names`` z ``citation_names``
     tych samych fragmentów rozróżnia pliki o tej samej nazwie."""
-    return str(Citation((names or {}).get(_path(hit), hit.file), _hit_units(hit)[0]))
+    unit = hit.cited_unit or _hit_units(hit)[0]  # "art. 505 k.p.c.": the checker reads the unit before the act
+    return f"[{(names or {}).get(_path(hit), hit.file)}, {unit}]"
 
 
 def citation_names(hits: list[Hit], indexed_paths: Iterable[str] = ()) -> dict[str, str]:

@@ -10,6 +10,7 @@ import typer
 
 from ..plural import TOKEN, count
 from .options import (
+    ActsOption,
     ArticlesOption,
     AskCountOption,
     DbOption,
@@ -42,6 +43,7 @@ def ask_command(
     question: Annotated[str, typer.Argument(metavar="PYTANIE", help="Pytanie do dokumentów.", show_default=False)],
     count: AskCountOption = None,
     files: FilesOption = None,
+    acts: ActsOption = None,
     types: TypesOption = None,
     year: YearOption = None,
     year_from: YearFromOption = None,
@@ -68,7 +70,7 @@ def ask_command(
     server: ServerOption = None,
 ) -> None:
     """Odpowiada na pytanie modelem czatu wyłącznie na podstawie znalezionych fragmentów, z cytatami."""
-    filters = search_filters(files, types, year, year_from, year_to, articles)
+    filters = search_filters(files, types, year, year_from, year_to, articles, acts)
     index = open_index(db, model, dimensions, server)
     from ..llm import LlmSettings
 

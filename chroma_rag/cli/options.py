@@ -33,10 +33,15 @@ FilesOption = Annotated[
     typer.Option("--plik", metavar="NAZWA", help="Tylko ten plik (można powtarzać; domyślnie wszystkie).",
                  show_default=False, autocompletion=complete_indexed_files),
 ]
+ActsOption = Annotated[
+    list[str] | None,
+    typer.Option("--akt", metavar="AKT", help="Tylko ten akt: skrót albo nazwa, np. kpc, k.p.c., 'Kodeks pracy', "
+                 "'ustawa o własności lokali' (można powtarzać; domyślnie wszystkie).", show_default=False),
+]
 TypesOption = Annotated[
     list[str] | None,
     typer.Option("--typ", metavar="RODZAJ", help="Rodzaj: ustawa, kodeks, rozporzadzenie, konstytucja, "
-                 "nowelizacja, dokument (można powtarzać; domyślnie wszystkie).", show_default=False),
+                 "nowelizacja, umowa, regulamin, dokument (można powtarzać; domyślnie wszystkie).", show_default=False),
 ]
 YearOption = Annotated[
     int | None, typer.Option("--rok", metavar="ROK", help="Rok Dziennika Ustaw (domyślnie każdy).", show_default=False)
@@ -146,6 +151,7 @@ def search_filters(
     year_from: int | None,
     year_to: int | None,
     articles: list[str] | None,
+    acts: list[str] | None = None,
 ):
     from ..filters import SearchFilters
 
@@ -156,4 +162,5 @@ def search_filters(
         year_from=year_from,
         year_to=year_to,
         articles=articles or [],
+        acts=acts or [],
     )

@@ -12,6 +12,7 @@ from rich.table import Table
 from .. import plural
 from ..plural import QUESTION
 from .options import (
+    ActsOption,
     ArticlesOption,
     CountOption,
     DbOption,
@@ -58,6 +59,7 @@ def search_command(
     question: Annotated[str, typer.Argument(metavar="PYTANIE", help="Pytanie lub szukana fraza.", show_default=False)],
     count: CountOption = None,
     files: FilesOption = None,
+    acts: ActsOption = None,
     types: TypesOption = None,
     year: YearOption = None,
     year_from: YearFromOption = None,
@@ -74,7 +76,7 @@ def search_command(
     server: ServerOption = None,
 ) -> None:
     """Pokazuje fragmenty najbardziej pasujące do pytania (filtry działają przed wyszukiwaniem)."""
-    filters = search_filters(files, types, year, year_from, year_to, articles)
+    filters = search_filters(files, types, year, year_from, year_to, articles, acts)
     planned, settings = planning_choice(rewrite)
     index = open_index(db, model, dimensions, server)
     hits = index.search(
@@ -138,9 +140,9 @@ def _unit_part(hit: Hit) -> str:
     """„art. 23”, a dla części długiej jednostki „art. 23, część 2/3” (bez liczby części w starszych bazach)."""
     part, parts = int(hit.metadata.get("fragment") or 1), hit.metadata.get("czesci")
     if part == 1 and not (parts and parts > 1):
-        return hit.unit
+        return hit.cited_unit
     label = f"część {part}/{parts}" if parts else f"część {part}"
-    return f"{hit.unit}, {label}" if hit.unit else label
+    return f"{hit.cited_unit}, {label}" if hit.unit else label
 
 
 def _print_unit_hint(hits: list[Hit], shared: set[str]) -> None:

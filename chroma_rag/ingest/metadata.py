@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from pathlib import Path
 
-DOCUMENT_TYPES = ("ustawa", "kodeks", "rozporzadzenie", "konstytucja", "nowelizacja", "dokument")
+DOCUMENT_TYPES = ("ustawa", "kodeks", "rozporzadzenie", "konstytucja", "nowelizacja", "umowa", "regulamin", "dokument")
+UNKNOWN_YEAR = 0  # neither the name nor the text gives one: filters by year leave such a document out
 TITLE_MAX_CHARS = 300
 
 _DU_NAME = re.compile(r"-DU-(\d{4})-", re.IGNORECASE)
@@ -30,7 +30,8 @@ _PUB_NEW_PRINT = re.compile(
 
 def detect_year(path: Path, text: str) -> int:
     """Rok z nazwy ``-DU-RRRR-``, inaczej z samego aktu: jego publikator (ten sam co ``dz_u``), data w tytule,
-    pierwsze „Dz. U. RRRR” (to bywa akt cytowany, więc na końcu); inaczej rok modyfikacji pliku."""
+    pierwsze „Dz. U. RRRR” (to bywa akt cytowany, więc na końcu); inaczej 0 – rok nieznany. Nigdy z daty pliku:
+    skopiowany regulamin nie jest z tego roku, w którym go skopiowano."""
     match = _DU_NAME.search(path.name)
     if match:
         return int(match.group(1))
@@ -42,7 +43,7 @@ def detect_year(path: Path, text: str) -> int:
         match = pattern.search(source)
         if match:
             return int(match.group(1))
-    return datetime.fromtimestamp(path.stat().st_mtime).year
+    return UNKNOWN_YEAR
 
 
 def detect_title(text: str) -> str:
@@ -79,6 +80,9 @@ def detect_type(title: str, text: str) -> str:
         return "rozporzadzenie"
     if "ustawa" in low_title or re.search(r"^\s*ustawa\b", text[:3000], re.I | re.M):
         return "ustawa"
+    for kind in ("umowa", "regulamin"):  # a user document named by its own title ("Umowa najmu lokalu")
+        if low_title.startswith(kind):
+            return kind
     return "dokument"
 
 

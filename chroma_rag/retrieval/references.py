@@ -1,90 +1,373 @@
-"""Bezpośrednie odwołania w pytaniu: numery jednostek (``art. 23``, ``§ 6``, ``art. 178a k.k.``) i nazwy
-aktów („ustawa o prawach pacjenta”, „kodeks wykroczeń”, „Konstytucja”), dopasowywane do zaindeksowanych
-plików po lematach ich tytułu i nazwy pliku."""
+"""Bezpośrednie odwołania w pytaniu: numery jednostek (``art. 23``, ``§ 6``), przepisy z aktem, jak je piszą
+prawnicy (``art 90 kc``, ``art. 148 § 1 KK``, ``art. 5 ustawy o własności lokali``, ``art. 23 Konstytucji``),
+i same nazwy aktów („Kodeksem karnym”, „ustawa o prawach pacjenta”, „prawo cywilne”).
+
+Akt rozpoznaje się po jego nazwie z tytułu (``ingest.acts.act_name``) porównanej słowo po słowie na lematach,
+więc odmiana nie przeszkadza, a „Kodeks karny” nie myli się z „Kodeksem karnym skarbowym” (wygrywa najdłuższa
+pasująca nazwa), oraz po zwyczajowym skrócie (``ingest.acts.KNOWN_ACTS``) pisanym z kropkami lub bez, dowolną
+wielkością liter."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from .. import morphology
+from ..errors import UnknownAct
 from ..filters import normalize_article
+from ..ingest.acts import KNOWN_ACTS, KnownAct, act_name, known_act
 from .keyword import DEFAULT_LEMMATIZER, STOPWORDS, lemmatizer, tokenize, words
 
-_ARTICLE = re.compile(
-    r"\b(?:art\.?|artykuł\w*)\s*(\d+[a-z]?(?:\s*(?:\^\s*\d+|\[\d+\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?)(?![\w])",
-    re.IGNORECASE,
-)
+_NUMBER = r"\d+[a-z]?(?:\s*(?:\^\s*\d+|\[\d+\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
+_ARTICLE = re.compile(r"\b(?:art\.?|artykuł\w*)\s*(" + _NUMBER + r")(?![\w])", re.IGNORECASE)
 _PARAGRAPH = re.compile(r"(?:§|\bpar\.|\bparagraf\w*)\s*(\d+[a-z]?)(?![\w])", re.IGNORECASE)
+# "art. 5, 6 i 7a", "art. 415 oraz art. 444": more numbers of the same reference
+_MORE_NUMBERS = re.compile(r"\s*(?:,|\bi\b|\boraz\b|\blub\b|\bi\s+art\.?|,\s*art\.?)\s*(" + _NUMBER + r")(?![\w])",
+                           re.IGNORECASE)
+# what may stand between the number and the act: "§ 1", "ust. 2", "pkt 3", "zd. 2", "lit. a", "in fine"
+_QUALIFIERS = re.compile(
+    r"(?:\s*(?:§\s*\d+[a-z]?|ust\.\s*\d+[a-z]?|pkt\.?\s*\d+[a-z]?|zd(?:anie)?\.?\s*\d+|lit\.\s*[a-z]\)?"
+    r"|in\s+fine|ab\s+initio)\b\.?)*",
+    re.IGNORECASE,
+)
+_PARAGRAPH_QUALIFIER = re.compile(r"§\s*(\d+[a-z]?)", re.IGNORECASE)
 
-# Customary abbreviations of codes (as in "art. 178a k.k.") and colloquial names of branches of law.
-ABBREVIATIONS = {
-    "k.k.": "kodeks karny",
-    "k.c.": "kodeks cywilny",
-    "k.w.": "kodeks wykroczeń",
-    "k.r.o.": "kodeks rodzinny opiekuńczy",
-    "k.p.": "kodeks pracy",
-    "k.p.a.": "kodeks postępowania administracyjnego",
-    "k.p.c.": "kodeks postępowania cywilnego",
-    "k.p.k.": "kodeks postępowania karnego",
-    "p.p.s.a.": "prawo postępowaniu sądami administracyjnymi",
-}
-_ABBREVIATION = re.compile(
-    r"(?<![\w.])(" + "|".join(re.escape(a) for a in sorted(ABBREVIATIONS, key=len, reverse=True)) + r")",
+
+def _abbreviation_pattern(spelling: str) -> str:
+    # "k.p.c." matches "kpc", "k.p.c.", "k. p. c.", "KPC"; "pr. bank." matches "pr.bank." and "prbank"
+    groups = [g for g in re.split(r"[\s.]+", spelling) if g]
+    return r"\.?\s*".join(re.escape(g) for g in groups) + r"\.?"
+
+
+_SPELLINGS = sorted(((s, act) for act in KNOWN_ACTS for s in (act.short, *act.spellings)),
+                    key=lambda pair: -len(re.sub(r"[\s.]", "", pair[0])))
+_ABBREVIATION_AT = re.compile(
+    r"\s*(" + "|".join(f"(?P<a{n}>{_abbreviation_pattern(s)})" for n, (s, _) in enumerate(_SPELLINGS))
+    + r")(?![\w])",
     re.IGNORECASE,
 )
-_ACT_NAME = re.compile(
-    r"\b(?:(kodeks\w*\s+(?:postępowania\s+)?\w+)"
-    r"|(konstytucj\w*)"
-    r"|ustaw\w*\s+o\s+((?:\w+\s*){1,3})"
-    r"|rozporządzeni\w*\s+(?:\w+\s+){0,6}?w\s+sprawie\s+((?:\w+\s*){1,3})"
-    r"|praw\w*\s+(karn\w*|cywiln\w*|rodzinn\w*|wykroczeń))",
+# An abbreviation anywhere in a question, not right after an article: only written with dots ("wg k.c.")
+_DOTTED_ABBREVIATION = re.compile(
+    r"(?<![\w.])(" + "|".join(re.escape(s) for s, _ in _SPELLINGS if s.count(".") >= 2) + r")(?![\w])",
     re.IGNORECASE,
 )
+# words an act's name starts with, as written in a question (declined)
+_ACT_START = re.compile(
+    r"\b(?:kodeks\w*|konstytucj\w*|ustaw\w*|praw[aoe]?\b|prawie|prawem|ordynacj\w*|rozporządze\w*|kart\w*\s+nauczyciel\w*)",
+    re.IGNORECASE,
+)
+_STATUTE_WORD = re.compile(r"^(?:ustaw\w*)$", re.IGNORECASE)
+_DATE = re.compile(r"^\s*z\s+dnia\s+\d{1,2}\s+\w+\s+\d{4}\s*r\.?", re.IGNORECASE)
+# colloquial names of branches of law: "prawo karne" means the criminal code
+_BRANCHES = {"karny": "kodeks karny", "cywilny": "kodeks cywilny", "rodzinny": "kodeks rodzinny i opiekuńczy",
+             "wykroczenie": "kodeks wykroczeń", "pracy": "kodeks pracy", "praca": "kodeks pracy"}
+_COMMON_WORDS = frozenset({"po", "pr", "km", "na", "do", "od", "no", "ku"})
+_NAME_WINDOW = 14  # words after the start of an act's name that a name may take
+
+
+@dataclass
+class UnitReference:
+    """Przepis wskazany z aktem: jednostki (``normalize_article``), akt tak, jak go napisano, i pliki tego aktu."""
+
+    articles: list[str]
+    act: str
+    files: list[str]
+    paragraph: str = ""  # "§ 1" when the reference named one (shown in a citation, not a separate unit)
 
 
 @dataclass
 class References:
-    """Co pytanie wskazuje wprost: numery jednostek i pliki aktów, których nazwy padły."""
+    """Co pytanie wskazuje wprost: numery jednostek, pliki aktów, których nazwy padły, przepisy z aktem
+    (``units``) i akty nazwane przy przepisie, których nie ma w indeksie (``unknown``)."""
 
     articles: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    units: list[UnitReference] = field(default_factory=list)
+    unknown: list[tuple[str, KnownAct | None]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.articles or self.files)
+        return bool(self.articles or self.files or self.units)
 
 
 def find_articles(question: str) -> list[str]:
-    """Numery jednostek w postaci zapisanej w bazie: ``23``, ``178a``, ``385^1``, ``§ 6``."""
-    found = [normalize_article(m.group(1)) for m in _ARTICLE.finditer(question)]
-    found += ["§ " + normalize_article(m.group(1)) for m in _PARAGRAPH.finditer(question)]
-    return list(dict.fromkeys(found))
+    """Numery jednostek w postaci zapisanej w bazie: ``23``, ``178a``, ``385^1``, ``§ 6`` (paragraf artykułu,
+    jak w „art. 148 § 1”, nie jest osobną jednostką)."""
+    return find_references(question, {}).articles
 
 
-Mention = list[frozenset[str]]
+def _more_numbers(text: str, position: int) -> list[re.Match[str]]:
+    found = []
+    while (match := _MORE_NUMBERS.match(text, position)) is not None:
+        found.append(match)
+        position = match.end()
+    return found
 
 
-def act_mentions(question: str) -> list[Mention]:
-    """Nazwy aktów z pytania: dla każdego słowa treściowego zbiór jego możliwych lematów."""
-    mentions = [_word_lemmas(ABBREVIATIONS[m.group(1).lower()]) for m in _ABBREVIATION.finditer(question)]
-    for match in _ACT_NAME.finditer(question):
-        code, constitution, act_subject, regulation_subject, branch = match.groups()
-        if code:
-            mentions.append(_word_lemmas(code))
-        elif constitution:
-            mentions.append([frozenset({"konstytucja"})])
-        elif branch:
-            mentions.append([frozenset({"kodeks"}), *_word_lemmas(branch)])
-        else:
-            mentions.append(_word_lemmas(act_subject or regulation_subject)[:2])
-    return [m for m in mentions if m]
+@dataclass(frozen=True)
+class _Act:
+    """Zaindeksowany akt: lematy kolejnych słów jego nazwy i jego pliki."""
+
+    words: tuple[frozenset[str], ...]
+    files: tuple[str, ...]
+    known: KnownAct | None
 
 
-def _word_lemmas(text: str) -> Mention:
+class ActCatalog:
+    """Akty zaindeksowanych plików (``files``: nazwa pliku → tytuł) do rozpoznawania ich nazw i skrótów."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = files
+        by_name: dict[tuple[frozenset[str], ...], list[str]] = {}
+        known: dict[tuple[frozenset[str], ...], KnownAct | None] = {}
+        for name, title in files.items():
+            phrase = act_name(title)
+            if not phrase:
+                continue
+            key = _phrase_lemmas(phrase)
+            by_name.setdefault(key, []).append(name)
+            known[key] = known_act(title)
+        self.acts = [_Act(key, tuple(names), known[key]) for key, names in by_name.items()]
+        # acts not indexed, by their customary names: a reference to one of them is said to be missing
+        indexed = {act.known for act in self.acts if act.known is not None}
+        self.missing = [_Act(_phrase_lemmas(a.name), (), a) for a in KNOWN_ACTS if a not in indexed]
+
+    def by_abbreviation(self, act: KnownAct) -> list[str]:
+        return [f for found in self.acts if found.known == act for f in found.files]
+
+    def by_name(self, text: str) -> NameMatch:
+        """Akt, którego nazwa zaczyna ``text``: najdłuższa pasująca nazwa; skrócona nazwa („ustawy o kosztach
+        sądowych”) tylko wtedy, gdy tak zaczyna się jeden akt (indeksu albo znany spoza niego)."""
+        readings = _text_lemmas(text)
+        if readings and _STATUTE_WORD.match(readings[0][0]):  # "ustawy o …", "ustawy – Prawo bankowe"
+            rest = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
+            date = _DATE.match(rest)
+            found = self.by_name(rest[date.end():] if date else rest)
+            skipped = 1 + (len(words(date.group(0))) if date else 0)  # "ustawy", "z dnia 24 czerwca 1994 r."
+            return replace(found, words=found.words + skipped) if found.words else found
+        best: tuple[int, bool] = (0, False)
+        acts: list[_Act] = []
+        for act in (*self.acts, *self.missing):
+            matched = _matched_words(act.words, readings)
+            if not matched or not _meaningful(act.words[:matched]):
+                continue
+            rank = (matched, matched == len(act.words))
+            if rank > best:
+                best, acts = rank, [act]
+            elif rank == best:
+                acts.append(act)
+        if not acts:
+            return NameMatch()
+        if not best[1] and len(readings) > best[0] and _qualifies(readings[best[0]][0]):
+            # "ustawy o fundacjach politycznych" is not "o fundacji rodzinnej" cut short, "Prawa energetycznego"
+            # none of the acts named "Prawo …": the name of an act this index does not know
+            return NameMatch(words=best[0] + 1, unnamed=True)
+        if len({a.words for a in acts}) > 1:
+            return NameMatch(words=best[0], ambiguous=True)  # several acts start so: too general
+        return NameMatch([f for a in acts for f in a.files], acts[0].known, best[0])
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    """Wynik ``ActCatalog.by_name``: pliki aktu (puste, gdy go nie ma w indeksie), znany akt o tej nazwie,
+    liczba słów tekstu, które go nazwały (0: żaden akt), i czy nazwa pasuje do kilku aktów."""
+
+    files: list[str] = field(default_factory=list)
+    known: KnownAct | None = None
+    words: int = 0
+    ambiguous: bool = False
+    unnamed: bool = False  # the text names an act by a name no act (indexed or known) has
+
+
+def _matched_words(name: tuple[frozenset[str], ...], readings: list[tuple[str, frozenset[str]]]) -> int:
+    """Ile pierwszych słów nazwy aktu zgadza się (lematem albo dosłownie) z kolejnymi słowami tekstu."""
+    count = 0
+    for wanted, (_, have) in zip(name, readings, strict=False):
+        if not wanted & have:
+            break
+        count += 1
+    return count
+
+
+_VERB_TAGS = ("fin", "praet", "impt", "inf", "bedzie", "imps", "winien", "pred", "pcon", "pant")
+
+
+@lru_cache(maxsize=4096)
+def _qualifies(word: str) -> bool:
+    """Czy słowo po skróconej nazwie aktu dookreśla ją dalej (przymiotnik, nie czasownik ani słowo funkcyjne):
+    wtedy to nazwa innego aktu, a nie skrót znanej."""
+    if word in STOPWORDS:
+        return False
+    tags = [found.getTag(morphology.analyser()) for found in morphology.interpretations(word)]
+    return any(t.startswith("adj") for t in tags) and not any(t.startswith(_VERB_TAGS) for t in tags)
+
+
+def _meaningful(words: tuple[frozenset[str], ...]) -> bool:
+    # "o", "w sprawie" alone name nothing; an act's name begins with at least one content word
+    return any(not alternatives <= STOPWORDS | {"sprawa"} for alternatives in words)
+
+
+@lru_cache(maxsize=4096)
+def _phrase_lemmas(phrase: str) -> tuple[frozenset[str], ...]:
     lemmatize = lemmatizer(DEFAULT_LEMMATIZER)
-    alternatives = (frozenset(lemmatize(word)) - STOPWORDS for word in words(text) if word not in STOPWORDS)
-    return [alt for alt in alternatives if alt]
+    return tuple(frozenset({w, *lemmatize(w)}) for w in words(phrase))
+
+
+def _text_lemmas(text: str) -> list[tuple[str, frozenset[str]]]:
+    lemmatize = lemmatizer(DEFAULT_LEMMATIZER)
+    return [(w, frozenset({w, *lemmatize(w)})) for w in words(text)[:_NAME_WINDOW]]
+
+
+@lru_cache(maxsize=64)
+def act_catalog(files: tuple[tuple[str, str], ...]) -> ActCatalog:
+    return ActCatalog(dict(files))
+
+
+def catalog_of(files: dict[str, str]) -> ActCatalog:
+    """Katalog aktów dla plików (zapamiętany: wyszukiwarka pyta przy każdym pytaniu o te same pliki)."""
+    return act_catalog(tuple(sorted(files.items())))
+
+
+def resolve_act(spelled: str, files: dict[str, str]) -> list[str]:
+    """Pliki aktu podanego nazwą albo skrótem (``--akt kpc``, ``--akt "ustawa o własności lokali"``); akt,
+    którego nie ma w indeksie (albo nazwa pasująca do kilku aktów), to błąd ``UnknownAct``."""
+    catalog = catalog_of(files)
+    text = spelled.strip()
+    act = _abbreviation_at(text, whole=True)
+    if act is not None:
+        found = catalog.by_abbreviation(act)
+        if found:
+            return found
+        raise UnknownAct(text, act, in_filter=True)
+    match = catalog.by_name(text)
+    if match.files and match.words >= len(words(_DATE.sub("", text))):
+        return match.files
+    raise UnknownAct(text, match.known, ambiguous=match.ambiguous, in_filter=True)
+
+
+def _abbreviation_at(text: str, whole: bool = False) -> KnownAct | None:
+    """Znany akt, którego skrót stoi na początku ``text`` (``whole``: skrót to cały tekst). Skrót bez kropek,
+    który jest zwykłym słowem („po”, „op”), nie jest skrótem."""
+    found = _ABBREVIATION_AT.fullmatch(text) if whole else _ABBREVIATION_AT.match(text)
+    if found is None:
+        return None
+    written = found.group(1)
+    if "." not in written and written.strip().lower() in _COMMON_WORDS:
+        return None
+    group = next(name for name, value in found.groupdict().items() if value is not None)
+    return _SPELLINGS[int(group[1:])][1]
+
+
+def find_references(question: str, files: dict[str, str]) -> References:
+    """Odwołania pytania do jednostek i do zaindeksowanych aktów (``files``: nazwa pliku → tytuł)."""
+    catalog = catalog_of(files)
+    refs = References()
+    qualified: list[tuple[int, int]] = []  # "§ 1" in "art. 148 § 1 kk" is part of the article's reference
+    for match in _ARTICLE.finditer(question):
+        more = _more_numbers(question, match.end())
+        numbers = [match.group(1), *(m.group(1) for m in more)]
+        end = more[-1].end() if more else match.end()
+        qualifiers = _QUALIFIERS.match(question, end)
+        tail_start = qualifiers.end() if qualifiers else end
+        qualified.append((end, tail_start))
+        articles = list(dict.fromkeys(normalize_article(n) for n in numbers))
+        refs.articles.extend(a for a in articles if a not in refs.articles)
+        unit = _unit_reference(question[tail_start:], catalog, refs)
+        if unit is not None:
+            paragraph = _PARAGRAPH_QUALIFIER.search(question[end:tail_start])
+            unit.articles = articles
+            unit.paragraph = f"§ {paragraph.group(1)}" if paragraph else ""
+            refs.units.append(unit)
+    for match in _PARAGRAPH.finditer(question):
+        if not any(start <= match.start() < stop for start, stop in qualified):
+            unit_number = "§ " + normalize_article(match.group(1))
+            if unit_number not in refs.articles:
+                refs.articles.append(unit_number)
+    refs.files = match_files(question, catalog)
+    return refs
+
+
+def _unit_reference(tail: str, catalog: ActCatalog, refs: References) -> UnitReference | None:
+    """Akt, który stoi zaraz po numerze przepisu (skrót albo nazwa); nieznany akt trafia do ``refs.unknown``."""
+    act = _abbreviation_at(tail)
+    if act is not None:
+        written = _ABBREVIATION_AT.match(tail)
+        spelled = written.group(1).strip() if written else act.short
+        found = catalog.by_abbreviation(act)
+        if not found:
+            refs.unknown.append((spelled, act))
+            return None
+        return UnitReference([], spelled, found)
+    if not _ACT_START.match(tail, len(tail) - len(tail.lstrip())):
+        return None
+    match = catalog.by_name(tail)
+    spelled = _leading_words(tail, max(match.words, 1))
+    if match.files:
+        return UnitReference([], spelled, match.files)
+    branch = _branch(tail.lstrip(), catalog)
+    if branch:  # "art. 415 prawa cywilnego"
+        return UnitReference([], _leading_words(tail, 2), branch)
+    if match.known is not None or match.unnamed:
+        refs.unknown.append((spelled, match.known))
+    elif not match.ambiguous and re.match(r"\s*ustaw\w*\s+(?:z\s+dnia\s+.{5,25}?r\.\s*)?o\s+\w", tail, re.I):
+        refs.unknown.append((_leading_words(tail, 4), None))
+    return None
+
+
+def _leading_words(text: str, count: int) -> str:
+    """Początek tekstu do końca ``count``-tego słowa, jak go napisano („ustawy – Prawo prasowe”)."""
+    ends = [m.end() for m in re.finditer(r"[^\W_]+", text)]
+    return text[: ends[min(count, len(ends)) - 1]].strip() if ends else ""
+
+
+def match_files(question: str, catalog: ActCatalog) -> list[str]:
+    """Pliki aktów nazwanych w pytaniu (z przepisem albo bez): nazwa aktu w dowolnej odmianie, skrót z kropkami
+    („wg k.c.”), gałąź prawa („prawo karne”), skrócona nazwa ustawy lub rozporządzenia; nazwa pasująca do kilku
+    aktów jest zbyt ogólna i nic nie wybiera."""
+    chosen: list[str] = []
+    for match in _DOTTED_ABBREVIATION.finditer(question):
+        act = _abbreviation_at(match.group(1), whole=True)
+        if act is not None:
+            chosen.extend(catalog.by_abbreviation(act))
+    for match in _ACT_START.finditer(question):
+        text = question[match.start():]
+        chosen.extend(catalog.by_name(text).files or _branch(text, catalog) or _loose_match(text, catalog))
+    return list(dict.fromkeys(chosen))
+
+
+def _branch(text: str, catalog: ActCatalog) -> list[str]:
+    """„prawo karne”, „prawa pracy” → kodeks tej gałęzi, jeśli jest w indeksie."""
+    readings = _text_lemmas(text)[:2]
+    if len(readings) < 2 or "prawo" not in readings[0][1]:
+        return []
+    for lemma, code in _BRANCHES.items():
+        if lemma in readings[1][1]:
+            return catalog.by_name(code).files
+    return []
+
+
+_LOOSE = re.compile(
+    r"^(?:ustaw\w*\s+o\s+((?:\w+\s*){1,3})|rozporządzeni\w*\s+(?:\w+\s+){0,6}?w\s+sprawie\s+((?:\w+\s*){1,3}))",
+    re.IGNORECASE,
+)
+
+
+def _loose_match(text: str, catalog: ActCatalog) -> list[str]:
+    """Skrócona nazwa ustawy lub rozporządzenia („rozporządzenie w sprawie dokumentacji medycznej”): dwa
+    pierwsze słowa treściowe jej przedmiotu są w tytule albo nazwie pliku dokładnie jednego aktu."""
+    found = _LOOSE.match(text)
+    if found is None:
+        return []
+    lemmatize = lemmatizer(DEFAULT_LEMMATIZER)
+    subject = found.group(1) or found.group(2)
+    mention = [frozenset(lemmatize(w)) - STOPWORDS for w in words(subject) if w not in STOPWORDS]
+    mention = [alts for alts in mention if alts][:2]
+    if not mention:
+        return []
+    terms = {name: _title_terms(name, title) for name, title in catalog.files.items()}
+    matching = [name for name, have in terms.items() if all(alts & have for alts in mention)]
+    return matching if len(matching) == 1 else []
 
 
 @lru_cache(maxsize=65_536)
@@ -93,21 +376,19 @@ def _title_terms(name: str, title: str) -> frozenset[str]:
     return frozenset(tokenize(f"{title} {name.replace('-', ' ')}"))
 
 
-def match_files(mentions: Iterable[Mention], files: dict[str, str]) -> list[str]:
-    """Pliki, których tytuł lub nazwa zawiera każde słowo wzmianki (``files``: nazwa → tytuł).
-    Wzmianka pasująca do kilku plików jest zbyt ogólna i nic nie wybiera."""
-    mentions = list(mentions)
-    if not mentions:
-        return []
-    terms = {name: _title_terms(name, title) for name, title in files.items()}
-    chosen: list[str] = []
-    for mention in mentions:
-        matching = [name for name, have in terms.items() if all(alts & have for alts in mention)]
-        if len(matching) == 1:
-            chosen.append(matching[0])
-    return list(dict.fromkeys(chosen))
+def check_acts(refs: References) -> None:
+    """Przepis z aktem, którego nie ma w indeksie, to błąd ``UnknownAct`` (jedno zdanie), a nie ranking
+    jednostek o tym numerze z innych aktów."""
+    if refs.unknown and not refs.units:
+        spelled, act = refs.unknown[0]
+        raise UnknownAct(spelled, act)
 
 
-def find_references(question: str, files: dict[str, str]) -> References:
-    """Odwołania pytania do jednostek i do zaindeksowanych aktów (``files``: nazwa pliku → tytuł)."""
-    return References(articles=find_articles(question), files=match_files(act_mentions(question), files))
+def cited_files(names: Iterable[str], files: dict[str, str]) -> dict[str, str]:
+    """Zwyczajowy skrót aktu każdego pliku (do cytatu „art. 505 k.p.c.”); pliki bez skrótu pominięte."""
+    shorts = {}
+    for name in names:
+        act = known_act(files.get(name, ""))
+        if act is not None:
+            shorts[name] = act.short
+    return shorts

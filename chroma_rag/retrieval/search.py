@@ -22,7 +22,7 @@ from ..storage.collection import ChunkCollection
 from .calibration import DEFAULT_CALIBRATION, DEFAULT_FUSION, Calibration, FusionSettings
 from .calibration import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
 from .keyword import KeywordIndex
-from .references import References, find_references
+from .references import References, check_acts, find_references
 
 MODES = ("hybryda", "wektor", "slowa")
 DEFAULT_MODE = "hybryda"
@@ -149,6 +149,8 @@ class Searcher:
         pytania, jeśli już policzony."""
         if filters is not None and filters.articles:
             return False
+        if hits and hits[0].cited:  # a unit the question cited with its act ("art 90 kc")
+            return False
         planned = plan is not None and plan.ok
         if planned and hits and confirmed_unit(hits[0], plan):
             vector = self.embedder.embed_query(question) if query_vector is None else query_vector
@@ -175,14 +177,44 @@ class Searcher:
     def _rank(self, request: SearchRequest) -> list[Hit]:
         validate(request)
         check_known_files(self.titles, (request.filters or SearchFilters()).files)
+        refs = self.references(request.question)
+        check_acts(refs)
         query_vector = self.embedder.embed_query(request.question)
         depth = max(self.fusion.depth, request.k)
         if request.mode == "wektor" and not _planned(request):
             hits = self.collection.query(query_vector, depth, build_where(request.filters or SearchFilters()))
             for hit in hits:
                 hit.score = hit.similarity
-            return dedupe_units(hits, self.fusion)[: request.k]
-        return self.fused_hits(self.fusion_lists(request, query_vector, depth), query_vector, request.k)
+            ranked = dedupe_units(hits, self.fusion)
+        else:
+            ranked = self.fused_hits(self.fusion_lists(request, query_vector, depth), query_vector, depth)
+        return first_cited(self.cited_units(refs, request.filters, query_vector), ranked, self.fusion)[: request.k]
+
+    def references(self, question: str) -> References:
+        """Odwołania pytania do jednostek i aktów tej kolekcji."""
+        return find_references(question, self.titles)
+
+    def cited_units(self, refs: References, filters: SearchFilters | None, query_vector: np.ndarray) -> list[Hit]:
+        """Jednostki, które pytanie wskazało z aktem („art 90 kc”), w kolejności z pytania: z każdej najlepsza
+        część. Filtry użytkownika obowiązują: jednostka spoza nich nie jest dokładana."""
+        filters = filters or SearchFilters()
+        cited: list[Hit] = []
+        for unit in refs.units:
+            files = [f for f in unit.files if not filters.files or f in filters.files]
+            articles = [a for a in unit.articles if not filters.articles or _same_unit(a, filters.articles)]
+            if not files or not articles:
+                continue
+            ranked = self.collection.ranked(query_vector, self.fusion.depth,
+                                            build_where(replace(filters, files=files, articles=articles)))
+            best: dict[str, Hit] = {}
+            for hit in self.collection.hits([i for i, _ in ranked], query_vector):
+                best.setdefault(article_key(hit.art), hit)  # best part of each unit (ranked: best first)
+            for article in articles:
+                hit = best.pop(article_key(article), None)
+                if hit is not None:  # in the order the question cited them
+                    hit.cited = True
+                    cited.append(hit)
+        return cited
 
     def fused_hits(
         self, lists: list[FusionList], query_vector: np.ndarray, k: int, fusion: FusionSettings | None = None
@@ -416,11 +448,27 @@ def reference_filters(refs: References, filters: SearchFilters) -> list[SearchFi
     i sam nazwany akt. Każde daje osobną listę do fuzji, więc pomyłka rozpoznania nie wycina reszty."""
     named_files = refs.files if refs.files and not filters.files else []
     narrowed = []
-    if refs.articles:
-        narrowed.append(replace(filters, articles=refs.articles, files=named_files or filters.files))
+    with_act = {a for unit in refs.units for a in unit.articles}
+    alone = [a for a in refs.articles if a not in with_act]
+    if alone:
+        narrowed.append(replace(filters, articles=alone, files=named_files or filters.files))
+    for unit in refs.units:
+        files = [f for f in unit.files if not filters.files or f in filters.files]
+        if files:
+            narrowed.append(replace(filters, articles=unit.articles, files=files))
     if named_files:
         narrowed.append(replace(filters, files=named_files))
     return narrowed
+
+
+def first_cited(cited: list[Hit], ranked: list[Hit], fusion: FusionSettings) -> list[Hit]:
+    """Jednostki wskazane w pytaniu z aktem na początku, potem ranking bez ich powtórzeń."""
+    if not cited:
+        return ranked
+    top = max((hit.score for hit in ranked), default=1.0) or 1.0
+    for hit in cited:  # the fusion's best score: shown as "trafność 1.00" like a first result
+        hit.score = top
+    return dedupe_units([*cited, *ranked], fusion)
 
 
 def _planned(request: SearchRequest) -> bool:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..embedding.embedder import Embedder, known_dim
+from ..errors import UnknownAct
 from ..filters import SearchFilters
 from ..llm import ChatClient, LlmSettings
 from ..models import Hit, Plan, SearchResult
@@ -21,7 +22,7 @@ from .keyword import KeywordIndex, chunk_versions, collection_texts, index_folde
 from .planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog_from, plan_messages
 from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, validate
 from .units import Unit, assemble_unit, unit_file, unit_where
-from .validation import checked_search, resolve_files
+from .validation import checked_search, resolve_acts, resolve_files
 
 
 class Retrieval:
@@ -35,6 +36,7 @@ class Retrieval:
         self._searchers: dict[str, tuple[Any, str, Searcher]] = {}
         self._planner: Planner | None = None
         self._file_names: tuple[str, tuple[list[tuple[str, str]], dict[str, str]]] | None = None
+        self._file_titles: dict[str, tuple[str, dict[str, str]]] = {}
         # held around every read of the cached searchers; a server sets a lock shared by its threads
         self.guard: AbstractContextManager[Any] = nullcontext()
 
@@ -62,6 +64,8 @@ class Retrieval:
             if filters is not None and filters.files:
                 filters = resolve_files(filters, *self.file_names())
             searcher = self.searcher(mode)
+            if filters is not None and filters.acts:
+                filters = resolve_acts(filters, searcher.titles)
             request = SearchRequest(question, k, filters, mode, threshold)
             if not rewrite:
                 return searcher.search(request)
@@ -144,6 +148,19 @@ class Retrieval:
             self._file_names = (key, names)
         return names
 
+    def file_titles(self, model_id: str, dim: int) -> dict[str, str]:
+        """Nazwa pliku → tytuł aktu z fragmentów kolekcji modelu (``Index.files``: ``lista``, ``/api/pliki``, MCP);
+        zapamiętane do następnego zapisu do kolekcji (jej znacznik zmiany), jak wyszukiwarki."""
+        collection = self.store.chunks(model_id, dim)
+        version = collection.version()
+        cached = self._file_titles.get(model_id)
+        if version and cached is not None and cached[0] == version:
+            return cached[1]
+        titles = collection.file_titles()
+        if version:
+            self._file_titles[model_id] = (version, titles)
+        return titles
+
     def evaluate(
         self,
         questions: Path,
@@ -164,15 +181,22 @@ class Retrieval:
             searcher = self.searcher(mode)
             kept, missing = split_by_index(loaded, set(searcher.titles))
             plans: dict[str, Plan | None] = {}
+            unknown_acts: set[str] = set()
 
             def ranker(question: Question) -> list[Hit]:
                 request = SearchRequest(question.text, k, question.filters, mode)
-                if rewrite:
-                    request.plan = self.plan(searcher, request, settings, fresh_plan)
-                plans[question.text] = request.plan
-                return searcher.rank(request)
+                try:
+                    if rewrite:
+                        request.plan = self.plan(searcher, request, settings, fresh_plan)
+                    plans[question.text] = request.plan
+                    return searcher.rank(request)
+                except UnknownAct:  # "art. 5 k.p.k." without the code indexed: the user is told so – a refusal
+                    unknown_acts.add(question.text)
+                    return []
 
             def refuses(question: Question, hits: list[Hit]) -> bool:
+                if question.text in unknown_acts:
+                    return True
                 return searcher.refuses(question.text, hits, threshold, plans.get(question.text), question.filters)
 
             result = evaluate(kept, ranker, refuses)

@@ -5,6 +5,7 @@ zanim trafią do wyszukiwania – w API, więc tak samo dla CLI i serwera HTTP. 
 from __future__ import annotations
 
 import difflib
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -13,6 +14,7 @@ from pathlib import Path
 from ..errors import UsageError, UserError
 from ..filters import SearchFilters
 from ..ingest.metadata import DOCUMENT_TYPES
+from .references import resolve_act
 from .search import MODES, check_known_files
 
 MIN_YEAR, MAX_YEAR = 1000, 9999
@@ -130,7 +132,7 @@ def resolve_name(requested: str, names: list[str]) -> str:
     """Nazwa pliku z indeksu dla tego, co wpisał użytkownik: dokładna, bez rozszerzenia, inną wielkością liter
     albo jednoznaczny początek; wieloznaczna lub nieznana – błąd z kandydatami."""
     folded = fold(requested)
-    same = [n for n in names if folded in (fold(n), fold(Path(n).stem))]
+    same = [n for n in names if folded in _spellings(n)]
     candidates = same or [n for n in names if fold(n).startswith(folded)]
     if len(candidates) == 1:
         return candidates[0]
@@ -140,3 +142,22 @@ def resolve_name(requested: str, names: list[str]) -> str:
         )
     check_known_files(names, [requested])  # raises: unknown, with the closest names
     raise AssertionError("unreachable")
+
+
+_PUBLICATION_SUFFIX = re.compile(r"-DU-\d{4}-\d+(?=\.[^.]*$|$)", re.IGNORECASE)
+
+
+def _spellings(name: str) -> set[str]:
+    """Zapisy nazwy pliku, które wskazują go jednoznacznie: pełna, bez rozszerzenia i bez przyrostka
+    Dziennika Ustaw („prawa-pacjenta.pdf”, „prawa-pacjenta” dla „prawa-pacjenta-DU-2009-417.pdf”)."""
+    short = _PUBLICATION_SUFFIX.sub("", name)
+    return {fold(n) for n in (name, Path(name).stem, short, Path(short).stem)}
+
+
+def resolve_acts(filters: SearchFilters, titles: dict[str, str]) -> SearchFilters:
+    """``--akt`` (nazwa albo skrót aktu: „kpc”, „k.p.c.”, „ustawa o własności lokali”) jako pliki tych aktów,
+    dołożone do ``--plik``; akt spoza indeksu to błąd z jednym zdaniem."""
+    if not filters.acts:
+        return filters
+    files = [f for act in filters.acts for f in resolve_act(act, titles)]
+    return replace(filters, files=list(dict.fromkeys([*filters.files, *files])), acts=[])

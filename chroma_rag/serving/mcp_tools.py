@@ -56,7 +56,8 @@ def build_mcp(index: Index) -> MCPServer:
         plik: Annotated[Values, Field(description="Tylko te pliki (nazwy z lista_plikow); napis albo lista.")] = None,
         typ: Annotated[
             Values,
-            Field(description="Rodzaje: ustawa, kodeks, rozporzadzenie, konstytucja, nowelizacja, dokument."),
+            Field(description="Rodzaje: ustawa, kodeks, rozporzadzenie, konstytucja, nowelizacja, umowa, regulamin, "
+                              "dokument."),
         ] = None,
         rok: Annotated[int | None, Field(description="Rok Dziennika Ustaw.")] = None,
         od_roku: Annotated[int | None, Field(description="Rok od (włącznie).")] = None,
@@ -64,13 +65,17 @@ def build_mcp(index: Index) -> MCPServer:
         art: Annotated[
             Values, Field(description="Artykuły lub paragrafy, np. 23, 385^1, '§ 6'; napis albo lista.")
         ] = None,
+        akt: Annotated[
+            Values, Field(description="Tylko te akty: skrót albo nazwa, np. kpc, k.p.c., 'ustawa o własności "
+                                      "lokali'; napis albo lista.")
+        ] = None,
         k: Annotated[int, Field(description="Ile fragmentów zwrócić.", ge=1, le=MAX_RESULTS)] = 5,
     ) -> dict[str, Any]:
         if len(pytanie) > MAX_QUESTION_CHARS:
             raise ToolError(f"Pytanie jest za długie (ponad {MAX_QUESTION_CHARS} znaków) – skróć je.")
         filters = SearchFilters(
             files=_values("plik", plik), types=_values("typ", typ), year=rok, year_from=od_roku, year_to=do_roku,
-            articles=_values("art", art),
+            articles=_values("art", art), acts=_values("akt", akt),
         )
         result = _user_errors(lambda: index.search(pytanie, k=k, filters=filters))
         names = citation_names(result, [info.path for info in index.files()])

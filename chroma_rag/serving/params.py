@@ -68,6 +68,7 @@ def _query(one: Callable[[str], Any], many: Callable[[str], list[Any]], question
         year_from=_number(one("od_roku"), "od_roku"),
         year_to=_number(one("do_roku"), "do_roku"),
         articles=_texts(many("art"), "art"),
+        acts=_texts(many("akt"), "akt"),
     )
     return Query(question.strip(), k, filters, mode)
 

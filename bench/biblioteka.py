@@ -1,0 +1,86 @@
+"""Jakość w bibliotece (issue 37): wszystkie zbiory dev na jednej bazie z 11 PDF-ami i 66 aktami biblioteki.
+
+    python bench/biblioteka.py --baza chroma_db_biblioteka [--zapisz]      (make ocena-biblioteka)
+
+Zbiory: egzaminy pięciu kodeksów z PDF-ów i sześciu kodeksów biblioteki (offline, bez planu), pytania mieszane
+i potoczne bez planu i z planami silnego modelu (odtwarzanymi przez testowy serwer czatu, jak ``make ocena-plan``),
+zbiór odwołań ``bench/odwolania-dev.jsonl`` (``bench/odwolania.py``). Wiersz: n, hit@1, hit@5, MRR, odmowy pytań
+spoza dokumentów. Z ``--zapisz`` tabela trafia do docs/BENCHMARKS.md (sekcja ``biblioteka``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from common import machine, write_section  # noqa: E402
+from llm_server import running_fake_llm  # noqa: E402
+from plan_replay import load_plans, plan_responder  # noqa: E402
+
+from chroma_rag import Index  # noqa: E402
+from chroma_rag.llm import LlmSettings  # noqa: E402
+
+DANE = ROOT.parent / "shared" / "dane"
+SETS = [
+    ("egzaminy-dev", DANE / "egzaminy-dev.jsonl", None),
+    ("egzaminy-biblioteka-dev", DANE / "egzaminy-biblioteka-dev.jsonl", None),
+    ("odwolania-dev", ROOT / "bench" / "odwolania-dev.jsonl", None),
+    ("pytania-dev", DANE / "pytania-dev.jsonl", None),
+    ("potoczne-dev", DANE / "potoczne-dev.jsonl", None),
+    ("pytania-dev + plany", DANE / "pytania-dev.jsonl", DANE / "plany-dev.jsonl"),
+    ("potoczne-dev + plany", DANE / "potoczne-dev.jsonl", DANE / "plany-potoczne-dev.jsonl"),
+]
+
+
+def evaluate(index: Index, questions: Path, plans: Path | None) -> dict:
+    if plans is None:
+        return index.evaluate(questions)
+    with running_fake_llm(plan_responder(load_plans(plans))) as server:
+        settings = LlmSettings(url=server.url, model="odtworzone-plany-0", max_retries=0)  # its own plan cache
+        return index.evaluate(questions, rewrite=True, settings=settings)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--baza", type=Path, default=ROOT / "chroma_db_biblioteka")
+    parser.add_argument("--zapisz", action="store_true")
+    parser.add_argument("--json", type=Path, help="pełne wyniki (z pudłami) do pliku")
+    args = parser.parse_args()
+    os.environ.pop("CHROMA_RAG_LLM_URL", None)
+    index = Index(args.baza)
+    documents = len(index.files())
+    rows, full = [], {}
+    for name, questions, plans in SETS:
+        result = evaluate(index, questions, plans)
+        full[name] = result
+        refusals = result["odmowy"]
+        refused = f"{refusals['poprawne']}/{refusals['spoza']}" if refusals["spoza"] else "–"
+        rows.append(f"| {name} | {result['n']} | {result['hit@1']:.3f} | {result['hit@5']:.3f} | {result['mrr']:.3f} "
+                    f"| {refused} | {refusals['utracone_trafienia']} |")
+        print(rows[-1], flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(full, ensure_ascii=False, indent=1), encoding="utf-8")
+    table = "\n".join([
+        f"Maszyna: {machine()}. Baza: {documents} dokumentów (`make ocena-biblioteka`, "
+        "`python bench/biblioteka.py --baza chroma_db_biblioteka --zapisz`). Zbiory dev – strojone na nich liczby "
+        "nie są wynikami.",
+        "",
+        "| zbiór | n | hit@1 | hit@5 | MRR | odmowy spoza | utracone trafienia |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        *rows,
+    ])
+    if args.zapisz:
+        write_section("biblioteka", table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

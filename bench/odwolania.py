@@ -1,0 +1,129 @@
+"""Zbiór odwołań (issue 37): przepisy zapisane tak, jak je piszą prawnicy, do aktów z biblioteki i spoza niej,
+w formacie ``ocena`` – ``bench/odwolania-dev.jsonl``.
+
+    python bench/odwolania.py            # tworzy zbiór od nowa (deterministycznie) z plików ../shared/dane
+
+Dla każdego aktu o nazwie z tytułu (kodeksy, ustawy, Konstytucja; bez rozporządzeń i nowelizacji) kilka
+istniejących, nieuchylonych artykułów wybranych losowo ze stałym ziarnem, każdy w innym zapisie (``rodzaj``):
+skrót bez kropek, z kropkami, wielkimi literami, z paragrafem, w pytaniu, nazwa aktu w dopełniaczu
+(„kodeksu cywilnego”, „ustawy o własności lokali”, „Prawa bankowego”, „ustawy – Prawo bankowe”), numer
+z indeksem górnym. Odwołania do aktów spoza biblioteki (``plik: null``, ``rodzaj: odwolanie-spoza``) powinny
+skończyć się zdaniem, że aktu nie ma w dokumentach – ``ocena`` liczy je jako odmowy.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from chroma_rag.ingest.acts import act_name, known_act  # noqa: E402
+from chroma_rag.ingest.chunking import chunk_document  # noqa: E402
+from chroma_rag.ingest.loading import load_document  # noqa: E402
+from chroma_rag.ingest.metadata import detect_title, detect_type  # noqa: E402
+
+DANE = ROOT.parent / "shared" / "dane"
+OUT = ROOT / "bench" / "odwolania-dev.jsonl"
+PER_ACT = 4
+KINDS = ("skrot", "skrot-kropki", "skrot-wielkie", "paragraf", "pytanie", "nazwa", "nazwa-ustawy", "indeks-gorny")
+OUTSIDE = [
+    "art. 5 k.m.", "Art. 45 kpw", "art. 12 ustawy o ochronie przyrody", "art. 5 ustawy o drogach publicznych",
+    "Co stanowi art. 15 Prawa energetycznego?", "art. 20 ustawy o podatku akcyzowym", "art. 44 Prawa wodnego",
+    "art. 8 ustawy o ochronie zwierząt", "art. 2 kodeksu morskiego", "art. 100 ustawy o transporcie drogowym",
+]
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def genitive(name: str) -> str:
+    """Nazwa aktu w dopełniaczu, jak po „art. 5 …”: „kodeksu cywilnego”, „Prawa bankowego”, „Konstytucji RP”."""
+    words = name.split()
+    head = words[0].lower()
+    if head == "kodeks":
+        return " ".join(["kodeksu", *(w[:-1] + "ego" if w.endswith("y") else w for w in words[1:])])
+    if head == "prawo":
+        rest, adjectives = [], True
+        for word in words[1:]:
+            adjectives = adjectives and word.endswith("e")
+            rest.append(word[:-1] + "ego" if adjectives else word)
+        return " ".join(["Prawa", *rest])
+    if head == "konstytucja":
+        return "Konstytucji RP"
+    if head == "ordynacja":
+        return "Ordynacji podatkowej"
+    if head == "karta":
+        return "Karty Nauczyciela"
+    return f"ustawy {name}"  # "o własności lokali"
+
+
+def spelled(art: str, kind: str, name: str, short: str, date: str = "") -> str | None:
+    bare = re.sub(r"[\s.]", "", short).lower()
+    number = art.replace("^", "")  # lawyers type "art. 505^1" as 505^1, 505¹ or 505[1]
+    if "^" in art:
+        base, sup = art.split("^")
+        number = f"{base}{sup.translate(_SUPERSCRIPT)}" if kind == "indeks-gorny" else f"{base}^{sup}"
+    elif kind == "indeks-gorny":
+        return None
+    return {
+        "skrot": f"art {number} {bare}",
+        "skrot-kropki": f"art. {number} {short}",
+        "skrot-wielkie": f"Art. {number} {bare.upper()}",
+        "paragraf": f"art. {number} § 1 {short}",
+        "pytanie": f"Co stanowi art. {number} {short}?",
+        "nazwa": f"art. {number} {genitive(name)}",
+        "nazwa-ustawy": None if not date else f"art. {number} ustawy {date} {name}" if name.startswith("o ")
+        else f"art. {number} ustawy {date} – {name}",
+        "indeks-gorny": f"art. {number} {short}",
+    }[kind]
+
+
+def units(path: Path) -> list[str]:
+    """Artykuły pliku, które występują w nim raz i nie są uchylone."""
+    document = load_document(path)
+    seen: dict[str, int] = {}
+    repealed = set()
+    for chunk in chunk_document(document):
+        if chunk.art and chunk.part == 1 and not chunk.art.startswith("§"):
+            seen[chunk.art] = seen.get(chunk.art, 0) + 1
+            if chunk.extra.get("uchylony") or re.search(r"\((uchylony|pominięty|skreślony)\)", chunk.text[:80]):
+                repealed.add(chunk.art)
+    return [art for art, count in seen.items() if count == 1 and art not in repealed]
+
+
+def main() -> None:
+    rows = []
+    files = sorted((DANE / "ustawy").glob("*.pdf")) + sorted((DANE / "biblioteka").glob("*.txt"))
+    for path in files:
+        document = load_document(path)
+        title = detect_title(document.text)
+        kind = detect_type(title, document.text)
+        name, act = act_name(title), known_act(title)
+        if kind in ("rozporzadzenie", "nowelizacja") or not name or act is None:
+            continue
+        chosen = units(path)
+        rng = random.Random(path.name)
+        superscripted = [a for a in chosen if "^" in a]
+        picks = rng.sample(chosen, min(PER_ACT, len(chosen)))
+        if superscripted:
+            picks.append(rng.choice(superscripted))
+        for n, art in enumerate(picks):
+            kinds = ["indeks-gorny"] if "^" in art and n == len(picks) - 1 and superscripted else \
+                [KINDS[(n + len(rows)) % (len(KINDS) - 1)]]
+            date = re.search(r"z dnia \d{1,2} \w+ \d{4} r\.", title)
+            for variant in kinds:
+                text = spelled(art, variant, name, act.short, date.group(0) if date else "")
+                if text is None:
+                    variant = "skrot-kropki"
+                    text = spelled(art, variant, name, act.short)
+                rows.append({"pytanie": text, "plik": path.name, "art": [art], "rodzaj": f"odwolanie-{variant}"})
+    rows += [{"pytanie": text, "plik": None, "art": [], "rodzaj": "odwolanie-spoza"} for text in OUTSIDE]
+    OUT.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    print(f"{len(rows)} odwołań → {OUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

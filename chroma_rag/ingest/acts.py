@@ -1,0 +1,156 @@
+"""Tożsamość aktu z jego tytułu: nazwa, jaką się go cytuje („Kodeks postępowania cywilnego”, „o własności
+lokali”, „Prawo bankowe”) i zwyczajowy skrót („k.p.c.”, „u.w.l.”, „pr. bank.”).
+
+Tytuł pochodzi z samego dokumentu (``metadata.detect_title``: pierwsza linia pliku tekstowego, blok tytułowy
+PDF-a), więc skrót nie zależy od nazwy pliku. Moduł bez lematów: dopasowanie odwołań w pytaniu (odmiana,
+„Kodeksem karnym”, „ustawy o …”) robi ``retrieval.references`` na lematach nazw stąd."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KnownAct:
+    """Akt o zwyczajowym skrócie: ``name`` – nazwa z tytułu, małymi literami, w mianowniku (jak w tytule
+    aktu po dacie), ``short`` – skrót pokazywany przy cytacie, ``spellings`` – inne zapisy skrótu."""
+
+    short: str
+    name: str
+    spellings: tuple[str, ...] = ()
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Skrót i jego inne zapisy bez kropek, spacji i wielkości liter („kpc”, „prbank”)."""
+        return tuple(dict.fromkeys(abbreviation_key(s) for s in (self.short, *self.spellings)))
+
+
+# Customary abbreviations of Polish legal writing (codes first). A reference spelled with any of them, with or
+# without dots and in any case ("art 90 kc", "art. 148 § 1 KK"), names the act whose title names it.
+KNOWN_ACTS = (
+    KnownAct("k.c.", "kodeks cywilny"),
+    KnownAct("k.p.c.", "kodeks postępowania cywilnego"),
+    KnownAct("k.k.", "kodeks karny"),
+    KnownAct("k.p.k.", "kodeks postępowania karnego"),
+    KnownAct("k.k.w.", "kodeks karny wykonawczy"),
+    KnownAct("k.k.s.", "kodeks karny skarbowy"),
+    KnownAct("k.w.", "kodeks wykroczeń"),
+    KnownAct("k.p.w.", "kodeks postępowania w sprawach o wykroczenia", ("k.p.s.w.",)),
+    KnownAct("k.p.", "kodeks pracy"),
+    KnownAct("k.p.a.", "kodeks postępowania administracyjnego"),
+    KnownAct("k.r.o.", "kodeks rodzinny i opiekuńczy"),
+    KnownAct("k.s.h.", "kodeks spółek handlowych"),
+    KnownAct("k.m.", "kodeks morski"),
+    KnownAct("k. wyb.", "kodeks wyborczy", ("k.wyb.",)),
+    KnownAct("Konstytucja RP", "konstytucja rzeczypospolitej polskiej", ("Konstytucja", "Konst.", "Konst. RP")),
+    KnownAct("p.p.s.a.", "prawo o postępowaniu przed sądami administracyjnymi"),
+    KnownAct("o.p.", "ordynacja podatkowa", ("ord. pod.",)),
+    KnownAct("pr. bank.", "prawo bankowe", ("p.b.", "pr.bank.")),
+    KnownAct("pr. bud.", "prawo budowlane", ("p.bud.",)),
+    KnownAct("p.z.p.", "prawo zamówień publicznych", ("pzp",)),
+    KnownAct("p.u.", "prawo upadłościowe", ("pr. upadł.",)),
+    KnownAct("p.r.", "prawo restrukturyzacyjne", ("pr. restr.",)),
+    KnownAct("p.o.ś.", "prawo ochrony środowiska"),
+    KnownAct("p.w.p.", "prawo własności przemysłowej"),
+    KnownAct("p.p.m.", "prawo prywatne międzynarodowe"),
+    KnownAct("pr. not.", "prawo o notariacie", ("p.n.",)),
+    KnownAct("u.s.p.", "prawo o ustroju sądów powszechnych", ("p.u.s.p.",)),
+    KnownAct("pr. adw.", "prawo o adwokaturze", ("p.o.a.",)),
+    KnownAct("p.a.s.c.", "prawo o aktach stanu cywilnego"),
+    KnownAct("pr. farm.", "prawo farmaceutyczne"),
+    KnownAct("pr. pras.", "prawo prasowe"),
+    KnownAct("p.r.d.", "prawo o ruchu drogowym"),
+    KnownAct("pr. spółdz.", "prawo spółdzielcze"),
+    KnownAct("pr. łow.", "prawo łowieckie"),
+    KnownAct("p.o.", "prawo oświatowe"),
+    KnownAct("p.s.w.n.", "prawo o szkolnictwie wyższym i nauce"),
+    KnownAct("pr. aut.", "o prawie autorskim i prawach pokrewnych", ("u.p.a.p.p.",)),
+    KnownAct("u.k.w.h.", "o księgach wieczystych i hipotece"),
+    KnownAct("u.g.n.", "o gospodarce nieruchomościami"),
+    KnownAct("u.w.l.", "o własności lokali"),
+    KnownAct("u.s.g.", "o samorządzie gminnym"),
+    KnownAct("u.s.pow.", "o samorządzie powiatowym"),
+    KnownAct("u.s.w.", "o samorządzie województwa"),
+    KnownAct("u.o.k.k.", "o ochronie konkurencji i konsumentów"),
+    KnownAct("u.p.k.", "o prawach konsumenta"),
+    KnownAct("u.k.k.", "o kredycie konsumenckim"),
+    KnownAct("u.p.d.o.f.", "o podatku dochodowym od osób fizycznych"),
+    KnownAct("u.p.t.u.", "o podatku od towarów i usług", ("VAT",)),
+    KnownAct("u.k.s.c.", "o kosztach sądowych w sprawach cywilnych"),
+    KnownAct("u.k.r.s.", "o krajowym rejestrze sądowym", ("u.KRS",)),
+    KnownAct("u.o.r.", "o rachunkowości"),
+    KnownAct("u.s.u.s.", "o systemie ubezpieczeń społecznych"),
+    KnownAct("u.e.r.f.u.s.", "o emeryturach i rentach z funduszu ubezpieczeń społecznych"),
+    KnownAct("u.f.p.", "o finansach publicznych"),
+    KnownAct("u.p.z.p.", "o planowaniu i zagospodarowaniu przestrzennym"),
+    KnownAct("u.o.p.l.", "o ochronie praw lokatorów, mieszkaniowym zasobie gminy i o zmianie kodeksu cywilnego"),
+    KnownAct("u.s.m.", "o spółdzielniach mieszkaniowych"),
+    KnownAct("u.z.r.", "o zastawie rejestrowym i rejestrze zastawów"),
+    KnownAct("u.z.z.", "o związkach zawodowych"),
+    KnownAct("u.k.s.", "o komornikach sądowych"),
+    KnownAct("u.k.kom.", "o kosztach komorniczych"),
+    KnownAct("u.p.p.f.t.", "o przeciwdziałaniu praniu pieniędzy oraz finansowaniu terroryzmu"),
+    KnownAct("u.o.d.o.", "o ochronie danych osobowych"),
+    KnownAct("u.p.p.", "o prawach pacjenta i rzeczniku praw pacjenta"),
+    KnownAct("u.z.l.", "o zawodach lekarza i lekarza dentysty"),
+    KnownAct("u.d.l.", "o działalności leczniczej"),
+    KnownAct("u.o.z.p.", "o ochronie zdrowia psychicznego"),
+    KnownAct("u.p.e.a.", "o postępowaniu egzekucyjnym w administracji"),
+    KnownAct("u.o.p.z.", "o odpowiedzialności podmiotów zbiorowych za czyny zabronione pod groźbą kary"),
+    KnownAct("u.r.p.", "o radcach prawnych"),
+    KnownAct("u.f.r.", "o fundacji rodzinnej"),
+    KnownAct("u.o.c.", "o cudzoziemcach"),
+    KnownAct("u.p.i.p.", "o państwowej inspekcji pracy"),
+    KnownAct("u.o.l.", "o lasach"),
+    KnownAct("u.o.p.", "o policji"),
+    KnownAct("KN", "karta nauczyciela", ("k.n.",)),
+)
+
+_DATE = r"z\s+dnia\s+\d{1,2}\s+\w+\s+\d{4}\s*r\.?"
+# "USTAWA z dnia 23 kwietnia 1964 r. Kodeks cywilny", "Ustawa z dnia … r. - Prawo bankowe",
+# "ROZPORZĄDZENIE MINISTRA ZDROWIA z dnia … r. w sprawie …": the name is what follows the date
+_NAME_AFTER_DATE = re.compile(r"^[^\n]{0,120}?" + _DATE + r"\s*[-–—:]?\s*(.+)$", re.IGNORECASE | re.DOTALL)
+# "KONSTYTUCJA RZECZYPOSPOLITEJ POLSKIEJ z dnia 2 kwietnia 1997 r.": the name comes before it
+_NAME_BEFORE_DATE = re.compile(r"^(.+?)\s+" + _DATE + r"\s*$", re.IGNORECASE | re.DOTALL)
+_QUOTES = str.maketrans({"„": "", "”": "", "“": "", '"': "", "«": "", "»": ""})
+
+
+def act_name(title: str) -> str:
+    """Nazwa, pod jaką akt się cytuje, wzięta z tytułu: „Kodeks cywilny”, „o własności lokali”,
+    „Konstytucja Rzeczypospolitej Polskiej”; pusty napis, gdy tytuł nie ma postaci tytułu aktu."""
+    text = " ".join(title.translate(_QUOTES).split()).rstrip(".")
+    after = _NAME_AFTER_DATE.match(text)
+    name = after.group(1) if after else ""
+    if not name:
+        before = _NAME_BEFORE_DATE.match(text)
+        name = before.group(1) if before and before.group(1).lower().startswith("konstytucja") else ""
+    name = name.strip(" -–—").rstrip(".")
+    if name.isupper():  # "KODEKS CYWILNY" in a print's title block
+        name = name.lower()
+    return name[:1].upper() + name[1:] if name and not name.startswith(("o ", "w ")) else name
+
+
+def known_act(title: str) -> KnownAct | None:
+    """Akt o zwyczajowym skrócie, którego nazwę podaje tytuł (nowelizacja „o zmianie ustawy – Kodeks …” nim
+    nie jest)."""
+    return _BY_NAME.get(_name_key(act_name(title)))
+
+
+def short_name(title: str) -> str:
+    """Zwyczajowy skrót aktu („k.p.c.”) albo pusty napis."""
+    act = known_act(title)
+    return act.short if act else ""
+
+
+def abbreviation_key(text: str) -> str:
+    """Skrót bez kropek, spacji i wielkości liter: „K.P.C.”, „k. p. c.” i „kpc” to ten sam klucz."""
+    return re.sub(r"[\s.]", "", text).lower()
+
+
+def _name_key(name: str) -> str:
+    return " ".join(re.sub(r"[,–—-]", " ", name.lower()).split())
+
+
+_BY_NAME = {_name_key(act.name): act for act in KNOWN_ACTS}
+BY_ABBREVIATION = {key: act for act in KNOWN_ACTS for key in act.keys}

@@ -1,0 +1,154 @@
+"""Odwołania, jakie piszą prawnicy („art 90 kc”, „art. 148 § 1 KK”, „art. 5 ustawy o własności lokali”), na
+prawdziwej bazie z aktami, które mają te same numery artykułów: Kodeks wykroczeń (PDF) i trzy ustawy z biblioteki
+(tekst). Wskazana jednostka jest pierwsza w każdej powierzchni (API, CLI, JSON API strony, MCP, ``pytaj``), akt
+spoza indeksu to jedno polskie zdanie, ``--akt`` filtruje po nazwie albo skrócie, ``--plik`` przyjmuje nazwę
+bez przyrostka Dziennika Ustaw."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+import requests
+from conftest import USTAWY, run_cli
+from llm_server import llm_environment
+from mcp import Client
+from serving_support import running_server
+
+from chroma_rag import Index
+from chroma_rag.errors import UnknownAct
+from chroma_rag.filters import SearchFilters
+
+LIBRARY = USTAWY.parent / "biblioteka"
+PETTY = "kodeks-wykroczen-DU-1971-114.pdf"
+FLATS = "o-wlasnosci-lokali-DU-1994-388.txt"
+PRESS = "prawo-prasowe-DU-1984-24.txt"
+BAILIFF_COSTS = "o-kosztach-komorniczych-DU-2018-770.txt"
+
+# every spelling kind of a reference, with the file whose unit must come first (each of these acts has an art. 10)
+SPELLINGS = {
+    "art 10 kw": (PETTY, "10"),  # abbreviation without dots, lower case
+    "art. 10 k.w.": (PETTY, "10"),  # with dots
+    "Art. 10 KW": (PETTY, "10"),  # upper case
+    "art. 10 k. w.": (PETTY, "10"),  # dots and spaces
+    "art. 10 § 2 kw": (PETTY, "10"),  # with a paragraph of the article
+    "Co mówi art. 12 k.w.?": (PETTY, "12"),  # inside a question
+    "art. 10 kodeksu wykroczeń": (PETTY, "10"),  # the code's name, declined
+    "artykuł 10 Kodeksu wykroczeń": (PETTY, "10"),
+    "art. 10 ustawy o własności lokali": (FLATS, "10"),  # a statute by its subject
+    "art. 10 ustawy z dnia 24 czerwca 1994 r. o własności lokali": (FLATS, "10"),  # with its date
+    "art. 10 u.w.l.": (FLATS, "10"),  # a statute's customary abbreviation
+    "art. 10 uwl": (FLATS, "10"),
+    "art. 10 Prawa prasowego": (PRESS, "10"),  # an act named "Prawo …", declined
+    "art. 10 ustawy – Prawo prasowe": (PRESS, "10"),
+    "art. 10 pr. pras.": (PRESS, "10"),
+    "art. 10 ustawy o kosztach komorniczych": (BAILIFF_COSTS, "10"),
+}
+
+
+@pytest.fixture(scope="module")
+def library_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("odwolania") / "db"
+    Index(db).add([USTAWY / PETTY, LIBRARY / FLATS, LIBRARY / PRESS, LIBRARY / BAILIFF_COSTS])
+    return db
+
+
+def test_every_spelling_puts_the_cited_unit_first(library_db: Path) -> None:
+    index = Index(library_db)
+    for question, (file, art) in SPELLINGS.items():
+        hits = index.search(question, k=5)
+        assert hits, question  # never "nothing relevant"
+        assert (hits[0].file, hits[0].art) == (file, art), question
+        assert hits[0].cited
+
+
+def test_two_references_keep_their_order_and_the_rest_ranks_the_rest(library_db: Path) -> None:
+    hits = Index(library_db).search("art. 12 u.w.l. i art 10 kw – czy wspólnota może sprzedać lokal?", k=5)
+    assert [(h.file, h.art) for h in hits[:2]] == [(FLATS, "12"), (PETTY, "10")]
+    assert len({(h.file, h.art) for h in hits}) == 5  # the question's own ranking fills the rest
+
+
+def test_citation_shows_the_customary_abbreviation(library_db: Path, capsys) -> None:
+    hit = Index(library_db).search("art 10 kw", k=1)[0]
+    assert hit.cited_unit == "art. 10 k.w." and hit.metadata["skrot"] == "k.w."
+    assert hit.to_json()["skrot"] == "k.w."
+    code, out, _ = run_cli(capsys, "szukaj", "art 10 kw", "--baza", library_db, "-k", "1")
+    assert code == 0 and f"1. {PETTY} · art. 10 k.w." in out
+
+
+def test_an_act_not_indexed_is_one_polish_sentence(library_db: Path, capsys) -> None:
+    index = Index(library_db)
+    with pytest.raises(UnknownAct) as raised:
+        index.search("art. 148 § 1 kk", k=5)
+    assert "Aktu „kk” (Kodeks karny) nie ma w dokumentach" in str(raised.value)
+    with pytest.raises(UnknownAct, match="Aktu „ustawy o fundacjach politycznych"):
+        index.search("art. 5 ustawy o fundacjach politycznych", k=5)
+    code, out, err = run_cli(capsys, "szukaj", "Co mówi art. 505 k.p.c.?", "--baza", library_db)
+    assert code == 1 and not out
+    assert err.count("\n") == 1 and "Aktu „k.p.c.” (Kodeks postępowania cywilnego) nie ma w dokumentach" in err
+    assert "Traceback" not in err
+
+
+def test_akt_filter_by_name_or_abbreviation(library_db: Path, capsys) -> None:
+    index = Index(library_db)
+    for act in ("kw", "K.W.", "Kodeks wykroczeń"):
+        hits = index.search("kara grzywny", k=5, filters=SearchFilters(acts=[act]))
+        assert hits and {h.file for h in hits} == {PETTY}, act
+    both = index.search("lokal", k=10, filters=SearchFilters(acts=["ustawa o własności lokali", "pr. pras."]))
+    assert {h.file for h in both} <= {FLATS, PRESS} and FLATS in {h.file for h in both}
+    code, out, _ = run_cli(capsys, "szukaj", "kara grzywny", "--akt", "kw", "--baza", library_db, "--json")
+    assert code == 0 and {h["plik"] for h in json.loads(out)["wyniki"]} == {PETTY}
+    code, _, err = run_cli(capsys, "szukaj", "kara", "--akt", "kpk", "--baza", library_db)
+    assert code == 2 and "Aktu „kpk” (Kodeks postępowania karnego) nie ma w dokumentach" in err
+    assert "--akt" not in err or "chroma-rag lista" in err
+
+
+def test_plik_without_the_publication_suffix(library_db: Path, capsys) -> None:
+    code, out, err = run_cli(capsys, "szukaj", "lokal", "--plik", "o-wlasnosci-lokali.txt", "--baza", library_db,
+                             "--json")
+    assert code == 0, err
+    assert {h["plik"] for h in json.loads(out)["wyniki"]} == {FLATS}
+
+
+def test_page_api_cites_first_and_speaks_to_a_team_member(library_db: Path) -> None:
+    with running_server(library_db) as base:
+        found = requests.get(f"{base}/api/szukaj", params={"q": "art 10 kw", "k": 3}, timeout=60).json()
+        assert (found["wyniki"][0]["plik"], found["wyniki"][0]["art"]) == (PETTY, "10")
+        filtered = requests.get(f"{base}/api/szukaj", params={"q": "kara", "akt": "k.w."}, timeout=60).json()
+        assert {h["plik"] for h in filtered["wyniki"]} == {PETTY}
+        missing = requests.get(f"{base}/api/szukaj", params={"q": "art. 148 kk"}, timeout=60)
+        assert missing.status_code == 404
+        said = missing.json()["blad"]
+        assert "Aktu „kk” (Kodeks karny) nie ma w dokumentach" in said and "chroma-rag" not in said
+        bad_filter = requests.get(f"{base}/api/szukaj", params={"q": "kara", "akt": "kpk"}, timeout=60)
+        assert bad_filter.status_code == 404 and "wybierz akt z listy" in bad_filter.json()["blad"]
+
+
+def test_mcp_cites_first_with_the_abbreviation(library_db: Path) -> None:
+    with running_server(library_db) as base:
+        async def main() -> None:
+            async with Client(f"{base}/mcp") as client:
+                result = await client.call_tool("szukaj", {"pytanie": "art. 10 ustawy o własności lokali", "k": 3})
+                first = json.loads(result.content[0].text)["wyniki"][0]
+                assert (first["plik"], first["jednostka"]) == (FLATS, "art. 10")
+                assert first["cytat"] == f"[{FLATS}, art. 10 u.w.l.]"
+                filtered = await client.call_tool("szukaj", {"pytanie": "kara", "akt": "kw"})
+                assert {h["plik"] for h in json.loads(filtered.content[0].text)["wyniki"]} == {PETTY}
+                missing = await client.call_tool("szukaj", {"pytanie": "art. 148 kk"})
+                assert missing.is_error and "Aktu „kk” (Kodeks karny) nie ma w dokumentach" in missing.content[0].text
+                assert "lista_plikow" in missing.content[0].text and "chroma-rag" not in missing.content[0].text
+
+        anyio.run(main)
+
+
+def test_pytaj_sends_the_cited_unit_as_the_best_fragment(library_db: Path, monkeypatch, tmp_path, capsys) -> None:
+    with llm_environment(monkeypatch, tmp_path, "klucz") as fake:
+        monkeypatch.setenv("CHROMA_RAG_PRZEPISZ", "0")
+        code, _, err = run_cli(capsys, "pytaj", "Co stanowi art. 10 Prawa prasowego?", "--baza", library_db)
+        assert code == 0, err
+        sent = fake.requests[-1].body["messages"][-1]["content"]
+        # fragments go from the least to the most relevant: the cited unit stands right before the question
+        last_block = sent.rsplit("=== Fragment", 1)[1]
+        assert f"{PRESS}, art. 10 pr. pras.]" in last_block.split("\n", 1)[0]
