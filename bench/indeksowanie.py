@@ -6,7 +6,7 @@ W jednym przebiegu, na tych samych plikach (``../shared/dane/biblioteka``, 66 us
 N po nazwie, do szybkich prób):
 
 - sam model: ``embed_passages`` na dokładnie tych tekstach do embeddingu, które tworzy ``indeksuj`` (``prepare_file``),
-  tymi samymi porcjami (plik po pliku, po ``CACHE_BATCH``);
+  tymi samymi porcjami (plik po pliku, po ``call_size``);
 - pełne ``indeksuj`` (``Index.add`` z postępem CLI, jak ``chroma-rag indeksuj``) do świeżej bazy tymczasowej: wczytanie,
   cięcie, model, zapis do Chromy, rejestr, sprzątanie i indeks słów.
 
@@ -40,7 +40,7 @@ from chroma_rag import api as index_api  # noqa: E402
 from chroma_rag.embedding.embedder import Embedder, get_embedder  # noqa: E402
 from chroma_rag.indexing.discovery import collect_files, fingerprint  # noqa: E402
 from chroma_rag.indexing.preparing import prepare_file  # noqa: E402
-from chroma_rag.indexing.vector_reuse import CACHE_BATCH  # noqa: E402
+from chroma_rag.indexing.vector_reuse import call_size  # noqa: E402
 
 LIBRARY = ROOT.parent / "shared" / "dane" / "biblioteka"
 # stages of IndexReport.seconds done in background threads: they count only through the main thread's waits
@@ -70,11 +70,12 @@ def embed_texts(files: list[Path]) -> tuple[list[list[str]], float]:
 
 
 def model_alone(embedder: Embedder, texts: list[list[str]]) -> Run:
-    """Sam model: te same porcje co ``vector_reuse.embed_with_reuse`` (plik po pliku, po ``CACHE_BATCH``)."""
+    """Sam model: te same porcje co ``vector_reuse.embed_with_reuse`` (plik po pliku, po ``call_size``)."""
+    size = call_size(embedder)
     started, cpu = time.perf_counter(), cpu_now()
     for file_texts in texts:
-        for start in range(0, len(file_texts), CACHE_BATCH):
-            embedder.embed_passages(file_texts[start : start + CACHE_BATCH])
+        for start in range(0, len(file_texts), size):
+            embedder.embed_passages(file_texts[start : start + size])
     return Run("model", time.perf_counter() - started, cpu_now() - cpu)
 
 
@@ -148,13 +149,14 @@ def main() -> None:
                 print(f"{time.strftime('%H:%M:%S')} {kind}: {run.wall:.1f} s ({fragments / run.wall:.2f} fragm./s), "
                       f"CPU {run.cpu:.1f} s, obciążenie przed {load:.1f}", flush=True)
 
-    body = report(args, files, fragments, prepare_s, runs)
+    body = report(args, files, fragments, prepare_s, runs, call_size(embedder))
     print(body)
     if args.zapisz:
         write_section("indeksowanie", body)
 
 
-def report(args: argparse.Namespace, files: list[Path], fragments: int, prepare_s: float, runs: list[Run]) -> str:
+def report(args: argparse.Namespace, files: list[Path], fragments: int, prepare_s: float, runs: list[Run],
+           size: int) -> str:
     model = [r for r in runs if r.kind == "model"]
     full = [r for r in runs if r.kind == "indeksuj"]
     model_wall = statistics.median(r.wall for r in model)
@@ -177,7 +179,7 @@ def report(args: argparse.Namespace, files: list[Path], fragments: int, prepare_
               f"{f' --model {args.model}' if args.model != 'lokalny' else ''} --zapisz")
     model_in_full = statistics.median(r.stages.get("embedding", 0.0) for r in full)
     rows = "\n".join([
-        f"| sam model (`embed_passages`, porcje po {CACHE_BATCH}) | {model_wall:.1f} s | {fragments / model_wall:.2f} "
+        f"| sam model (`embed_passages`, porcje po {size}) | {model_wall:.1f} s | {fragments / model_wall:.2f} "
         f"| {model_cpu:.1f} s | {1000 * model_cpu / fragments:.1f} |",
         f"| `indeksuj` do świeżej bazy | {full_wall:.1f} s | {fragments / full_wall:.2f} | {full_cpu:.1f} s "
         f"| {1000 * full_cpu / fragments:.1f} |",

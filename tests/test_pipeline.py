@@ -196,3 +196,23 @@ def test_vector_cache_reads_only_what_was_appended_since_the_last_load(tmp_path)
     assert np.array_equal(cache.load(["e" * 32])["e" * 32], np.full(4, 2))
     cache.clean()
     assert not cache._mine.exists()
+
+
+def test_an_embedding_server_gets_its_own_batch_size_not_the_cache_batch(tmp_path, monkeypatch):
+    # a GPU server behind Ollama / openai: takes CHROMA_RAG_EMBED_PACZKA fragments per request (default 32 for
+    # Ollama); requests of 16 (the vector cache's batch) would leave it half idle
+    from ollama_server import OllamaTestServer
+
+    from chroma_rag.indexing.vector_reuse import CACHE_BATCH
+
+    docs = tmp_path / "docs"
+    write_docs(docs, ["dlugi.txt"], paragraphs=40)
+    server = OllamaTestServer().start()
+    try:
+        monkeypatch.setenv("OLLAMA_URL", server.url)
+        monkeypatch.delenv("CHROMA_RAG_EMBED_PACZKA", raising=False)
+        report = Index(tmp_path / "db", model="ollama:multilingual-e5-small").add([docs])
+        sizes = [len(payload["input"]) for _, payload in server.requests if len(payload["input"]) > 1]
+    finally:
+        server.stop()
+    assert report.chunks == 40 and sizes == [32, 8] and max(sizes) > CACHE_BATCH

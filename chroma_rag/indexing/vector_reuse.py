@@ -14,6 +14,12 @@ from .report import Progress
 CACHE_BATCH = 16  # vectors per model call; an interruption loses at most one such batch
 
 
+def call_size(embedder: Embedder) -> int:
+    """Fragmenty na jedno wywołanie modelu: ``CACHE_BATCH``, a dla serwera (Ollama, ``openai:``) jego paczka, gdy
+    większa – każde zapytanie HTTP z 16 fragmentami zostawiałoby GPU serwera w połowie bezczynne."""
+    return max(CACHE_BATCH, int(getattr(embedder, "batch_size", 0) or 0))
+
+
 def embed_with_reuse(
     prepared: PreparedFile,
     reusable: dict[str, np.ndarray],
@@ -35,8 +41,9 @@ def embed_with_reuse(
         else:
             missing.append(i)
     progress.advance(len(hashes) - len(missing))
-    for start in range(0, len(missing), CACHE_BATCH):
-        batch = missing[start : start + CACHE_BATCH]
+    size = call_size(embedder)
+    for start in range(0, len(missing), size):
+        batch = missing[start : start + size]
         vectors[batch] = embedder.embed_passages([prepared.embed_texts[i] for i in batch], progress=progress.advance)
         if cache is not None:
             cache.append([hashes[i] for i in batch], vectors[batch])
