@@ -43,7 +43,9 @@ from .storage.store import Store
 
 @dataclass
 class FileInfo:
-    """Zaindeksowany plik: nazwa, rodzaj, rok, liczba fragmentów i modele, którymi go zaindeksowano."""
+    """Zaindeksowany plik: nazwa, rodzaj, rok, liczba fragmentów, modele, którymi go zaindeksowano, i akt: tytuł
+    z metadanych fragmentów (``tytul``), nazwa, pod jaką się go cytuje (``act``: „Kodeks postępowania cywilnego”,
+    „o własności lokali”; pusta dla dokumentu, który nie jest aktem), i zwyczajowy skrót (``short``: „k.p.c.”)."""
 
     name: str
     path: str
@@ -52,6 +54,22 @@ class FileInfo:
     chunks: int
     models: list[str] = field(default_factory=list)
     other_paths: list[str] = field(default_factory=list)  # the same document (content) under other paths
+    title: str = ""
+    act: str = ""
+    short: str = ""
+
+    @classmethod
+    def titled(cls, name: str, path: str, doc_type: str, year: int, chunks: int, title: str) -> FileInfo:
+        from .ingest.acts import act_name, short_name
+
+        return cls(name, path, doc_type, year, chunks, title=title, act=act_name(title), short=short_name(title))
+
+    @property
+    def label(self) -> str:
+        """Nazwa do pokazania: „Kodeks pracy”, „Ustawa o własności lokali”, tytuł dokumentu użytkownika."""
+        from .retrieval.act_labels import act_label
+
+        return act_label(self.title)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -62,6 +80,9 @@ class FileInfo:
             "fragmenty": self.chunks,
             "modele": self.models,
             "inne_sciezki": self.other_paths,
+            "tytul": self.title,
+            "akt": self.act,
+            "skrot": self.short,
         }
 
 
@@ -249,11 +270,17 @@ class Index:
         self.store.require_existing()
         with read_session(self.store):
             records = Registry(self.store.client).records()
+            # the act's title as its fragments carry it; read once per collection version (Retrieval.file_titles)
+            titles: dict[str, dict[str, str]] = {
+                model: self.retrieval.file_titles(model, dim) for model, dim in self.store.indexed_models().items()
+            }
         infos: dict[str, FileInfo] = {}
         for record in sorted(records, key=lambda r: (r.same_as is not None, r.model)):
             owner = owner_of(records, record) or record
+            title = titles.get(owner.model, {}).get(owner.name) or ""
             info = infos.setdefault(
-                owner.path, FileInfo(owner.name, owner.path, owner.doc_type, owner.year, len(owner.chunk_ids))
+                owner.path,
+                FileInfo.titled(owner.name, owner.path, owner.doc_type, owner.year, len(owner.chunk_ids), title),
             )
             if record.model not in info.models:
                 info.models.append(record.model)

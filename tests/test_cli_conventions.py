@@ -302,7 +302,7 @@ def test_pytaj_lista_ocena_json_key_order(capsys, small_db, tmp_path):
     assert list(json.loads(out)) == ["odpowiedz", "fragmenty", "uzycie", "model", "niepasujace_cytaty",
                                      "plan", "powod"]
     listed = json.loads(run_cli(capsys, "lista", "--json", "--baza", small_db)[1])
-    listed_keys = ["plik", "sciezka", "typ", "rok", "fragmenty", "modele", "inne_sciezki"]
+    listed_keys = ["plik", "sciezka", "typ", "rok", "fragmenty", "modele", "inne_sciezki", "tytul", "akt", "skrot"]
     assert [list(item) for item in listed] == [listed_keys] * 2
     questions = tmp_path / "pytania.jsonl"
     questions.write_text(json.dumps({"pytanie": "Kiedy zebranie?", "plik": "notatka.txt", "art": []}) + "\n")

@@ -42,8 +42,27 @@ def opened(browser, base: str, width: int | None = None):
     if width:
         page.set_viewport_size({"width": width, "height": 740})
     page.goto(base)
-    page.wait_for_selector("#plik option:nth-child(3)", state="attached")  # filters filled from the index
+    page.wait_for_selector("#plik[data-gotowe]", state="attached")  # filters filled from the index
     return page
+
+
+def choose(page, *names: str) -> None:
+    """Wybiera pliki w polu wyboru: wpisana nazwa, pierwsza pozycja listy, Enter."""
+    for name in names:
+        page.fill("#plik-szukaj", name)
+        assert page.inner_text("#plik-lista .opcja.aktywna .nazwa") == name
+        page.press("#plik-szukaj", "Enter")
+        page.wait_for_selector(f"#plik-wybrane .zeton .nazwa:text-is('{name}')")
+
+
+def chosen(page) -> list[str]:
+    """Wybrane pliki (żetony pod polem wyboru), w kolejności wyboru."""
+    return page.locator("#plik-wybrane .zeton .nazwa").all_inner_texts()
+
+
+def unchoose(page, name: str) -> None:
+    page.locator("#plik-wybrane .zeton", has=page.locator(f".nazwa:text-is('{name}')")).locator(".usun").click()
+    page.wait_for_selector(f"#plik-wybrane .zeton .nazwa:text-is('{name}')", state="detached")
 
 
 def search(page, question: str) -> None:
@@ -54,7 +73,7 @@ def search(page, question: str) -> None:
 
 def test_search_unit_and_streamed_answer(browser, base: str, tmp_path: Path) -> None:
     page = opened(browser, base)
-    page.select_option("#plik", PATIENTS)
+    choose(page, PATIENTS)
     search(page, "prawo do informacji o stanie zdrowia")
     headers = page.locator("#wyniki li .naglowek").all_inner_texts()
     assert headers and all(PATIENTS in header for header in headers)
@@ -133,7 +152,7 @@ def test_citation_of_a_same_named_file_links_to_that_file(browser, same_named_db
         with running_server(same_named_db) as url:
             page = browser.new_page()
             page.goto(url)
-            page.wait_for_selector("#plik option:nth-child(2)", state="attached")
+            page.wait_for_selector("#plik[data-gotowe]", state="attached")
             search(page, "Komu zgłasza się urlop od pracy przy serwerach?")
             page.locator("#wyniki li", has_text="administratorowi").locator(".cala-jednostka").click()
             page.wait_for_selector("#jednostka[open] .wersja")
@@ -164,7 +183,7 @@ def test_page_ranges_are_numbers_in_results_and_sources(browser, base: str) -> N
     import re
 
     page = opened(browser, base)
-    page.select_option("#plik", PATIENTS)
+    choose(page, PATIENTS)
     search(page, "prawo do informacji o stanie zdrowia")
     headers = page.locator("#wyniki li .naglowek").all_inner_texts()
     assert headers and all(re.search(PAGE_RANGE, header) for header in headers), headers
@@ -224,7 +243,7 @@ def test_fragment_with_a_long_line_fits_a_phone(browser, tmp_path: Path) -> None
         page = browser.new_page()
         page.set_viewport_size({"width": 390, "height": 740})
         page.goto(url)
-        page.wait_for_selector("#plik option:nth-child(2)", state="attached")
+        page.wait_for_selector("#plik[data-gotowe]", state="attached")
         search(page, "umowa najmu lokalu")
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         headers = page.locator("#wyniki li .naglowek").all_inner_texts()
@@ -243,11 +262,13 @@ def test_same_named_files_are_told_apart_in_the_filter(browser, same_named_db: P
     with running_server(same_named_db) as url:
         page = browser.new_page()
         page.goto(url)
-        page.wait_for_selector("#plik option:nth-child(3)", state="attached")
-        labels = page.locator("#plik option").all_inner_texts()[1:]
+        page.wait_for_selector("#plik[data-gotowe]", state="attached")
+        page.fill("#plik-szukaj", "regulamin")
+        labels = page.locator("#plik-lista .opcja .nazwa").all_inner_texts()
         assert len(labels) == 2 and labels[0] != labels[1], labels
-        assert all("regulamin.md" in label for label in labels)
-        page.select_option("#plik", index=2)
+        assert all(label.endswith("/regulamin.md") for label in labels), labels
+        page.locator("#plik-lista .opcja").nth(1).click()
+        assert chosen(page) == [labels[1]]
         search(page, "urlop")
         names = page.locator("#wyniki li .naglowek .plik").all_inner_texts()
         assert names and set(names) == {labels[1]}, names  # the chosen file only, shown with its folder
@@ -288,11 +309,11 @@ def test_search_lives_in_the_address_and_back_forward_work(browser, base: str) -
     page.goto(f"{base}/?q=prawo+do+informacji+o+stanie+zdrowia&plik={PATIENTS}")  # a shared link
     page.wait_for_selector("#wyniki li")
     assert page.input_value("#pytanie") == "prawo do informacji o stanie zdrowia"
-    assert page.input_value("#plik") == PATIENTS
+    assert chosen(page) == [PATIENTS]
     headers = page.locator("#wyniki li .naglowek").all_inner_texts()
     assert headers and all(PATIENTS in header for header in headers)
 
-    page.select_option("#plik", "")
+    unchoose(page, PATIENTS)
     page.fill("#pytanie", "przetwarzanie danych osobowych")
     page.press("#pytanie", "Enter")  # Enter searches
     until(page, "document.getElementById('pytanie').value && location.search.includes('przetwarzanie')")
@@ -301,7 +322,7 @@ def test_search_lives_in_the_address_and_back_forward_work(browser, base: str) -
 
     page.go_back()
     until(page, "document.getElementById('pytanie').value === 'prawo do informacji o stanie zdrowia'")
-    assert page.input_value("#plik") == PATIENTS
+    assert chosen(page) == [PATIENTS]
     until(page,
         f"[...document.querySelectorAll('#wyniki li .plik')].every((e) => e.textContent === '{PATIENTS}')"
         " && document.querySelectorAll('#wyniki li').length > 0"
@@ -411,7 +432,7 @@ def test_last_questions_are_remembered_in_the_browser(browser, base: str) -> Non
 def test_copy_citation_and_answer_with_its_sources(browser, base: str) -> None:
     browser.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
     page = opened(browser, base)
-    page.select_option("#plik", PATIENTS)
+    choose(page, PATIENTS)
     search(page, "prawo do informacji o stanie zdrowia")
     page.locator("#wyniki li .kopiuj").first.click()
     page.wait_for_selector("#komunikat:has-text('Skopiowano')")
@@ -457,7 +478,7 @@ def test_all_filters_live_in_the_address(browser, base: str) -> None:
 
     page = opened(browser, base)
     page.fill("#pytanie", "dane osobowe pacjenta")
-    page.select_option("#plik", [PATIENTS, DATA_PROTECTION])
+    choose(page, PATIENTS, DATA_PROTECTION)
     page.select_option("#typ", "ustawa")
     page.fill("#od_roku", "1990")
     page.fill("#do_roku", "2010")
@@ -471,7 +492,7 @@ def test_all_filters_live_in_the_address(browser, base: str) -> None:
     assert page.locator("#wyniki li").count() == 7
     link = page.url
     page.fill("#art", "9")
-    page.select_option("#plik", [PATIENTS])
+    unchoose(page, DATA_PROTECTION)
     page.click("#szukaj")
     until(page, "location.search.includes('art=9')")
     page.wait_for_selector("#wyniki li")
@@ -479,8 +500,7 @@ def test_all_filters_live_in_the_address(browser, base: str) -> None:
 
     page.go_back()  # the earlier search with all its filters
     until(page, "document.getElementById('art').value === ''")
-    assert sorted(page.eval_on_selector("#plik", "(s) => [...s.selectedOptions].map((o) => o.value)")) == \
-        sorted([PATIENTS, DATA_PROTECTION])
+    assert chosen(page) == [PATIENTS, DATA_PROTECTION]
     assert page.input_value("#k") == "7" and page.input_value("#od_roku") == "1990"
 
     shared = browser.new_page()  # the link opens the same search
@@ -526,3 +546,141 @@ def test_watched_folders_state_is_shown(browser, two_acts_db: Path) -> None:
         until(page, "!document.getElementById('obserwowanie').textContent.includes('nowy-regulamin')", 30)
         assert "aktualny" in page.inner_text("#obserwowanie")
         page.close()
+
+
+# --- issue 37: wybór plików w bibliotece aktów -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def library_base(tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLlm) -> str:
+    """Serwer nad małą biblioteką prawdziwych aktów (Kodeks wykroczeń, KPC, ustawa o własności lokali, dane/)."""
+    from library_support import library_db
+    from serving_support import running_server
+
+    with running_server(library_db(tmp_path_factory)) as url:
+        yield url
+
+
+def options(page) -> list[str]:
+    return page.locator("#plik-lista .opcja .nazwa").all_inner_texts()
+
+
+def test_file_picker_finds_acts_by_title_and_abbreviation(browser, library_base: str) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    from library_support import CIVIL_PROCEDURE, FLATS, PETTY_OFFENCES
+
+    page = opened(browser, library_base)
+    combobox = page.locator("#plik-szukaj")
+    assert combobox.get_attribute("role") == "combobox" and combobox.get_attribute("aria-expanded") == "false"
+    for typed, first in (("kodeks wykr", PETTY_OFFENCES), ("KODEKS WYKROCZEŃ", PETTY_OFFENCES), ("kw", PETTY_OFFENCES),
+                         ("kpc", CIVIL_PROCEDURE), ("k.p.c.", CIVIL_PROCEDURE), ("K. P. C.", CIVIL_PROCEDURE),
+                         ("własności lok", FLATS), ("wlasnosci lok", FLATS), ("u.w.l.", FLATS),
+                         ("postepowania-cyw", CIVIL_PROCEDURE)):
+        page.fill("#plik-szukaj", typed)
+        assert options(page)[0] == first, (typed, options(page))
+        assert combobox.get_attribute("aria-expanded") == "true"
+        assert page.locator("#plik-lista").get_attribute("role") == "listbox"
+    page.fill("#plik-szukaj", "kodeks wykr")
+    assert options(page) == [PETTY_OFFENCES]  # the other code is "postępowania", not "wykroczeń"
+    assert "Kodeks wykroczeń · k.w. · 1971" in page.inner_text("#plik-lista .opcja")
+    page.fill("#plik-szukaj", "zxqv")
+    assert not options(page) and "Żaden plik nie pasuje" in page.inner_text("#plik-lista")
+
+    page.fill("#plik-szukaj", "kodeks wykr")
+    page.locator("#plik-lista .opcja").first.click()  # the mouse picks too
+    assert chosen(page) == [PETTY_OFFENCES] and page.locator("#plik-lista").is_hidden()
+    assert page.locator("#plik-wybrane .zeton .skrot").inner_text() == "k.w."
+    search(page, "zakłócenie spoczynku nocnego krzykiem")
+    files = set(page.locator("#wyniki li .naglowek .plik").all_inner_texts())
+    assert files == {PETTY_OFFENCES}
+    assert parse_qs(urlsplit(page.url).query)["plik"] == [PETTY_OFFENCES]
+
+    unchoose(page, PETTY_OFFENCES)  # the chip's ×: no filter any more
+    assert chosen(page) == [] and page.locator("#plik-wybrane").is_hidden()
+    page.fill("#pytanie", "właściciel lokalu i wspólnota mieszkaniowa")
+    page.click("#szukaj")
+    until(page, "!location.search.includes('plik=') && location.search.includes('wsp')")
+    page.wait_for_selector("#wyniki li")
+    assert FLATS in page.locator("#wyniki li .naglowek .plik").all_inner_texts()
+    page.close()
+
+
+def test_file_picker_works_from_the_keyboard_alone(browser, library_base: str) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    from library_support import CIVIL_PROCEDURE, FLATS, PETTY_OFFENCES
+
+    page = opened(browser, library_base)
+    combobox = page.locator("#plik-szukaj")
+    page.fill("#pytanie", "grzywna za wykroczenie")
+    page.press("#pytanie", "Tab")
+    assert page.evaluate("document.activeElement.id") == "plik-szukaj"
+
+    page.keyboard.type("kodeks")
+    assert options(page)[:2] == [CIVIL_PROCEDURE, PETTY_OFFENCES]
+    assert combobox.get_attribute("aria-activedescendant") == "plik-opcja-0"
+    page.keyboard.press("ArrowDown")
+    assert combobox.get_attribute("aria-activedescendant") == "plik-opcja-1"
+    assert page.locator("#plik-opcja-1").inner_text().startswith(PETTY_OFFENCES)
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")  # picks the highlighted file, clears the field, closes the list
+    assert chosen(page) == [PETTY_OFFENCES] and combobox.input_value() == ""
+    assert combobox.get_attribute("aria-expanded") == "false"
+    assert "Dodano filtr" in page.inner_text("#plik-stan")
+
+    page.keyboard.type("u.w.l.")
+    page.keyboard.press("Enter")
+    assert chosen(page) == [PETTY_OFFENCES, FLATS]
+    page.keyboard.press("ArrowDown")  # the closed list opens with every file; the chosen ones are marked
+    assert combobox.get_attribute("aria-expanded") == "true"
+    selected = page.locator("#plik-lista [role=option][aria-selected=true] .nazwa").all_inner_texts()
+    assert sorted(selected) == sorted([PETTY_OFFENCES, FLATS])
+    page.keyboard.press("Escape")  # closes the list, the chips stay
+    assert combobox.get_attribute("aria-expanded") == "false" and page.locator("#plik-lista").is_hidden()
+    page.keyboard.press("Backspace")  # in the empty field: removes the last chip
+    assert chosen(page) == [PETTY_OFFENCES]
+    page.keyboard.type("kpc")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Escape")  # the second Escape clears what was typed
+    assert combobox.input_value() == "" and chosen(page) == [PETTY_OFFENCES]
+
+    page.keyboard.press("Enter")  # nothing highlighted: Enter searches, as in the question field
+    page.wait_for_selector("#wyniki li")
+    assert parse_qs(urlsplit(page.url).query)["plik"] == [PETTY_OFFENCES]
+    assert set(page.locator("#wyniki li .naglowek .plik").all_inner_texts()) == {PETTY_OFFENCES}
+
+    page.focus("#plik-szukaj")
+    page.keyboard.type("k.p.c.")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    until(page, "location.search.split('plik=').length === 3")
+    assert parse_qs(urlsplit(page.url).query)["plik"] == [PETTY_OFFENCES, CIVIL_PROCEDURE]
+    page.go_back()  # Back: the earlier filter's chips come back from the address
+    until(page, "location.search.split('plik=').length === 2")
+    until(page, "document.querySelectorAll('#plik-wybrane .zeton').length === 1")
+    assert chosen(page) == [PETTY_OFFENCES]
+    page.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_file_picker_is_accessible_in_both_schemes_and_widths(browser, library_base: str, width: int,
+                                                              scheme: str, tmp_path: Path) -> None:
+    from library_support import CIVIL_PROCEDURE, FLATS
+
+    page = opened(browser, library_base, width=width)
+    page.emulate_media(color_scheme=scheme)
+    choose(page, CIVIL_PROCEDURE, FLATS)
+    page.fill("#plik-szukaj", "kodeks")
+    page.keyboard.press("ArrowDown")
+    fits = "document.documentElement.scrollWidth <= window.innerWidth"
+    assert page.evaluate(fits)
+    box = page.locator("#plik-lista").bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= width
+    assert accessibility_violations(page) == []
+    page.screenshot(path=str(tmp_path / f"wybor-{width}-{scheme}.png"), full_page=True)
+    page.keyboard.press("Escape")
+    assert page.evaluate(fits) and accessibility_violations(page) == []
+    page.close()

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.measure import Measurement
 from rich.table import Table
 
 from ..errors import UserError
@@ -193,29 +192,14 @@ def check_command(
 
 
 def list_command(as_json: JsonOption = False, db: DbOption = None, server: ServerOption = None) -> None:
-    """Wypisuje zaindeksowane pliki z liczbą fragmentów, rodzajem, rokiem i modelem."""
+    """Wypisuje zaindeksowane pliki pogrupowane według rodzaju, z nazwą aktu, skrótem, rokiem i liczbą fragmentów."""
+    from .listing import print_files
+
     infos = open_index(db, server=server).files()
     if as_json:
         print_json([info.to_json() for info in infos])
         return
-    # A name stays whole on one line (to be copied and grepped): in the table when it fits, else on a line of its own.
-    table = Table(title="Zaindeksowane pliki")
-    table.add_column("Plik", no_wrap=True)
-    for column in ("Typ", "Rok", "Fragmenty", "Modele"):
-        table.add_column(column, overflow="fold")
-    for info in infos:
-        name = "\n".join([info.name, *(f"= {Path(p).parent.name}/{Path(p).name}" for p in info.other_paths)])
-        table.add_row(name, info.type, str(info.year), str(info.chunks), ", ".join(info.models))
-    if Measurement.get(out, out.options.update_width(10_000), table).minimum <= out.width:
-        out.print(table)
-        return
-    out.print("Zaindeksowane pliki", soft_wrap=True)
-    for info in infos:
-        out.print(escape(info.name), soft_wrap=True, highlight=False)
-        for other in info.other_paths:
-            out.print(f"  = {escape(Path(other).parent.name)}/{escape(Path(other).name)}", soft_wrap=True)
-        out.print(f"  {info.type} · {info.year} · {count(info.chunks, FRAGMENT)} · {', '.join(info.models)}",
-                  highlight=False)
+    print_files(infos)
 
 
 def preview_command(

@@ -21,9 +21,12 @@ from ..errors import UserError
 from ..filters import normalize_article
 from ..llm import ChatClient, Usage
 from ..models import Plan
+from .act_labels import labelled
 
-PROMPT_VERSION = 1
+# 2: documents listed by the act's name and abbreviation ("Kodeks postępowania cywilnego (k.p.c.)"), not the title
+PROMPT_VERSION = 2
 LISTED_DOCUMENTS = 30  # with more files, list those the unplanned search ranks highest
+TITLE_CHARS = 120  # an act's name in the list, at most (a prompt of 30 documents stays ~1500 tokens)
 MAX_QUERIES = 3
 
 PLAN_PROMPT = """Jesteś asystentem wyszukiwarki polskich aktów prawnych i innych dokumentów. Nie odpowiadasz \
@@ -40,7 +43,7 @@ inaczej []."""
 
 @dataclass(frozen=True)
 class DocumentEntry:
-    """Zaindeksowany dokument tak, jak go widzi model planujący."""
+    """Zaindeksowany dokument tak, jak go widzi model planujący: plik, tytuł aktu (z fragmentów), rodzaj, rok."""
 
     name: str
     title: str = ""
@@ -48,7 +51,11 @@ class DocumentEntry:
     year: int | None = None
 
     def line(self) -> str:
-        return " | ".join([self.name, self.title or "–", self.type or "–", str(self.year or "–")])
+        """„kodeks-postepowania-cywilnego-DU-1964-296.txt | Kodeks postępowania cywilnego (k.p.c.) | kodeks |
+        1964”: akt nazwą, pod jaką się go cytuje, ze zwyczajowym skrótem, bez daty uchwalenia; dokument, który nie
+        jest aktem – swoim tytułem; najwyżej ``TITLE_CHARS`` znaków."""
+        title = labelled(self.title, TITLE_CHARS)
+        return " | ".join([self.name, title or "–", self.type or "–", str(self.year or "–")])
 
 
 @dataclass
@@ -83,13 +90,13 @@ class PlanningStats:
 
 
 def plan_messages(question: str, catalog: Catalog) -> list[dict[str, str]]:
-    """Wiadomości planowania: reguły, lista dokumentów (plik | tytuł | rodzaj | rok) i pytanie dosłownie."""
+    """Wiadomości planowania: reguły, lista dokumentów (plik | tytuł (skrót) | rodzaj | rok) i pytanie dosłownie."""
     listed, more = catalog.listed()
     lines = [f"- {entry.line()}" for entry in listed]
     if more:
         lines.append(f"- … i {more} więcej (niewymienione, mniej pasujące do pytania)")
     user = (
-        "Dokumenty w indeksie (plik | tytuł | rodzaj | rok):\n"
+        "Dokumenty w indeksie (plik | tytuł (skrót) | rodzaj | rok):\n"
         + "\n".join(lines)
         + f"\n\nPytanie: {question}"
     )

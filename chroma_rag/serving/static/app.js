@@ -59,15 +59,15 @@ function documentLink(file, page, path) {
 const FILTERS = ["plik", "typ", "od_roku", "do_roku", "art", "k"];
 const NUMBERS = new Set(["od_roku", "do_roku", "k"]);
 
-function fieldValues(field) {
-  const values = field.multiple ? [...field.selectedOptions].map((o) => o.value) : [field.value];
+function fieldValues(key) {
+  const values = key === "plik" ? chosen : [$(key).value];
   return values.map((v) => v.trim()).filter(Boolean);
 }
 
 function filterParams() {
   const params = new URLSearchParams();
   for (const key of FILTERS) {
-    for (const value of fieldValues($(key))) params.append(key, value);
+    for (const value of fieldValues(key)) params.append(key, value);
   }
   return params;
 }
@@ -97,19 +97,233 @@ function fillFromAddress() {
   $("pytanie").value = params.get("q") || "";
   for (const key of FILTERS) {
     const values = params.getAll(key);
+    if (key === "plik") {
+      // a file not (yet) in the index still filters: its chip shows the name, the server decides
+      chosen = [...new Set(values.map((v) => v.trim()).filter(Boolean))];
+      showChosen();
+      continue;
+    }
     const field = $(key);
     if (field.tagName !== "SELECT") { field.value = values[0] || ""; continue; }
-    for (const value of values) {
-      if (![...field.options].some((o) => o.value === value)) {
-        field.append(new Option(value, value));  // a file not (yet) in the list still filters, the server decides
-      }
+    for (const value of values.slice(0, 1)) {
+      if (![...field.options].some((o) => o.value === value)) field.append(new Option(value, value));
     }
-    const wanted = field.multiple ? values : values.slice(0, 1);
-    for (const option of field.options) {
-      option.selected = wanted.includes(option.value) || (!wanted.length && !option.value);
-    }
+    for (const option of field.options) option.selected = option.value === (values[0] || "");
   }
+  closePicker();
   return Boolean(params.get("q"));
+}
+
+// --- The file picker: a combobox (ARIA 1.2) over the indexed files, chosen files as removable chips. -------------
+// Typing a few letters of a file name, of the act's name or of its abbreviation ("kpc", "k.p.c.", "własności lok")
+// lists the matching files; arrows move, Enter adds (or removes) a file, Escape closes the list, Backspace in the
+// empty field removes the last chip. The chosen values are what the address and /api/szukaj take as "plik".
+const KINDS = ["konstytucja", "kodeks", "ustawa", "rozporzadzenie", "nowelizacja", "umowa", "regulamin", "dokument"];
+const CONSTITUTION = "konstytucja rzeczypospolitej polskiej";
+const PLACEHOLDER = "wszystkie – wpisz nazwę, tytuł albo skrót";
+let indexed = [];  // picker entries of /api/pliki, acts first (KINDS)
+let chosen = [];  // the chosen files' values, in the order they were picked
+let shown = [];  // entries in the open list
+let active = -1;  // the highlighted entry of the open list
+
+// Lower case without diacritics: "Własności" and "wlasnosci" are the same letters to the picker.
+function fold(text) {
+  return text.toLowerCase().normalize("NFD").replace(/[\u0300-\u036f]/g, "").replace(/ł/g, "l");
+}
+
+// An abbreviation without dots and spaces: "K.P.C.", "k. p. c." and "kpc" are the same.
+function abbreviation(text) {
+  return fold(text).replace(/[\s.]/g, "");
+}
+
+// The act as people name it, without its date (as `chroma-rag lista`): "Kodeks pracy", "Ustawa o własności lokali";
+// a user's document: its title.
+function actLabel(file) {
+  const title = (file.tytul || "").replace(/\s+/g, " ").trim();
+  const act = file.akt || "";
+  if (!act) return title;
+  if (act.toLowerCase().startsWith(CONSTITUTION)) return `Konstytucja Rzeczypospolitej Polskiej${act.slice(CONSTITUTION.length)}`;
+  if (act[0] !== act[0].toLowerCase()) return act;
+  const before = title.match(/^(.*?)\s+z\s+dnia\s/i);
+  let kind = before ? before[1].replace(/^[\s\-–—]+|[\s\-–—]+$/g, "") : "";
+  if (kind && kind === kind.toUpperCase()) kind = kind.toLowerCase().replace(/(^|\s)\S/g, (c) => c.toUpperCase());
+  return kind ? `${kind} ${act}` : act;
+}
+
+function pickerEntry(file) {
+  const value = shownName(file.plik, file.sciezka);  // the API takes a same-named file with its folder
+  const label = actLabel(file);
+  const short = file.skrot || "";
+  return {
+    value, label, short, type: file.typ || "", year: file.rok,
+    key: abbreviation(short),
+    start: [fold(label), fold(value)],
+    text: fold([value, value.replace(/[-_]/g, " "), label, file.tytul || "", short].join(" ")),
+  };
+}
+
+function kindRank(entry) {
+  const at = KINDS.indexOf(entry.type);
+  return at < 0 ? KINDS.length : at;
+}
+
+function byKind(a, b) {
+  return kindRank(a) - kindRank(b) || a.value.localeCompare(b.value, "pl");
+}
+
+// The files matching what was typed, best first: the abbreviation itself, the name's or file's beginning, an
+// abbreviation's beginning, the whole text anywhere, then every word anywhere.
+function matching(typed) {
+  const query = fold(typed).replace(/\s+/g, " ").trim();
+  if (!query) return indexed.slice();
+  const key = abbreviation(typed);
+  const words = query.split(/[\s\-_/]+/).filter(Boolean);
+  const scored = [];
+  for (const entry of indexed) {
+    let score;
+    if (entry.key && key === entry.key) score = 0;
+    else if (entry.start.some((s) => s.startsWith(query))) score = 1;
+    else if (entry.key && key.length >= 2 && entry.key.startsWith(key)) score = 2;
+    else if (entry.text.includes(query)) score = 3;
+    else if (words.every((w) => entry.text.includes(w) || entry.text.includes(w.replace(/\./g, "")))) score = 4;
+    else continue;
+    scored.push([score, entry]);
+  }
+  return scored.sort((a, b) => a[0] - b[0] || byKind(a[1], b[1])).map(([, entry]) => entry);
+}
+
+function entryOf(value) {
+  return indexed.find((entry) => entry.value === value);
+}
+
+function describe(entry) {
+  return [entry.label, entry.short, entry.year || ""].filter(Boolean).join(" · ");
+}
+
+function announce(text) {
+  $("plik-stan").textContent = text;
+}
+
+function showChosen() {
+  const chips = chosen.map((value) => {
+    const entry = entryOf(value);
+    const chip = element("li", "", "zeton");
+    if (entry && entry.short) chip.append(element("span", entry.short, "skrot"), " ");
+    chip.append(element("span", value, "nazwa"));
+    if (entry && entry.label) chip.title = entry.label;
+    const remove = element("button", "×", "usun");
+    remove.type = "button";
+    remove.setAttribute("aria-label", `Usuń filtr: ${value}`);
+    remove.addEventListener("click", () => { unpick(value); $("plik-szukaj").focus(); });
+    chip.append(remove);
+    return chip;
+  });
+  $("plik-wybrane").replaceChildren(...chips);
+  $("plik-wybrane").hidden = !chips.length;
+  $("plik-szukaj").placeholder = chips.length ? "dodaj plik – nazwa, tytuł albo skrót" : PLACEHOLDER;
+}
+
+function pick(value) {
+  if (!chosen.includes(value)) chosen.push(value);
+  showChosen();
+  announce(`Dodano filtr: ${value}. Wybrane pliki: ${chosen.length}.`);
+}
+
+function unpick(value) {
+  chosen = chosen.filter((v) => v !== value);
+  showChosen();
+  announce(`Usunięto filtr: ${value}. ${chosen.length ? `Wybrane pliki: ${chosen.length}.` : "Wszystkie pliki."}`);
+}
+
+function toggle(entry) {
+  if (chosen.includes(entry.value)) unpick(entry.value);
+  else pick(entry.value);
+  $("plik-szukaj").value = "";
+  closePicker();
+}
+
+function openPicker(activeFirst) {
+  const input = $("plik-szukaj");
+  shown = matching(input.value);
+  active = activeFirst && shown.length ? 0 : -1;
+  const list = $("plik-lista");
+  if (!shown.length) {
+    const none = element("li", `Żaden plik nie pasuje do „${input.value.trim()}”.`, "brak");
+    none.setAttribute("role", "option");
+    none.setAttribute("aria-disabled", "true");
+    none.setAttribute("aria-selected", "false");
+    list.replaceChildren(none);
+  } else {
+    list.replaceChildren(...shown.map((entry, i) => {
+      const option = element("li", "", "opcja");
+      option.id = `plik-opcja-${i}`;
+      option.setAttribute("role", "option");
+      option.setAttribute("aria-selected", String(chosen.includes(entry.value)));
+      option.append(element("span", entry.value, "nazwa"), " ");
+      const about = describe(entry);
+      if (about) option.append(element("span", about, "opis"));
+      option.addEventListener("click", () => toggle(entry));
+      return option;
+    }));
+  }
+  list.hidden = false;
+  input.setAttribute("aria-expanded", "true");
+  announce(input.value.trim() ? `Pasujące pliki: ${shown.length}.` : "");
+  highlight(active);
+}
+
+function closePicker() {
+  shown = [];
+  active = -1;
+  $("plik-lista").hidden = true;
+  $("plik-lista").replaceChildren();
+  $("plik-szukaj").setAttribute("aria-expanded", "false");
+  $("plik-szukaj").removeAttribute("aria-activedescendant");
+}
+
+function highlight(index) {
+  active = index;
+  const input = $("plik-szukaj");
+  for (const option of $("plik-lista").querySelectorAll(".opcja")) option.classList.remove("aktywna");
+  const option = index >= 0 ? $(`plik-opcja-${index}`) : null;
+  if (!option) { input.removeAttribute("aria-activedescendant"); return; }
+  option.classList.add("aktywna");
+  input.setAttribute("aria-activedescendant", option.id);
+  option.scrollIntoView({ block: "nearest" });
+}
+
+function pickerKeys(event) {
+  const input = $("plik-szukaj");
+  const open = !$("plik-lista").hidden;
+  if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+    event.preventDefault();
+    if (!open) { openPicker(true); return; }
+    if (!shown.length) return;
+    const step = event.key === "ArrowDown" ? 1 : -1;
+    highlight(active < 0 ? 0 : Math.min(Math.max(active + step, 0), shown.length - 1));
+  } else if (event.key === "Enter" && !event.ctrlKey && !event.metaKey) {
+    if (open && active >= 0) { event.preventDefault(); toggle(shown[active]); }
+    else if (open) closePicker();  // nothing highlighted: Enter searches, as in the question field
+  } else if (event.key === "Escape") {
+    if (open) { event.preventDefault(); closePicker(); }
+    else if (input.value) { event.preventDefault(); input.value = ""; }
+  } else if (event.key === "Backspace" && !input.value && chosen.length) {
+    event.preventDefault();
+    unpick(chosen[chosen.length - 1]);
+  } else if (event.key === "Tab" && open) {
+    closePicker();
+  }
+}
+
+function setUpPicker() {
+  const input = $("plik-szukaj");
+  input.addEventListener("input", () => openPicker(Boolean(input.value.trim())));
+  input.addEventListener("keydown", pickerKeys);
+  input.addEventListener("click", () => { if ($("plik-lista").hidden) openPicker(false); });
+  input.addEventListener("blur", () => closePicker());
+  // a click on the list must not take the focus from the field first (its blur would close the list)
+  $("plik-lista").addEventListener("mousedown", (event) => event.preventDefault());
+  showChosen();
 }
 
 async function fetchJson(url, options) {
@@ -129,8 +343,9 @@ async function loadFilters() {
     const counts = {};
     for (const f of files) counts[f.plik] = (counts[f.plik] || 0) + 1;
     sameNamed = new Set(Object.keys(counts).filter((name) => counts[name] > 1));
-    // the API recognises a name with its folder ("it/regulamin.md"), so that is the option's value too
-    fill("plik", files.map((f) => shownName(f.plik, f.sciezka)));
+    indexed = files.map(pickerEntry).sort(byKind);
+    $("plik").dataset.gotowe = String(indexed.length);
+    showChosen();
     fill("typ", files.map((f) => f.typ));
     if (!files.length) say("Indeks jest pusty – zaindeksuj dokumenty: chroma-rag indeksuj FOLDER.", true);
   } catch (error) {
@@ -484,6 +699,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("zapytaj").addEventListener("click", ask);
   $("zatrzymaj").addEventListener("click", () => streaming && streaming.abort());
   copyOnClick($("kopiuj-odpowiedz"), () => answerWithSources);
+  setUpPicker();
   $("wyloguj").addEventListener("click", logout);
   $("pytanie").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); ask(); }
