@@ -216,3 +216,27 @@ def test_an_embedding_server_gets_its_own_batch_size_not_the_cache_batch(tmp_pat
     finally:
         server.stop()
     assert report.chunks == 40 and sizes == [32, 8] and max(sizes) > CACHE_BATCH
+
+
+def test_progress_rate_and_eta_count_only_what_the_model_computes():
+    # a resumed run takes thousands of vectors from the database in seconds: counted as done, but the rate and
+    # the time left come from what the model computes (a resumed library showed "35125 fragm./s, ~12 min left")
+    import os
+
+    from rich.console import Console
+
+    from chroma_rag.cli.progress import PLAIN_EVERY_S, PlainProgress
+
+    now = [0.0]
+    console = Console(record=True, width=200, file=open(os.devnull, "w"))  # noqa: SIM115
+    progress = PlainProgress(console, lambda: now[0])
+    progress.start_file(Path("a.txt"), 100)
+    progress.reuse(1000)  # before the totals: no numbers to divide yet
+    now[0] = PLAIN_EVERY_S
+    progress.advance(20)
+    progress.start(2, 1100)
+    progress.finish_file(Path("a.txt"))
+    lines = console.export_text().splitlines()
+    assert lines[0] == "plik 1/… · fragmenty 1020/… · 2.0 fragm./s · zostało ? · a.txt"
+    assert lines[1] == "Do zaindeksowania: 2 pliki, 1100 fragmentów."
+    assert lines[2] == "Gotowe: a.txt (plik 1/2 · fragmenty 1020/1100 · 2.0 fragm./s · zostało ~40 s)"

@@ -32,6 +32,7 @@ class RunProgress(IndexProgress):
         self.console = console
         self.clock = clock
         self.files = self.chunks = self.file_no = self.done = 0
+        self.reused = 0  # of ``done``: vectors taken ready (database, cache), not computed by the model
         self.current = ""
         self.started: float | None = None
 
@@ -56,9 +57,14 @@ class RunProgress(IndexProgress):
     def advance(self, chunks: int) -> None:
         self.done += chunks
 
+    def reuse(self, chunks: int) -> None:
+        self.reused += chunks
+        self.advance(chunks)
+
     def rate(self) -> float:
+        """Tempo modelu: fragmenty policzone (bez wziętych gotowych z bazy) na sekundę przebiegu."""
         elapsed = self.clock() - self.started if self.started is not None else 0.0
-        return self.done / elapsed if elapsed > 0 else 0.0
+        return (self.done - self.reused) / elapsed if elapsed > 0 else 0.0
 
     def status(self, with_file: bool = True) -> str:
         """Stan przebiegu; zanim sumy są znane (pierwsze sekundy długiego przebiegu) – „…” i „zostało ?”."""

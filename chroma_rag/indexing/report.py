@@ -50,6 +50,11 @@ class Progress:
     def advance(self, chunks: int) -> None: ...
     def finish_file(self, path: Path) -> None: ...
 
+    def reuse(self, chunks: int) -> None:
+        """Fragmenty gotowe bez modelu (wektory z bazy, z pamięci przerwanego przebiegu, druga ścieżka tej samej
+        treści): liczą się do gotowych, ale nie do tempa modelu, z którego idzie pozostały czas."""
+        self.advance(chunks)
+
 
 def stale_notes(records: list[FileRecord], model: str, this_run: set[str]) -> list[str]:
     """Co trzeba zaindeksować ponownie po zmianie wersji cięcia albo modelu (poza plikami tego przebiegu)."""

@@ -384,7 +384,7 @@ class _Pipeline:
                 concurrent.futures.wait([prefetched])
                 prefetched = None
             if _write_alias(self.run, self.records, self.by_hash[source.hash], source, self.report):
-                self.progress.advance(len(prepared.ids))
+                self.progress.reuse(len(prepared.ids))
                 return
         same_content = [r for r in self.by_hash[source.hash] if r.path != source.key]
         if prefetched is None:
@@ -506,6 +506,10 @@ class _Announcing(Progress):
     def advance(self, chunks: int) -> None:
         self.pipeline.announce()
         self.pipeline.progress.advance(chunks)
+
+    def reuse(self, chunks: int) -> None:
+        self.pipeline.announce()
+        self.pipeline.progress.reuse(chunks)
 
 
 def _write_alias(

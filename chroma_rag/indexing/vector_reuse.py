@@ -40,7 +40,7 @@ def embed_with_reuse(
             vectors[i] = reusable[digest]
         else:
             missing.append(i)
-    progress.advance(len(hashes) - len(missing))
+    progress.reuse(len(hashes) - len(missing))
     size = call_size(embedder)
     for start in range(0, len(missing), size):
         batch = missing[start : start + size]
