@@ -37,7 +37,8 @@ def test_diacritics_are_accepted_for_enumerated_values(capsys, two_acts_db):
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--typ", "ustawy"], "dozwolone: ustawa, kodeks, rozporzadzenie, konstytucja, nowelizacja, dokument"),
+        (["--typ", "ustawy"],
+         "dozwolone: ustawa, kodeks, rozporzadzenie, konstytucja, nowelizacja, umowa, regulamin, dokument"),
         (["--tryb", "magia"], "dozwolone: hybryda, wektor, slowa"),
         (["--od-roku", "2020", "--do-roku", "2000"], "--od-roku 2020 jest późniejszy niż --do-roku 2000"),
         (["--rok", "2009", "--od-roku", "2010"], "--rok 2009 wyklucza się z --od-roku 2010"),

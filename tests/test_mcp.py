@@ -42,7 +42,7 @@ async def exercise(client: Client) -> None:
     )
     first = found["wyniki"][0]
     assert first["plik"] == PATIENTS and first["jednostka"].startswith("art. ")
-    assert first["cytat"] == f"[{PATIENTS}, {first['jednostka']}]"
+    assert first["cytat"] == f"[{PATIENTS}, {first['jednostka']} u.p.p.]"  # with the act's abbreviation
     assert first["strona"] >= 1 and first["tekst"]
 
     unit = structured(await client.call_tool("pokaz_jednostke", {"plik": PATIENTS, "art": "24"}))

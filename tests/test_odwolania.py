@@ -152,3 +152,10 @@ def test_pytaj_sends_the_cited_unit_as_the_best_fragment(library_db: Path, monke
         # fragments go from the least to the most relevant: the cited unit stands right before the question
         last_block = sent.rsplit("=== Fragment", 1)[1]
         assert f"{PRESS}, art. 10 pr. pras.]" in last_block.split("\n", 1)[0]
+
+
+def test_a_unit_the_act_does_not_have_is_said_so(library_db: Path) -> None:
+    from chroma_rag.errors import MissingUnit
+
+    with pytest.raises(MissingUnit, match=f"W pliku „{PETTY}” nie ma jednostki art. 9999"):
+        Index(library_db).search("art. 9999 kw", k=5)

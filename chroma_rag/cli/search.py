@@ -128,7 +128,11 @@ def _print_hit(rank: int, hit: Hit, top: float, show_path: bool = False) -> None
     for part in (_unit_part(hit), f"str. {page_range(meta)}", relevance_label(hit, top)):
         if part:
             header.append(f" · {part}")
-    out.print(header)
+    # a header longer than the terminal continues indented, under the result's text, not under its number
+    first, *rest = header.wrap(out, max(out.width - 3, 20))
+    out.print(first)
+    for line in rest:
+        out.print(Padding(line, (0, 0, 0, 3)))
     # the similarity decides the threshold, so it stays visible beside the order's own number
     chapter = str(meta.get("rozdzial") or "")
     context = f"podobieństwo {hit.similarity:.3f}" + (f" · {chapter}" if chapter else "")

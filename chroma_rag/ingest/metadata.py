@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .acts import act_name
+
 DOCUMENT_TYPES = ("ustawa", "kodeks", "rozporzadzenie", "konstytucja", "nowelizacja", "umowa", "regulamin", "dokument")
 UNKNOWN_YEAR = 0  # neither the name nor the text gives one: filters by year leave such a document out
 TITLE_MAX_CHARS = 300
@@ -72,7 +74,10 @@ def detect_type(title: str, text: str) -> str:
     low_title = title.lower()
     if "konstytucja" in low_title or re.search(r"^\s*konstytucja\b", text[:3000], re.I | re.M):
         return "konstytucja"
-    if re.search(r"\bo zmianie\b", low_title):
+    name = act_name(title).lower()
+    # an act named "o zmianie …" amends others; "o ochronie praw lokatorów … i o zmianie Kodeksu cywilnego" is
+    # an act of its own that also amends one
+    if name.startswith("o zmianie") or (not name and re.search(r"\bo zmianie\b", low_title)):
         return "nowelizacja"
     if "kodeks" in low_title:
         return "kodeks"

@@ -15,9 +15,9 @@ from typing import TypeVar
 import numpy as np
 
 from ..embedding.embedder import Embedder
-from ..errors import UnknownFile, UsageError
+from ..errors import MissingUnit, UnknownFile, UsageError
 from ..filters import SearchFilters, article_key, build_where, normalize_article
-from ..models import Hit, Plan, SearchResult
+from ..models import Hit, Plan, SearchResult, unit_label
 from ..storage.collection import ChunkCollection
 from .calibration import DEFAULT_CALIBRATION, DEFAULT_FUSION, Calibration, FusionSettings
 from .calibration import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
@@ -204,8 +204,11 @@ class Searcher:
             articles = [a for a in unit.articles if not filters.articles or _same_unit(a, filters.articles)]
             if not files or not articles:
                 continue
-            ranked = self.collection.ranked(query_vector, self.fusion.depth,
-                                            build_where(replace(filters, files=files, articles=articles)))
+            # a repealed unit the question cites is shown too (marked "uchylony"): it was asked for by number
+            where = build_where(replace(filters, files=files, articles=articles, include_repealed=True))
+            ranked = self.collection.ranked(query_vector, self.fusion.depth, where)
+            if not ranked and not filters.where_conditions():
+                raise MissingUnit(files[0], unit_label(articles[0]))  # "art. 9999 kc": no such unit in the act
             best: dict[str, Hit] = {}
             for hit in self.collection.hits([i for i, _ in ranked], query_vector):
                 best.setdefault(article_key(hit.art), hit)  # best part of each unit (ranked: best first)
@@ -282,7 +285,7 @@ class Searcher:
         if request.mode != "slowa":
             lists.append(FusionList("wektor/pytanie", self.vector_ids(request.question, query_vector, depth, where)))
         if request.mode == "hybryda":
-            for ref_filters in reference_filters(find_references(request.question, self.titles), filters):
+            for ref_filters in reference_filters(self.references(request.question), filters):
                 ranked = self.collection.ranked(query_vector, depth, build_where(ref_filters))
                 source = "jednostka/pytanie" if ref_filters.articles != filters.articles else "odwolanie/pytanie"
                 lists.append(FusionList(source, [i for i, _ in ranked]))

@@ -39,9 +39,11 @@ function shownName(file, path) {
   return parts.length > 1 ? `${parts[parts.length - 2]}/${file}` : file;
 }
 
-function unitLabel(art) {
+// short: the act's customary abbreviation ("k.p.c."), cited beside the unit as lawyers do: "art. 505 k.p.c."
+function unitLabel(art, short) {
   if (!art) return "";
-  return art.startsWith("§") ? art : `art. ${art}`;
+  const unit = art.startsWith("§") ? art : `art. ${art}`;
+  return short ? `${unit} ${short}` : unit;
 }
 
 // The path tells apart same-named files from different folders (the server serves only indexed paths).
@@ -355,7 +357,7 @@ async function loadFilters() {
 
 // "[plik, art. N]": the citation as the model and the CLI write it, to paste into a note or a letter.
 function citationOf(hit) {
-  const unit = unitLabel(hit.art);
+  const unit = unitLabel(hit.art, hit.skrot);
   return `[${shownName(hit.plik, hit.sciezka)}${unit ? `, ${unit}` : ""}]`;
 }
 
@@ -382,7 +384,7 @@ function renderHit(hit) {
   const item = element("li");
   const header = element("div", "", "naglowek");
   header.append(element("span", shownName(hit.plik, hit.sciezka), "plik"));
-  const unit = unitLabel(hit.art);
+  const unit = unitLabel(hit.art, hit.skrot);
   if (hit.czesci > 1) header.append(` · część ${hit.fragment}/${hit.czesci}`);
   for (const part of [unit, `str. ${pages(hit.strona, hit.strona_do)}`]) {
     if (part) header.append(` · ${part}`);
@@ -548,7 +550,7 @@ let answerWithSources = "";
 
 function renderSources(hits) {
   $("zrodla").replaceChildren(...hits.map((hit, i) => {
-    const item = element("li", `${shownName(hit.plik, hit.sciezka)}${hit.art ? `, ${unitLabel(hit.art)}` : ""}, `
+    const item = element("li", `${shownName(hit.plik, hit.sciezka)}${hit.art ? `, ${unitLabel(hit.art, hit.skrot)}` : ""}, `
       + `str. ${pages(hit.strona, hit.strona_do)} `);
     item.id = `zrodlo-${i + 1}`;
     item.append(documentLink(hit.plik, hit.strona, hit.sciezka));

@@ -1,0 +1,113 @@
+"""Tożsamość aktu z samego dokumentu (issue 37): tytuł i publikator z pierwszych linii pliku tekstowego i z bloku
+tytułowego PDF-a, rodzaj (także umowa i regulamin), rok nigdy z daty pliku, nazwa cytowania i zwyczajowy skrót –
+na prawdziwych plikach biblioteki i wspólnych PDF-ach; rozpoznawanie nazw aktów we wszystkich zapisach."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import USTAWY
+
+from chroma_rag.errors import UnknownAct
+from chroma_rag.ingest.acts import act_name, short_name
+from chroma_rag.ingest.loading import load_document
+from chroma_rag.ingest.metadata import detect_publication, detect_title, detect_type, detect_year
+from chroma_rag.retrieval.references import find_references, resolve_act
+
+LIBRARY = USTAWY.parent / "biblioteka"
+
+
+def identity(path: Path) -> tuple[str, str, str, int, str, str]:
+    text = load_document(path).text
+    title = detect_title(text)
+    return (title, detect_type(title, text), detect_publication(text), detect_year(path, text), act_name(title),
+            short_name(title))
+
+
+def test_every_library_act_is_identified_from_its_own_first_lines() -> None:
+    files = sorted(LIBRARY.glob("*.txt"))
+    assert len(files) == 66
+    for path in files:
+        first, second = path.read_text(encoding="utf-8").splitlines()[:2]
+        title, kind, publication, year, name, short = identity(path)
+        assert title == first.strip(), path.name
+        assert publication.startswith(second.split(" – ")[0]), path.name  # "Dz.U. 1997 poz. 939"
+        assert year == int(publication.split()[1]), path.name
+        assert kind in ("kodeks", "ustawa"), path.name
+        assert name and name.lower() in title.lower().replace(" - ", " "), path.name
+        assert short, f"{path.name}: bez skrótu"
+
+
+@pytest.mark.parametrize(("file", "name", "short"), [
+    ("kodeks-postepowania-cywilnego-DU-1964-296.txt", "Kodeks postępowania cywilnego", "k.p.c."),
+    ("kodeks-spolek-handlowych-DU-2000-1037.txt", "Kodeks spółek handlowych", "k.s.h."),
+    ("kodeks-karny-skarbowy-DU-1999-930.txt", "Kodeks karny skarbowy", "k.k.s."),
+    ("o-wlasnosci-lokali-DU-1994-388.txt", "o własności lokali", "u.w.l."),
+    ("prawo-bankowe-DU-1997-939.txt", "Prawo bankowe", "pr. bank."),
+    ("ordynacja-podatkowa-DU-1997-926.txt", "Ordynacja podatkowa", "o.p."),
+])
+def test_citation_name_and_abbreviation(file: str, name: str, short: str) -> None:
+    assert identity(LIBRARY / file)[4:] == (name, short)
+
+
+def test_pdf_title_blocks() -> None:
+    assert identity(USTAWY / "kodeks-cywilny-DU-1964-93.pdf")[4:] == ("Kodeks cywilny", "k.c.")
+    assert identity(USTAWY / "konstytucja-DU-1997-483.pdf")[1] == "konstytucja"
+    assert short_name(identity(USTAWY / "konstytucja-DU-1997-483.pdf")[0]) == "Konstytucja RP"
+    # an amending act is not the act it amends
+    amending = identity(USTAWY / "nowelizacja-ppsa-DU-2015-658.pdf")
+    assert amending[1] == "nowelizacja" and amending[5] == ""
+
+
+def test_user_documents_kind_and_no_year_from_the_file_date(tmp_path: Path) -> None:
+    contract = tmp_path / "najem.md"
+    contract.write_text("# Umowa najmu lokalu\n\n§ 1. Wynajmujący oddaje lokal.\n", encoding="utf-8")
+    rules = tmp_path / "zasady.txt"
+    rules.write_text("Regulamin pracy zdalnej\n\n§ 1. Pracownik pracuje zdalnie.\n", encoding="utf-8")
+    os.utime(contract, (1_700_000_000, 1_700_000_000))  # 2023: the file's date says nothing of the document
+    assert identity(contract)[1] == "umowa" and identity(contract)[3] == 0
+    assert identity(rules)[1] == "regulamin" and identity(rules)[3] == 0
+    dated = tmp_path / "uchwala.txt"
+    dated.write_text("Regulamin z dnia 3 marca 2021 r. o pracy zdalnej\n\n§ 1. Tekst.\n", encoding="utf-8")
+    assert identity(dated)[3] == 2021
+
+
+@pytest.fixture(scope="module")
+def titles() -> dict[str, str]:
+    """Nazwa pliku → tytuł, jak przy indeksowaniu, dla 77 dokumentów biblioteki i wspólnych PDF-ów."""
+    titles = {p.name: p.read_text(encoding="utf-8").splitlines()[0] for p in LIBRARY.glob("*.txt")}
+    for path in USTAWY.glob("*.pdf"):
+        titles[path.name] = detect_title(load_document(path).text)
+    return titles
+
+
+def test_library_references_and_act_filter_names(titles: dict[str, str]) -> None:
+    cases = {
+        "art. 148 § 1 kk": "kodeks-karny-DU-1997-553.pdf",  # not k.k.s., k.k.w. (same first words)
+        "art. 33 kodeksu karnego skarbowego": "kodeks-karny-skarbowy-DU-1999-930.txt",
+        "art 90 KC": "kodeks-cywilny-DU-1964-93.pdf",
+        "Art. 505^1 k.p.c.": "kodeks-postepowania-cywilnego-DU-1964-296.txt",
+        "art. 23 Konstytucji RP": "konstytucja-DU-1997-483.pdf",
+        "art. 7 ustawy – Prawo bankowe": "prawo-bankowe-DU-1997-939.txt",
+        "art. 12 ustawy o kosztach sądowych": "o-kosztach-sadowych-w-sprawach-cywilnych-DU-2005-1398.txt",
+        "art. 5 ustawy z dnia 24 czerwca 1994 r. o własności lokali": "o-wlasnosci-lokali-DU-1994-388.txt",
+        "art. 70 op": "ordynacja-podatkowa-DU-1997-926.txt",
+    }
+    for question, file in cases.items():
+        units = find_references(question, titles).units
+        assert [u.files for u in units] == [[file]], question
+    assert find_references("art. 148 § 1 kk", titles).units[0].paragraph == "§ 1"
+    assert find_references("Zgodnie z Kodeksem karnym sprawca", titles).files == ["kodeks-karny-DU-1997-553.pdf"]
+    assert resolve_act("KPA", titles) == ["kodeks-postepowania-administracyjnego-DU-1960-168.txt"]
+    assert resolve_act("Kodeks pracy", titles) == ["kodeks-pracy-DU-1974-141.txt"]
+    for unknown in ("kpw", "Prawo energetyczne", "ustawa o samorządzie"):
+        with pytest.raises(UnknownAct):
+            resolve_act(unknown, titles)
+
+
+def test_words_that_are_not_acts_stay_plain(titles: dict[str, str]) -> None:
+    for question in ("art. 5 po zmianie", "art. 10 kodeksu postępowania", "Co mówi kodeks?"):
+        refs = find_references(question, titles)
+        assert not refs.units and not refs.unknown, question
