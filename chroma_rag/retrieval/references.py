@@ -195,12 +195,14 @@ _VERB_TAGS = ("fin", "praet", "impt", "inf", "bedzie", "imps", "winien", "pred",
 
 @lru_cache(maxsize=4096)
 def _qualifies(word: str) -> bool:
-    """Czy słowo po skróconej nazwie aktu dookreśla ją dalej (przymiotnik, nie czasownik ani słowo funkcyjne):
-    wtedy to nazwa innego aktu, a nie skrót znanej."""
+    """Czy słowo po skróconej nazwie aktu dalej ją określa (rzeczownik albo przymiotnik, nie czasownik ani słowo
+    funkcyjne): „ustawy o ochronie przyrody” to nazwa innego aktu, a nie skrót „o ochronie danych osobowych”,
+    a „ustawa o prawach pacjenta mówi” – skrót."""
     if word in STOPWORDS:
         return False
     tags = [found.getTag(morphology.analyser()) for found in morphology.interpretations(word)]
-    return any(t.startswith("adj") for t in tags) and not any(t.startswith(_VERB_TAGS) for t in tags)
+    return any(t.startswith(("adj", "subst", "depr")) for t in tags) and not any(t.startswith(_VERB_TAGS)
+                                                                                  for t in tags)
 
 
 def _meaningful(words: tuple[frozenset[str], ...]) -> bool:
@@ -214,8 +216,12 @@ def _phrase_lemmas(phrase: str) -> tuple[frozenset[str], ...]:
     return tuple(frozenset({w, *lemmatize(w)}) for w in words(phrase))
 
 
+_REPUBLIC = re.compile(r"\bRP\b")
+
+
 def _text_lemmas(text: str) -> list[tuple[str, frozenset[str]]]:
     lemmatize = lemmatizer(DEFAULT_LEMMATIZER)
+    text = _REPUBLIC.sub("Rzeczypospolitej Polskiej", text[:400])  # "Konstytucji RP"
     return [(w, frozenset({w, *lemmatize(w)})) for w in words(text)[:_NAME_WINDOW]]
 
 
