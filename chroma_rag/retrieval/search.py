@@ -286,9 +286,13 @@ class Searcher:
             lists.append(FusionList("wektor/pytanie", self.vector_ids(request.question, query_vector, depth, where)))
         if request.mode == "hybryda":
             for ref_filters in reference_filters(self.references(request.question), filters):
-                ranked = self.collection.ranked(query_vector, depth, build_where(ref_filters))
+                ref_where = build_where(ref_filters)
+                ranked = self.collection.ranked(query_vector, depth, ref_where)
                 source = "jednostka/pytanie" if ref_filters.articles != filters.articles else "odwolanie/pytanie"
                 lists.append(FusionList(source, [i for i, _ in ranked]))
+                if source == "odwolanie/pytanie" and self.fusion.reference_keywords and self.keywords is not None:
+                    # the act the question names, ranked by the question's words too (as the whole index is)
+                    lists.append(FusionList(source, self.keyword_ids(request.question, depth, ref_where)))
         return lists
 
     def first_share(self, ranked: list[tuple[str, float]], pool: np.ndarray, query_vector: np.ndarray) -> float:
