@@ -436,7 +436,8 @@ def test_copy_citation_and_answer_with_its_sources(browser, base: str) -> None:
     search(page, "prawo do informacji o stanie zdrowia")
     page.locator("#wyniki li .kopiuj").first.click()
     page.wait_for_selector("#komunikat:has-text('Skopiowano')")
-    assert page.evaluate("navigator.clipboard.readText()") == f"[{PATIENTS}, art. 9]"
+    # the act's customary abbreviation beside the unit, as lawyers cite it
+    assert page.evaluate("navigator.clipboard.readText()") == f"[{PATIENTS}, art. 9 u.p.p.]"
 
     page.press("#pytanie", "Control+Enter")
     page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
@@ -444,7 +445,7 @@ def test_copy_citation_and_answer_with_its_sources(browser, base: str) -> None:
     page.wait_for_selector("#komunikat:has-text('Skopiowano')")
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied.startswith(ANSWER + "\n\nŹródła:\n1. ")
-    assert copied.split("\n")[3].startswith(f"1. [{PATIENTS}, art. 9], str. ")
+    assert copied.split("\n")[3].startswith(f"1. [{PATIENTS}, art. 9 u.p.p.], str. ")
     page.close()
 
 
