@@ -73,7 +73,9 @@ def collect_files(paths: Iterable[Path], allow_empty: bool = False) -> FoundFile
                 key = _key(file)
                 found.setdefault(key, _named(file, key))
             if (len(found), len(skipped)) == before and not allow_empty:
-                raise UserError(f"W folderze „{path}” nie ma plików PDF, DOCX, TXT ani MD do zaindeksowania.")
+                raise UserError(
+                    f"W folderze „{path}” nie ma plików HTML, ODT, RTF, PDF, DOCX, TXT ani MD do zaindeksowania."
+                )
         elif is_temporary(path):  # an Office lock file given by a glob (~$umowa.docx): not a document
             continue
         elif is_supported(path):
@@ -81,7 +83,9 @@ def collect_files(paths: Iterable[Path], allow_empty: bool = False) -> FoundFile
             given.append(key)
             found.setdefault(key, _named(path, key))
         else:
-            raise UserError(f"Plik „{path}” ma nieobsługiwany typ – obsługiwane są PDF, DOCX, TXT i MD.")
+            raise UserError(
+                f"Plik „{path}” ma nieobsługiwany typ – obsługiwane są HTML, ODT, RTF, PDF, DOCX, TXT i MD."
+            )
     # a file given by name in this same run is wanted, even if a link in a folder also leads to it
     folders.escapes = [t for t in folders.escapes if not any(inside(key, t) for key in given)]
     return FoundFiles(files=list(found.values()), skipped=skipped, folders=folders)  # in the order given

@@ -1,4 +1,5 @@
-"""Etap 1, wczytanie: plik (PDF, DOCX, TXT, MD) → czysty tekst → jednostki (artykuł, §, ustęp) z metadanymi.
+"""Etap 1, wczytanie: plik (PDF, DOCX, ODT, RTF, HTML, TXT, MD) → czysty tekst → jednostki (artykuł, §, ustęp)
+z metadanymi.
 
 Tekst stron z PDF-a (``pdftext``), wczytanie dowolnego obsługiwanego pliku (``loading``), naprawa tekstu z PDF-ów
 (``cleaning``), rozpoznanie struktury aktu prawnego (``statute``), cięcie na fragmenty z zakładką (``chunking``),

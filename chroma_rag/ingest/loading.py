@@ -1,4 +1,4 @@
-"""Czytanie plików (PDF, DOCX, TXT, MD) do postaci czystego tekstu strona po stronie."""
+"""Czytanie plików (PDF, DOCX, ODT, RTF, HTML, TXT, MD) do postaci czystego tekstu strona po stronie."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ..errors import UnreadableFile, os_reason
 from ..models import Document
 from .cleaning import has_mojibake, repair_mojibake
 
-SUPPORTED_SUFFIXES = (".pdf", ".docx", ".txt", ".md")
+SUPPORTED_SUFFIXES = (".pdf", ".docx", ".odt", ".rtf", ".html", ".htm", ".txt", ".md")
 _CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32))
 _MAX_CONTROL_SHARE = 0.01
 _POLISH_LETTERS = "ąćęłńóśźżĄĆĘŁŃÓŚŹŻ"
@@ -41,6 +41,19 @@ def load_document(path: Path) -> Document:
         return _load_pdf(path)
     if suffix == ".docx":
         return Document(path=path, pages=[_read_docx(path)], kind="docx")
+    # HTML, ODT and RTF come out as Markdown-like text ("#" headings), cut into sections like a .md file
+    if suffix in (".html", ".htm"):
+        from .html import read_html
+
+        return Document(path=path, pages=[read_html(path)], kind="md")
+    if suffix == ".odt":
+        from .odt import read_odt
+
+        return Document(path=path, pages=[read_odt(path)], kind="md")
+    if suffix == ".rtf":
+        from .rtf import read_rtf
+
+        return Document(path=path, pages=[read_rtf(path)], kind="txt")
     return Document(path=path, pages=[_read_text(path)], kind=suffix[1:])
 
 
@@ -57,19 +70,22 @@ def _load_pdf(path: Path) -> Document:
 
 def _read_text(path: Path) -> str:
     raw = path.read_bytes()
-    text = _decode(raw, path.name)
+    text = decode_text(raw, path.name)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise UnreadableFile(f"{path.name}: plik jest pusty.")
     return text
 
 
-def _decode(raw: bytes, name: str) -> str:
+def decode_text(raw: bytes, name: str, kind: tuple[str, str] = ("tekstowy", "tekstowego")) -> str:
+    """Bajty pliku tekstowego jako tekst: UTF-16 z BOM, UTF-8 (z BOM i bez), cp1250/ISO-8859-2 po polskich
+    literach, inaczej detektor kodowania; plik binarny – ``UnreadableFile``. ``kind`` nazywa plik w komunikacie
+    (mianownik, dopełniacz)."""
     if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # Notepad's "Unicode": NUL bytes, yet text
         try:
             return raw.decode("utf-16")
         except UnicodeDecodeError as exc:
-            raise UnreadableFile(f"{name}: uszkodzony plik tekstowy UTF-16.") from exc
+            raise UnreadableFile(f"{name}: uszkodzony plik {kind[0]} UTF-16.") from exc
     sample = raw[:65536]
     if b"\x00" in sample or sum(sample.count(b) for b in _CONTROL_BYTES) > _MAX_CONTROL_SHARE * len(sample):
         raise UnreadableFile(f"{name}: to plik binarny, nie tekst.")
@@ -84,7 +100,7 @@ def _decode(raw: bytes, name: str) -> str:
 
     best = from_bytes(raw, cp_isolation=["cp1250", "iso8859_2", "utf_8", "cp1252"]).best()
     if best is None:
-        raise UnreadableFile(f"{name}: nie da się rozpoznać kodowania znaków pliku tekstowego.")
+        raise UnreadableFile(f"{name}: nie da się rozpoznać kodowania znaków pliku {kind[1]}.")
     return str(best)
 
 

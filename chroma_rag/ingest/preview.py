@@ -17,7 +17,7 @@ def preview(path: Path | str) -> list[dict[str, Any]]:
     if not path.is_file():
         raise UserError(f"Nie ma pliku {path}.")
     if not is_supported(path):
-        raise UserError(f"{path.name}: nieobsługiwany typ pliku (obsługiwane: PDF, DOCX, TXT, MD).")
+        raise UserError(f"{path.name}: nieobsługiwany typ pliku (obsługiwane: PDF, DOCX, ODT, RTF, HTML, TXT, MD).")
     document = load_document(path)
     text = document.text
     title = detect_title(text)

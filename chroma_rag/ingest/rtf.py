@@ -1,0 +1,45 @@
+"""Dokument RTF jako tekst (striprtf): akapity jako linie, wiersze tabel z komórkami „ | ”. Nagłówków RTF (style)
+nie rozróżnia – struktura aktu (Art./§) i tak jest wykrywana z samego tekstu, jak w pliku TXT."""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import re
+from pathlib import Path
+
+from ..errors import UnreadableFile
+
+_CODEPAGE = re.compile(rb"\\ansicpg(\d{3,5})")
+_ESCAPED = re.compile(rb"\\[\\{}]")  # \\, \{ and \} are text, not groups
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def read_rtf(path: Path) -> str:
+    """Tekst pliku RTF w stronie kodowej, którą podaje sam plik (``\\ansicpg1250``; bez niej cp1252, jak Word)."""
+    raw = path.read_bytes()
+    if not raw.lstrip().startswith(b"{\\rtf"):
+        raise UnreadableFile(f"{path.name}: to nie jest plik RTF (brak nagłówka „{{\\rtf”).")
+    plain = _ESCAPED.sub(b"", raw)
+    if not raw.rstrip().endswith(b"}") or plain.count(b"{") != plain.count(b"}"):
+        raise UnreadableFile(f"{path.name}: plik RTF jest ucięty (nawiasy grup się nie domykają) – zapisz go ponownie.")
+    found = _CODEPAGE.search(raw[:4096])
+    encoding = "cp1252"
+    if found:
+        with contextlib.suppress(LookupError):
+            encoding = codecs.lookup(f"cp{int(found.group(1))}").name
+    from striprtf.striprtf import rtf_to_text
+
+    try:
+        text = rtf_to_text(raw.decode("latin-1"), encoding=encoding, errors="replace")
+    except (ValueError, IndexError, RecursionError) as exc:
+        raise UnreadableFile(f"{path.name}: uszkodzony plik RTF (nie da się odczytać jego treści).") from exc
+    lines = []
+    for line in _CONTROL.sub("", text).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if line.rstrip().endswith("|"):  # a table row: "komórka|komórka|"
+            line = " | ".join(cell.strip() for cell in line.rstrip().rstrip("|").split("|"))
+        lines.append(line.rstrip())
+    text = "\n".join(lines).strip()
+    if not text:
+        raise UnreadableFile(f"{path.name}: dokument RTF nie zawiera tekstu.")
+    return text + "\n"
