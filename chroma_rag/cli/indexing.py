@@ -43,7 +43,9 @@ EXIT_PARTIAL = 3
 def index_command(
     paths: Annotated[
         list[Path],
-        typer.Argument(metavar="SCIEZKI", help="Pliki lub foldery (PDF, DOCX, TXT, MD).", show_default=False),
+        typer.Argument(
+            metavar="SCIEZKI", help="Pliki lub foldery (PDF, DOCX, ODT, RTF, HTML, TXT, MD).", show_default=False
+        ),
     ],
     doc_type: Annotated[
         str | None,
@@ -203,7 +205,9 @@ def list_command(as_json: JsonOption = False, db: DbOption = None, server: Serve
 
 
 def preview_command(
-    path: Annotated[Path, typer.Argument(metavar="PLIK", help="Plik PDF, DOCX, TXT lub MD.", show_default=False)],
+    path: Annotated[
+        Path, typer.Argument(metavar="PLIK", help="Plik PDF, DOCX, ODT, RTF, HTML, TXT lub MD.", show_default=False)
+    ],
     as_json: JsonOption = False,
 ) -> None:
     """Pokazuje, jak plik zostanie pocięty (bez embeddingu i bez bazy)."""
