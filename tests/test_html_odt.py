@@ -156,6 +156,26 @@ def test_html_wrapper_named_like_a_sidebar_keeps_the_act(tmp_path: Path):
     assert "Start" not in document.text and "Zobacz też" not in document.text
 
 
+def test_html_saved_from_word(tmp_path: Path):
+    page = tmp_path / "regulamin.htm"
+    page.write_bytes(
+        '<html xmlns:o="urn:schemas-microsoft-com:office:office"><head>'
+        '<meta http-equiv=Content-Type content="text/html; charset=windows-1250"><title>Dokument1</title>'
+        "<!--[if gte mso 9]><xml><o:DocumentProperties><o:Author>Jan Autor</o:Author></o:DocumentProperties></xml>"
+        "<![endif]--><style><!-- p.MsoNormal {margin:0cm;} --></style></head><body><div class=WordSection1>"
+        "<p class=MsoTitle>Regulamin pracy</p><p class=MsoNormal align=center><b>§ 1.<o:p></o:p></b></p>"
+        "<p class=MsoNormal>Pracownik jest obowiązany przestrzegać czasu pracy.<o:p></o:p></p>"
+        "<p class=MsoListParagraph><![if !supportLists]><span>1)<span>&nbsp;&nbsp; </span></span><![endif]>"
+        "punktualnie przychodzić,<o:p></o:p></p>"
+        "<p class=MsoNormal><b>§ 2.</b> Regulamin wchodzi w życie po 14 dniach.<o:p></o:p></p></div></body></html>"
+        .encode("cp1250")
+    )
+    document = load_document(page)
+    assert document.text.startswith("# Regulamin pracy\n") and "Jan Autor" not in document.text
+    assert "1) punktualnie przychodzić," in document.text and "MsoNormal" not in document.text
+    assert [c.art for c in chunk_document(document)] == ["§ 1", "§ 2"]
+
+
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
@@ -198,6 +218,14 @@ def test_odt_statute_headings_stay_units(tmp_path: Path):
     assert [c.art for c in chunk_document(document)] == ["1", "2"]
     assert detect_title(document.text) == "USTAWA z dnia 3 lutego 2020 r. o próbnych dokumentach"
     assert detect_year(document.path, document.text) == 2020
+
+
+def test_odt_numbered_heading_in_a_list_keeps_its_level(tmp_path: Path):
+    body = (
+        '<text:list><text:list-item><text:h text:outline-level="2">Obowiązki najemcy</text:h></text:list-item>'
+        "<text:list-item><text:p>płacić czynsz</text:p></text:list-item></text:list>"
+    )
+    assert load_document(write_odt(tmp_path / "umowa.odt", body)).text == "## Obowiązki najemcy\n\n- płacić czynsz\n"
 
 
 def test_rtf_in_cp1250_as_text_with_paragraph_units(tmp_path: Path):

@@ -48,6 +48,9 @@ _BLOCKS = {
     "dd", "body", "html", "form", "fieldset", "legend", "details", "summary", "hgroup", "header", "caption",
 }
 _LAYOUT_TAGS = ("p", "div", "table", "ul", "ol", "h1", "h2", "h3")
+# A page saved from Word ("Strona sieci Web") marks its title as <p class=MsoTitle>, not <h1>.
+_WORD_TITLE = "MsoTitle"
+_TITLE_XPATH = f".//h1 | .//p[contains(@class, '{_WORD_TITLE}')]"
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 # Headings that open an act's unit or division, or name the act's kind, stay plain lines as in a text file, so
 # the statute parser and the title detection see them ("### Art. 5." on ELI pages would otherwise hide it).
@@ -141,8 +144,9 @@ def _parse(markup: str, name: str) -> Any:
 
 
 def _title(main: Any, tree: Any) -> str:
-    """Pierwsze ``<h1>`` treści głównej, inaczej ``<title>`` strony; pusty napis, gdy nie ma żadnego."""
-    for element in main.iter("h1"):
+    """Pierwsze ``<h1>`` (albo akapit stylu Word „Tytuł”) treści głównej, inaczej ``<title>`` strony; pusty
+    napis, gdy nie ma żadnego."""
+    for element in main.xpath(_TITLE_XPATH):
         text = _inline_text(element)
         if text:
             return text
@@ -230,12 +234,12 @@ class _Writer:
         tag = element.tag if isinstance(element.tag, str) else ""
         if not tag:  # a comment or a processing instruction
             return
-        if tag in _HEADINGS:
+        if tag in _HEADINGS or (tag == "p" and _WORD_TITLE in (element.get("class") or "")):
             self.flush()
             text = _inline_text(element)
             if text:
                 plain = STATUTE_HEADING.match(text)
-                self.lines += [text if plain else f"{'#' * _HEADINGS[tag]} {text}", ""]
+                self.lines += [text if plain else f"{'#' * _HEADINGS.get(tag, 1)} {text}", ""]
         elif tag == "br":
             self.inline.append("\n")
         elif tag in ("ul", "ol"):

@@ -121,7 +121,9 @@ class _Reader:
             for child in item:
                 if child.tag == f"{{{_TEXT}}}list":
                     self.list(child, depth + 1)
-                elif child.tag in (f"{{{_TEXT}}}p", f"{{{_TEXT}}}h"):
+                elif child.tag == f"{{{_TEXT}}}h":  # a numbered heading sits in a list and stays a heading
+                    self.blocks([child], depth)
+                elif child.tag == f"{{{_TEXT}}}p":
                     text = _one_line(self.inline(child))
                     if text:
                         self.lines.append(f"{'  ' * depth}- {text}")
