@@ -424,7 +424,7 @@ def test_pytaj_plans_by_default_and_shows_the_plan_above_the_answer(capsys, db, 
     assert err.splitlines()[0].startswith("Plan: „udostępnianie dokumentacji medycznej pacjentowi”")
     assert f"dokumenty: {PATIENTS}; jednostki: art. 27" in err.splitlines()[0]
     assert out.startswith("Tak [prawa-pacjenta-DU-2009-417.pdf, art. 27].")
-    assert f"1. [{PATIENTS}, art. 27]" in out
+    assert f"1. [{PATIENTS}, art. 27 u.p.p.]" in out
 
 
 def test_pytaj_json_has_the_plan_and_bez_planu_or_env_turn_it_off(capsys, db, fake, monkeypatch):

@@ -53,7 +53,7 @@ def test_streams_the_answer_then_sources_with_best_fragment_last_in_prompt(capsy
     hits = szukaj(capsys, two_acts_db, QUESTION, "--plik", PATIENTS, "-k", "3")
     assert "Źródła:" in out
     for rank, hit in enumerate(hits, start=1):
-        assert f"{rank}. [{PATIENTS}, art. {hit['art']}], strona {hit['strona']}" in out
+        assert f"{rank}. [{PATIENTS}, art. {hit['art']} u.p.p.], strona {hit['strona']}" in out
     [request] = fake.requests
     assert request.body["stream"] is True
     system, user = request.body["messages"]

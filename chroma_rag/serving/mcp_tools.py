@@ -41,7 +41,7 @@ UNIT_DESCRIPTION = (
     "Cała jednostka (artykuł, paragraf) pliku: wszystkie części, rozdział, strony (strona, strona_do) "
     "i brzmienia – obecne i przyszłe (zmiana, która jeszcze nie weszła w życie) osobno."
 )
-FILES_DESCRIPTION = "Zaindeksowane pliki: nazwa, rodzaj, rok, liczba fragmentów."
+FILES_DESCRIPTION = "Zaindeksowane pliki: nazwa, rodzaj, rok, liczba fragmentów, tytuł, nazwa aktu i jego skrót."
 
 
 def build_mcp(index: Index) -> MCPServer:
