@@ -161,3 +161,10 @@ def test_a_unit_the_act_does_not_have_is_said_so(library_db: Path) -> None:
 
     with pytest.raises(MissingUnit, match=f"W pliku „{PETTY}” nie ma jednostki art. 9999"):
         Index(library_db).search("art. 9999 kw", k=5)
+
+
+def test_pokaz_takes_the_act_by_its_abbreviation_or_name(library_db: Path, capsys) -> None:
+    for act in ("kw", "Kodeks wykroczeń", "u.w.l."):
+        code, out, err = run_cli(capsys, "pokaz", act, "10", "--baza", library_db)
+        assert code == 0, err
+        assert out.startswith(f"{PETTY if act != 'u.w.l.' else FLATS} · art. 10")

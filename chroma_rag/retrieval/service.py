@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..embedding.embedder import Embedder, known_dim
-from ..errors import UnknownAct
+from ..errors import UnknownAct, UnknownFile
 from ..filters import SearchFilters
 from ..llm import ChatClient, LlmSettings
 from ..models import Hit, Plan, SearchResult
@@ -20,6 +20,7 @@ from ..storage.store import Store, collection_name
 from .evaluation import Question, evaluate, load_questions, split_by_index
 from .keyword import KeywordIndex, chunk_versions, collection_texts, index_folder
 from .planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog_from, plan_messages
+from .references import resolve_act
 from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, validate
 from .units import Unit, assemble_unit, unit_file, unit_where
 from .validation import checked_search, resolve_acts, resolve_files
@@ -127,9 +128,22 @@ class Retrieval:
         _ = self._embedder()
         with read_session(self.store):
             collection = self.collection()
-            selection = unit_file(file, *self.file_names())
+            try:
+                selection = unit_file(file, *self.file_names())
+            except UnknownFile:  # "pokaz kpc 505": the act by its name or abbreviation, when it is one file
+                acts = self._act_files(file, collection)
+                if len(acts) != 1:
+                    raise
+                selection = SearchFilters(files=acts)
             shown = selection.files[0] if selection.files else file
             return assemble_unit(shown, art, collection.hits(collection.ids(unit_where(selection, art))))
+
+    def _act_files(self, spelled: str, collection: ChunkCollection) -> list[str]:
+        """Pliki aktu o tej nazwie albo skrócie; pusta lista, gdy to nie jest nazwa zaindeksowanego aktu."""
+        try:
+            return resolve_act(spelled, collection.file_titles())
+        except UnknownAct:
+            return []
 
     def file_names(self) -> tuple[list[tuple[str, str]], dict[str, str]]:
         """Pary (nazwa, ścieżka) z rejestru i druga ścieżka dokumentu → ścieżka z jego fragmentami – do
