@@ -176,6 +176,24 @@ def test_html_saved_from_word(tmp_path: Path):
     assert [c.art for c in chunk_document(document)] == ["§ 1", "§ 2"]
 
 
+def test_html_exported_by_an_editor_table_cells_with_paragraphs(tmp_path: Path):
+    page = tmp_path / "swietlica.html"
+    page.write_text(
+        "<html><head><title>- no title specified</title></head><body>"
+        '<p style="border-bottom: 1pt solid">Regulamin świetlicy</p><h1 class="western">Rozdział 1 Przepisy ogólne</h1>'
+        "<p>§ 1. Świetlica jest czynna w dni robocze.</p><h2>Opłaty</h2>"
+        '<table><col width="200"/><tr><td><p>Rodzaj</p></td><td><p>Kwota</p></td></tr>'
+        "<tr><td><p>Obiad szkolny</p><p>dla ucznia</p></td><td><p>12 zł</p></td></tr></table>"
+        "<p>§ 2. Regulamin wchodzi w życie z dniem podpisania.</p></body></html>",
+        encoding="utf-8",
+    )
+    document = load_document(page)
+    assert document.text.startswith("Regulamin świetlicy\n")  # an <h1> further down is a section, not the title
+    assert "Rodzaj | Kwota\nObiad szkolny dla ucznia | 12 zł" in document.text
+    assert detect_title(document.text) == "Regulamin świetlicy"
+    assert [c.art for c in chunk_document(document)] == ["§ 1", "§ 2"]
+
+
 @pytest.mark.parametrize(
     ("data", "expected"),
     [

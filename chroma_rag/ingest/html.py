@@ -47,10 +47,14 @@ _BLOCKS = {
     "p", "div", "section", "article", "main", "blockquote", "address", "figure", "figcaption", "center", "dl", "dt",
     "dd", "body", "html", "form", "fieldset", "legend", "details", "summary", "hgroup", "header", "caption",
 }
-_LAYOUT_TAGS = ("p", "div", "table", "ul", "ol", "h1", "h2", "h3")
+# A table cell holding a heading or another table lays out a page; paragraphs in cells are normal (Word, Writer).
+_LAYOUT_TAGS = ("table", "h1", "h2", "h3", "h4")
+_LAYOUT_CELL_CHARS = 2000
 # A page saved from Word ("Strona sieci Web") marks its title as <p class=MsoTitle>, not <h1>.
 _WORD_TITLE = "MsoTitle"
 _TITLE_XPATH = f".//h1 | .//p[contains(@class, '{_WORD_TITLE}')]"
+# What editors write into <title> when the document has none (LibreOffice's XHTML export, Word, browsers).
+_PLACEHOLDER_TITLES = {"- no title specified", "untitled", "untitled document", "bez tytułu", "dokument1"}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 # Headings that open an act's unit or division, or name the act's kind, stay plain lines as in a text file, so
 # the statute parser and the title detection see them ("### Art. 5." on ELI pages would otherwise hide it).
@@ -63,8 +67,8 @@ _SPACES = re.compile(r"[ \t\r\n\f\v\u00a0]+")
 
 
 def read_html(path: Path) -> str:
-    """Treść główna strony HTML jako tekst z nagłówkami „#”; tytuł (pierwsze ``<h1>`` albo ``<title>``) na
-    początku. Strona ucięta, bez treści albo nie-HTML – ``UnreadableFile`` z powodem po polsku."""
+    """Treść główna strony HTML jako tekst z nagłówkami „#”; tytuł na początku: ``<h1>``, którym treść się
+    zaczyna, inaczej ``<title>``. Strona ucięta, bez treści albo nie-HTML – ``UnreadableFile`` z powodem po polsku."""
     raw = path.read_bytes()
     if len(raw) > MAX_HTML_BYTES:
         raise UnreadableFile(
@@ -76,12 +80,18 @@ def read_html(path: Path) -> str:
         raise UnreadableFile(f"{path.name}: plik HTML jest ucięty (brak zakończenia strony) – zapisz stronę ponownie.")
     tree = _parse(markup, path.name)
     main = _main_part(tree)
-    title = _title(main, tree)
+    heading = _first_heading(main)
     lines = _Writer().render(main)
     if not lines:
         raise UnreadableFile(f"{path.name}: strona HTML nie zawiera treści głównej (same menu, skrypty albo style).")
-    if title and lines[0].lstrip("#").strip() != title:
-        lines = [f"# {title}", "", *lines]
+    first = lines[0].lstrip("#").strip()
+    if not heading or heading != first:
+        # the page's <title> names it when the text does not open with its own <h1>; an <h1> further down is
+        # a section, and without a <title> the first line is the title (as in a text file)
+        title = tree.find(".//title")
+        title_text = _one_line(title.text_content()) if title is not None else ""
+        if title_text and title_text != first and title_text.lower() not in _PLACEHOLDER_TITLES:
+            lines = [f"# {title_text}", "", *lines]
     return "\n".join(lines) + "\n"
 
 
@@ -143,15 +153,13 @@ def _parse(markup: str, name: str) -> Any:
         raise UnreadableFile(f"{name}: to nie jest strona HTML (nie da się jej odczytać).") from exc
 
 
-def _title(main: Any, tree: Any) -> str:
-    """Pierwsze ``<h1>`` (albo akapit stylu Word „Tytuł”) treści głównej, inaczej ``<title>`` strony; pusty
-    napis, gdy nie ma żadnego."""
+def _first_heading(main: Any) -> str:
+    """Tekst pierwszego ``<h1>`` (albo akapitu stylu Word „Tytuł”) treści głównej; pusty, gdy go nie ma."""
     for element in main.xpath(_TITLE_XPATH):
         text = _inline_text(element)
         if text:
             return text
-    found = tree.find(".//title")
-    return _one_line(found.text_content()) if found is not None else ""
+    return ""
 
 
 def _main_part(tree: Any) -> Any:
@@ -291,7 +299,10 @@ class _Writer:
     def table(self, element: Any) -> None:
         self.flush()
         rows = [row for row in element.iter("tr") if _closest_table(row) is element]
-        layout = any(cell.find(f".//{tag}") is not None for row in rows for cell in row for tag in _LAYOUT_TAGS)
+        layout = any(
+            any(cell.find(f".//{tag}") is not None for tag in _LAYOUT_TAGS) or _text_length(cell) > _LAYOUT_CELL_CHARS
+            for row in rows for cell in row if isinstance(cell.tag, str)
+        )
         for row in rows:
             if layout:  # a page laid out in a table: its cells are blocks of text
                 for cell in row:
@@ -309,7 +320,8 @@ def _inline_text(element: Any) -> str:
     """Tekst elementu w jednej linii, z indeksami górnymi jak w treści („Art. 23^1.”)."""
     writer = _Writer()
     writer.children(element)
-    return _one_line("".join(writer.inline))
+    writer.flush()  # paragraphs inside a cell or a heading run on in one line
+    return _one_line(" ".join(writer.lines))
 
 
 def _closest_table(row: Any) -> Any:

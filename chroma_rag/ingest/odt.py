@@ -16,6 +16,7 @@ _TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 _TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
 _OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 _STYLE = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
+_SVG = "urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0"
 _MIMETYPE = "application/vnd.oasis.opendocument.text"
 # content.xml of a long statute is a few MB; hundreds would be a zip bomb, not a document.
 MAX_CONTENT_BYTES = 200 * 1024 * 1024
@@ -26,6 +27,10 @@ _SKIPPED = {
     f"{{{_TEXT}}}table-of-content", f"{{{_TEXT}}}alphabetical-index", f"{{{_TEXT}}}illustration-index",
     f"{{{_TEXT}}}table-index", f"{{{_TEXT}}}object-index", f"{{{_TEXT}}}user-index", f"{{{_TEXT}}}bibliography",
     f"{{{_TEXT}}}sequence-decls", f"{{{_TEXT}}}variable-decls", f"{{{_TEXT}}}user-field-decls",
+    f"{{{_SVG}}}title", f"{{{_SVG}}}desc",  # an image's alternative text
+}
+_ROW_GROUPS = {
+    f"{{{_TABLE}}}table-header-rows", f"{{{_TABLE}}}table-rows", f"{{{_TABLE}}}table-row-group",
 }
 _SPACES = re.compile(r"[ \t\u00a0]+")
 
@@ -131,10 +136,10 @@ class _Reader:
                     self.blocks(child, depth)
 
     def table(self, element: ElementTree.Element) -> None:
-        for row in element.iter(f"{{{_TABLE}}}table-row"):
+        for row in _rows(element):
             cells = []
             for cell in row:
-                if cell.tag not in (f"{{{_TABLE}}}table-cell", f"{{{_TABLE}}}covered-table-cell"):
+                if cell.tag != f"{{{_TABLE}}}table-cell":  # a covered cell is the merged one's, already written
                     continue
                 text = " ".join(
                     _one_line(self.inline(p)) for p in cell.iter() if p.tag in (f"{{{_TEXT}}}p", f"{{{_TEXT}}}h")
@@ -165,6 +170,17 @@ class _Reader:
                 parts.append(self.inline(child))
             parts.append(child.tail or "")
         return "".join(parts)
+
+
+def _rows(table: ElementTree.Element) -> list[ElementTree.Element]:
+    """Wiersze tej tabeli (także w grupach nagłówka), bez wierszy tabel zagnieżdżonych w jej komórkach."""
+    rows = []
+    for child in table:
+        if child.tag == f"{{{_TABLE}}}table-row":
+            rows.append(child)
+        elif child.tag in _ROW_GROUPS:
+            rows += _rows(child)
+    return rows
 
 
 def _one_line(text: str) -> str:

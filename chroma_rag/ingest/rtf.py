@@ -35,10 +35,11 @@ def read_rtf(path: Path) -> str:
     except (ValueError, IndexError, RecursionError) as exc:
         raise UnreadableFile(f"{path.name}: uszkodzony plik RTF (nie da się odczytać jego treści).") from exc
     lines = []
-    for line in _CONTROL.sub("", text).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    text = _CONTROL.sub("", text).replace("\uf0b7", "-")  # Word's and Writer's bullet from the Symbol font
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         if line.rstrip().endswith("|"):  # a table row: "komórka|komórka|"
             line = " | ".join(cell.strip() for cell in line.rstrip().rstrip("|").split("|"))
-        lines.append(line.rstrip())
+        lines.append(" ".join(line.split()))  # list markers come as " \t1.\t"
     text = "\n".join(lines).strip()
     if not text:
         raise UnreadableFile(f"{path.name}: dokument RTF nie zawiera tekstu.")
