@@ -80,7 +80,8 @@ RTF = (
 def write_odt(path: Path, body: str, *, title_style: bool = True) -> Path:
     styles = (
         '<office:automatic-styles><style:style style:name="P1" style:family="paragraph" '
-        'style:parent-style-name="Title"/></office:automatic-styles>'
+        'style:parent-style-name="Title"/><style:style style:name="T1" style:family="text">'
+        '<style:text-properties style:text-position="33% 80%"/></style:style></office:automatic-styles>'
         if title_style else ""
     )
     content = (
@@ -236,6 +237,19 @@ def test_odt_statute_headings_stay_units(tmp_path: Path):
     assert [c.art for c in chunk_document(document)] == ["1", "2"]
     assert detect_title(document.text) == "USTAWA z dnia 3 lutego 2020 r. o próbnych dokumentach"
     assert detect_year(document.path, document.text) == 2020
+
+
+def test_odt_heading_styled_paragraphs_and_superscript_unit_numbers(tmp_path: Path):
+    body = (
+        '<text:p text:style-name="Heading_20_1">Ustawa z dnia 3 lutego 2020 r. o próbach</text:p>'
+        '<text:p text:style-name="Heading_20_2">Rozdział 1</text:p>'
+        "<text:p>Art. 5. Pierwszy przepis.</text:p>"
+        '<text:p>Art. 5<text:span text:style-name="T1">1</text:span>. Przepis dodany nowelizacją.</text:p>'
+        "<text:p>Art. 6. Ostatni przepis.</text:p>"
+    )
+    document = load_document(write_odt(tmp_path / "proby.odt", body))
+    assert document.text.startswith("# Ustawa z dnia 3 lutego 2020 r. o próbach\n\nRozdział 1\n")
+    assert [c.art for c in chunk_document(document)] == ["5", "5^1", "6"]
 
 
 def test_odt_numbered_heading_in_a_list_keeps_its_level(tmp_path: Path):

@@ -62,7 +62,7 @@ STATUTE_HEADING = re.compile(
     r"^(?:Art\.|§|Rozdział|ROZDZIAŁ|Oddział|ODDZIAŁ|Dział|DZIAŁ|Tytuł|TYTUŁ|Księga|KSIĘGA|Część|CZĘŚĆ)(?:\s|$)"
     r"|^(?:USTAWA|ROZPORZĄDZENIE|KONSTYTUCJA|OBWIESZCZENIE|KODEKS)\b"
 )
-_UNIT_NUMBER_END = re.compile(r"\d[a-z]{0,4}$")
+UNIT_NUMBER_END = re.compile(r"\d[a-z]{0,4}$")
 _SPACES = re.compile(r"[ \t\r\n\f\v\u00a0]+")
 
 
@@ -265,7 +265,7 @@ class _Writer:
             text = _one_line(element.text_content())
             before = "".join(self.inline[-3:]).rstrip()
             # "Art. 23<sup>1</sup>." is art. 23^1, as the statute parser writes superscripts
-            self.inline.append(f"^{text}" if text.isalnum() and _UNIT_NUMBER_END.search(before) else text)
+            self.inline.append(f"^{text}" if text.isalnum() and UNIT_NUMBER_END.search(before) else text)
         elif tag in _BLOCKS or tag == "li":
             self.block(element)
         elif tag == "hr":

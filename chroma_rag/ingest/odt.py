@@ -10,7 +10,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from ..errors import UnreadableFile
-from .html import STATUTE_HEADING
+from .html import STATUTE_HEADING, UNIT_NUMBER_END
 
 _TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 _TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
@@ -54,7 +54,7 @@ def read_odt(path: Path) -> str:
             content = archive.read(info)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, NotImplementedError) as exc:
         raise UnreadableFile(f"{path.name}: uszkodzony plik ODT (to nie jest poprawne archiwum OpenDocument).") from exc
-    if mimetype is not None and mimetype.strip() not in (_MIMETYPE, f"{_MIMETYPE}-template"):
+    if mimetype is not None and not mimetype.strip().startswith(_MIMETYPE):  # also -template, -web, -master
         raise UnreadableFile(f"{path.name}: to nie jest dokument tekstowy OpenDocument ({mimetype.strip()[:80]}).")
     try:
         root = ElementTree.fromstring(content)
@@ -63,7 +63,7 @@ def read_odt(path: Path) -> str:
     body = root.find(f"{{{_OFFICE}}}body/{{{_OFFICE}}}text")
     lines: list[str] = []
     if body is not None:
-        _Reader(_title_styles(root), lines).blocks(body)
+        _Reader(*_styles(root), lines).blocks(body)
     text = "\n".join(lines).strip()
     if not text:
         raise UnreadableFile(f"{path.name}: dokument ODT nie zawiera tekstu.")
@@ -77,20 +77,39 @@ def _member(archive: zipfile.ZipFile, name: str) -> str | None:
         return None
 
 
-def _title_styles(root: ElementTree.Element) -> set[str]:
-    """Style akapitu „Tytuł”: sam styl i automatyczne style oparte na nim (``P1`` z rodzicem ``Title``)."""
-    names = set(_TITLE_STYLES)
+def _heading_level(name: str) -> int:
+    """Poziom nagłówka ze stylu akapitu: „Title”/„Tytuł” – 1, „Heading_20_2”/„Nagłówek 2” – 2; inaczej 0."""
+    name = name.replace("_20_", " ").strip().lower()
+    if name in _TITLE_STYLES:
+        return 1
+    for prefix in ("heading ", "nagłówek "):
+        if name.startswith(prefix) and name[len(prefix):].strip().isdigit():
+            return min(6, max(1, int(name[len(prefix):])))
+    return 0
+
+
+def _styles(root: ElementTree.Element) -> tuple[dict[str, int], set[str]]:
+    """Style akapitów będących nagłówkami (nazwa → poziom; automatyczne ``P1`` po stylu, na którym są oparte) i
+    automatyczne style tekstu w indeksie górnym (``style:text-position="super"`` albo dodatnie przesunięcie)."""
+    levels: dict[str, int] = {}
+    superscripts: set[str] = set()
     styles = root.find(f"{{{_OFFICE}}}automatic-styles")
     for style in styles if styles is not None else ():
-        parent = (style.get(f"{{{_STYLE}}}parent-style-name") or "").lower()
-        if parent in _TITLE_STYLES:
-            names.add((style.get(f"{{{_STYLE}}}name") or "").lower())
-    return names
+        name = style.get(f"{{{_STYLE}}}name") or ""
+        level = _heading_level(style.get(f"{{{_STYLE}}}parent-style-name") or "")
+        if level:
+            levels[name] = level
+        properties = style.find(f"{{{_STYLE}}}text-properties")
+        position = (properties.get(f"{{{_STYLE}}}text-position") or "") if properties is not None else ""
+        if position.startswith("super") or re.match(r"[1-9]\d*(?:\.\d+)?%", position):
+            superscripts.add(name)
+    return levels, superscripts
 
 
 class _Reader:
-    def __init__(self, title_styles: set[str], lines: list[str]) -> None:
-        self.title_styles = title_styles
+    def __init__(self, heading_styles: dict[str, int], superscripts: set[str], lines: list[str]) -> None:
+        self.heading_styles = heading_styles
+        self.superscripts = superscripts
         self.lines = lines
 
     def blocks(self, parent: ElementTree.Element, depth: int = 0) -> None:
@@ -105,9 +124,10 @@ class _Reader:
                     self.lines += [text if STATUTE_HEADING.match(text) else f"{'#' * level} {text}", ""]
             elif tag == f"{{{_TEXT}}}p":
                 text = self.paragraph(element)
-                style = (element.get(f"{{{_TEXT}}}style-name") or "").lower()
-                if text and style in self.title_styles and not STATUTE_HEADING.match(text):
-                    self.lines += [f"# {_one_line(text)}", ""]
+                style = element.get(f"{{{_TEXT}}}style-name") or ""
+                level = self.heading_styles.get(style) or _heading_level(style)
+                if text and level and not STATUTE_HEADING.match(text):
+                    self.lines += [f"{'#' * level} {_one_line(text)}", ""]
                 elif text:
                     self.lines += [text, ""]
             elif tag == f"{{{_TEXT}}}list":
@@ -166,6 +186,11 @@ class _Reader:
                 parts.append("\t")
             elif tag == f"{{{_TEXT}}}line-break":
                 parts.append("\n")
+            elif tag == f"{{{_TEXT}}}span" and child.get(f"{{{_TEXT}}}style-name") in self.superscripts:
+                text = _one_line(self.inline(child))
+                # "Art. 50<sup>1</sup>." is art. 50^1, as the statute parser writes superscripts
+                unit = text.isalnum() and UNIT_NUMBER_END.search("".join(parts).rstrip())
+                parts.append(f"^{text}" if unit else text)
             else:
                 parts.append(self.inline(child))
             parts.append(child.tail or "")
