@@ -73,6 +73,8 @@ RTF = (
     r"{\pard Zarz\'b9dzenie w sprawie pracy zdalnej\par}"
     r"{\pard \'a7 1. Pracownik mo\u380\'bfe pracowa\'e6 zdalnie dwa dni w tygodniu.\par}"
     r"{\pard \'a7 2. Wniosek sk\'b3ada si\'ea prze\'b3o\'bfonemu.\par}"
+    r"{\pard \'a7 2{\super 1}. Wniosek mo\u380\'bfna z\u322\'b3o\u380\'bfy\u263\'e6 poczt\u261\'b9.\par}"
+    r"{\pard \'a7 2\super 2\nosupersub . Odpowied\u378\'9f w 7 dni.\par}"
     "\n}"
 )
 
@@ -265,8 +267,9 @@ def test_rtf_in_cp1250_as_text_with_paragraph_units(tmp_path: Path):
     path.write_bytes(RTF.encode("ascii"))
     document = load_document(path)
     assert document.text.startswith("Zarządzenie w sprawie pracy zdalnej\n")
-    assert [c.art for c in chunk_document(document)] == ["§ 1", "§ 2"]
-    assert "może pracować zdalnie" in document.text and "składa się przełożonemu" in document.text
+    assert [c.art for c in chunk_document(document)] == ["§ 1", "§ 2", "§ 2^1", "§ 2^2"]  # superscripts kept
+    for words in ("może pracować zdalnie", "złożyć pocztą", "składa się przełożonemu", "Odpowiedź w 7 dni"):
+        assert words in document.text, document.text
 
 
 def _bad_files(folder: Path) -> dict[str, str]:

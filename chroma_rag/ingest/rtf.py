@@ -12,6 +12,15 @@ from ..errors import UnreadableFile
 
 _CODEPAGE = re.compile(rb"\\ansicpg(\d{3,5})")
 _ESCAPED = re.compile(rb"\\[\\{}]")  # \\, \{ and \} are text, not groups
+# Superscript runs – a group ({\super 1}, Writer's {\loch{\*\updnprop8000}\up9\loch 1}) or Word's inline
+# \super 1\nosupersub – get \x1e…\x1f around their text, so that "Art. 50" + superscript "1" becomes art. 50^1
+# (striprtf drops formatting, which would make it art. 501).
+_CONTROL_WORDS = r"(?:\\[a-z]+-?\d*[ ]?|\{\\\*[^{}]*\}|\s)*?"
+_SUPER_GROUP = re.compile(
+    r"\{(" + _CONTROL_WORDS + r")\\(?:super|up[1-9]\d*)(?![a-z])[ ]?(" + _CONTROL_WORDS + r")([A-Za-z0-9]{1,4})\}"
+)
+_SUPER_INLINE = re.compile(r"\\super(?![a-z])[ ]?([A-Za-z0-9]{1,4})\\nosupersub(?![a-z])[ ]?")
+_MARKED_UNIT = re.compile("(?<=\\d)([a-z]{0,4})\x1e([A-Za-z0-9]{1,4})\x1f")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
@@ -31,7 +40,9 @@ def read_rtf(path: Path) -> str:
     from striprtf.striprtf import rtf_to_text
 
     try:
-        text = rtf_to_text(raw.decode("latin-1"), encoding=encoding, errors="replace")
+        source = _SUPER_GROUP.sub(r"{\1\2\\'1e\3\\'1f}", raw.decode("latin-1"))
+        source = _SUPER_INLINE.sub(r"\\'1e\1\\'1f", source)
+        text = _MARKED_UNIT.sub(r"\1^\2", rtf_to_text(source, encoding=encoding, errors="replace"))
     except (ValueError, IndexError, RecursionError) as exc:
         raise UnreadableFile(f"{path.name}: uszkodzony plik RTF (nie da się odczytać jego treści).") from exc
     lines = []
