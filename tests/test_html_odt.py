@@ -33,7 +33,7 @@ ACT_HTML = """<!DOCTYPE html>
 <div class="art">Art. 2. 1. Gmina prowadzi rejestr drzew pomnikowych rosnących w parkach i na skwerach.<br>
 2. Rejestr jest jawny i udostępniany w Biuletynie Informacji Publicznej gminy.</div>
 <div class="art">Art. 2<sup>1</sup>. Wycinka drzewa pomnikowego wymaga zgody rady gminy.</div>
-<div class="art">Art. 3. Ustawa wchodzi w życie po upływie 14 dni od dnia ogłoszenia.</div>
+<div class="art">Art. 3. Ustawa wchodzi w życie<sup>1)</sup> po upływie 14 dni od dnia ogłoszenia.</div>
 </div>
 <footer>© Kancelaria Sejmu | Polityka prywatności | Deklaracja dostępności</footer>
 <script>console.log("licznik odwiedzin");</script>
@@ -119,6 +119,7 @@ def test_html_act_main_text_one_article_per_chunk(tmp_path: Path):
     chunks = chunk_document(document)
     assert [c.art for c in chunks] == ["1", "2", "2^1", "3"]
     assert chunks[1].text.startswith("Art. 2. 1. Gmina") and "2. Rejestr jest jawny" in chunks[1].text
+    assert "wchodzi w życie po upływie" in chunks[3].text  # the footnote mark left out
     assert all(c.heading.startswith("Rozdział 1") for c in chunks)
     title = detect_title(text)
     assert title == "Ustawa z dnia 12 marca 2021 r. o ochronie zieleni miejskiej"

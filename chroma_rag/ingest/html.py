@@ -63,6 +63,7 @@ STATUTE_HEADING = re.compile(
     r"|^(?:USTAWA|ROZPORZĄDZENIE|KONSTYTUCJA|OBWIESZCZENIE|KODEKS)\b"
 )
 UNIT_NUMBER_END = re.compile(r"\d[a-z]{0,4}$")
+_FOOTNOTE_MARK = re.compile(r"\d{1,3}\)|\*{1,3}")
 _SPACES = re.compile(r"[ \t\r\n\f\v\u00a0]+")
 
 
@@ -264,8 +265,12 @@ class _Writer:
         elif tag == "sup":
             text = _one_line(element.text_content())
             before = "".join(self.inline[-3:]).rstrip()
-            # "Art. 23<sup>1</sup>." is art. 23^1, as the statute parser writes superscripts
-            self.inline.append(f"^{text}" if text.isalnum() and UNIT_NUMBER_END.search(before) else text)
+            # "Art. 23<sup>1</sup>." is art. 23^1, as the statute parser writes superscripts; "ustawy<sup>2)</sup>"
+            # is a footnote mark, left out like the PDF's
+            if text.isalnum() and UNIT_NUMBER_END.search(before):
+                self.inline.append(f"^{text}")
+            elif not _FOOTNOTE_MARK.fullmatch(text):
+                self.inline.append(text)
         elif tag in _BLOCKS or tag == "li":
             self.block(element)
         elif tag == "hr":
