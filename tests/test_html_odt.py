@@ -379,3 +379,21 @@ def test_podglad_shows_html_and_odt_chunks(capsys: pytest.CaptureFixture[str], t
     assert code == 0 and "regulamin.odt: 2 fragmenty" in out, err
     code, _, err = run_cli(capsys, "podglad", write_odt(tmp_path / "pusty.odt", "<text:p/>"))
     assert code != 0 and "nie zawiera tekstu" in err and "Traceback" not in err
+
+
+def test_served_web_page_is_shown_in_a_sandbox_never_run(capsys: pytest.CaptureFixture[str], indexed):
+    """Zapisana strona może nieść skrypty, formularze i przekierowania: serwer pokazuje ją w piaskownicy (własne
+    pochodzenie, bez skryptów), pod własnym adresem nic z niej nie działa; PDF i ODT – jak dotąd."""
+    import requests
+    from serving_support import running_server
+
+    folder, db, _ = indexed
+    if not (db / "chroma.sqlite3").exists():
+        run_cli(capsys, "indeksuj", folder, "--baza", db)
+    with running_server(db) as base:
+        page = requests.get(f"{base}/dokumenty/akt.html", timeout=30)
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        policy = page.headers["content-security-policy"]
+        assert policy.startswith("sandbox;") and "script-src" not in policy and "default-src 'none'" in policy
+        other = requests.get(f"{base}/dokumenty/regulamin.odt", timeout=30)
+        assert other.status_code == 200 and not other.headers["content-security-policy"].startswith("sandbox")

@@ -157,6 +157,12 @@ async def _chained(first: T, rest: AsyncIterator[T]) -> AsyncIterator[T]:
         yield item
 
 
+# Indexed documents a browser would run (a saved web page may carry scripts, forms and redirects): a sandbox with
+# an opaque origin, no scripts, no forms, nothing loaded but the page's own styles and images.
+ACTIVE_TYPES = {"text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml"}
+SANDBOXED_DOCUMENT = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"
+
+
 def _document(index: Index):
     def document(request: Request) -> Response:
         name, wanted = request.path_params["plik"], request.query_params.get("sciezka")
@@ -171,12 +177,14 @@ def _document(index: Index):
         path = Path(recorded[0])
         handle = _open_indexed(path)
         if handle is None:
-            return error(404, f"Pliku „{name}” nie ma już na dysku pod zaindeksowaną ścieżką ({path.parent}) albo "
-                              "został podmieniony na dowiązanie – zaindeksuj go ponownie.")
+            return error(404, f"Pliku „{name}” nie ma już na dysku pod zaindeksowaną ścieżką albo został "
+                              "podmieniony na dowiązanie – trzeba go zaindeksować ponownie.")
         media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        return StreamingResponse(_chunks(handle), media_type=media_type,
-                                 headers={"Content-Disposition": f"inline; filename*=utf-8''{quote(path.name)}",
-                                          "Content-Length": str(os.fstat(handle.fileno()).st_size)})
+        headers = {"Content-Disposition": f"inline; filename*=utf-8''{quote(path.name)}",
+                   "Content-Length": str(os.fstat(handle.fileno()).st_size)}
+        if media_type in ACTIVE_TYPES:  # an indexed web page is shown, never run, under the server's address
+            headers["Content-Security-Policy"] = SANDBOXED_DOCUMENT
+        return StreamingResponse(_chunks(handle), media_type=media_type, headers=headers)
 
     return document
 
