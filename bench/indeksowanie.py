@@ -197,6 +197,9 @@ procesie z tym samym załadowanym modelem, {args.powtorzenia}× na przemian; med
 |---|---:|---:|---:|---:|
 {rows}
 
+Czas ścienny jednej pary zależy od cudzego obciążenia w jej trakcie (pary idą jedna po drugiej); stosunek czasu CPU
+procesu (ten sam model, te same fragmenty) prawie od niego nie zależy: to, ile `indeksuj` dokłada do samego modelu.
+
 Gdzie idzie czas `indeksuj` (mediana etapów; „w tle” – w wątkach obok modelu, więc nie dodają się do czasu, tylko
 zabierają rdzenie; czekanie wątku głównego na nie jest osobno). Model w `indeksuj` (etap „embedding”, z pamięcią
 wektorów przerwanego przebiegu) trwał {model_in_full:.1f} s wobec {model_wall:.1f} s samego modelu.
