@@ -69,9 +69,9 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(full, ensure_ascii=False, indent=1), encoding="utf-8")
     table = "\n".join([
-        f"Maszyna: {machine()}. Baza: {documents} dokumentów (`make ocena-biblioteka`, "
-        "`python bench/biblioteka.py --baza chroma_db_biblioteka --zapisz`). Zbiory dev – strojone na nich liczby "
-        "nie są wynikami.",
+        f"Maszyna: {machine()}. Baza `{args.baza.name}`: {documents} dokumentów, "
+        f"`python bench/biblioteka.py --baza {args.baza.name} --zapisz` (`make ocena-biblioteka ZAPISZ=1`). "
+        "Zbiory dev – strojone na nich liczby nie są wynikami.",
         "",
         "| zbiór | n | hit@1 | hit@5 | MRR | odmowy spoza | utracone trafienia |",
         "| --- | --- | --- | --- | --- | --- | --- |",
