@@ -124,13 +124,19 @@ def _print_hit(rank: int, hit: Hit, top: float, show_path: bool = False) -> None
 
     meta = hit.metadata
     header = Text(f"{rank}. ", style="bold")
-    header.append(str(meta.get("sciezka")) if show_path else hit.file, style="bold cyan")
+    name = str(meta.get("sciezka")) if show_path else hit.file
+    header.append(name, style="bold cyan")
     for part in (_unit_part(hit), f"str. {page_range(meta)}", relevance_label(hit, top)):
         if part:
             header.append(f" · {part}")
-    # a header longer than the terminal continues indented, under the result's text, not under its number
+    # a header longer than the terminal continues indented, under the result's text, not under its number – unless
+    # the file name itself is longer than a line: it stays whole, folded as it comes (copied, grepped)
     first, *rest = header.wrap(out, max(out.width - 3, 20))
-    out.print(first)
+    if name not in first.plain:
+        out.print(header)
+        rest = []
+    else:
+        out.print(first)
     for line in rest:
         out.print(Padding(line, (0, 0, 0, 3)))
     # the similarity decides the threshold, so it stays visible beside the order's own number
