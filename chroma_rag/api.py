@@ -76,7 +76,7 @@ class FileInfo:
             "plik": self.name,
             "sciezka": self.path,
             "typ": self.type,
-            "rok": self.year,
+            "rok": self.year or None,  # 0: the document gives no year
             "fragmenty": self.chunks,
             "modele": self.models,
             "inne_sciezki": self.other_paths,
