@@ -120,7 +120,7 @@ def decode_html(raw: bytes, name: str) -> str:
                 return raw.decode(encoding)
             except UnicodeDecodeError:
                 pass  # misdeclared (a cp1250 page saying utf-8): the bytes decide
-    from .loading import decode_text
+    from .encoding import decode_text
 
     return decode_text(raw, name, kind=("HTML", "HTML"))
 

@@ -178,7 +178,7 @@ def _document(index: Index):
         handle = _open_indexed(path)
         if handle is None:
             return error(404, f"Pliku „{name}” nie ma już na dysku pod zaindeksowaną ścieżką albo został "
-                              "podmieniony na dowiązanie – trzeba go zaindeksować ponownie.")
+                              "podmieniony na dowiązanie – zaindeksuj go ponownie.")
         media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         headers = {"Content-Disposition": f"inline; filename*=utf-8''{quote(path.name)}",
                    "Content-Length": str(os.fstat(handle.fileno()).st_size)}
