@@ -10,7 +10,6 @@ wielkością liter."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -388,13 +387,3 @@ def check_acts(refs: References) -> None:
     if refs.unknown and not refs.units:
         spelled, act = refs.unknown[0]
         raise UnknownAct(spelled, act)
-
-
-def cited_files(names: Iterable[str], files: dict[str, str]) -> dict[str, str]:
-    """Zwyczajowy skrót aktu każdego pliku (do cytatu „art. 505 k.p.c.”); pliki bez skrótu pominięte."""
-    shorts = {}
-    for name in names:
-        act = known_act(files.get(name, ""))
-        if act is not None:
-            shorts[name] = act.short
-    return shorts
