@@ -11,7 +11,7 @@ import pytest
 from conftest import USTAWY
 
 from chroma_rag.errors import UnknownAct
-from chroma_rag.ingest.acts import act_name, short_name
+from chroma_rag.ingest.acts import act_name, cited_short_name, short_name
 from chroma_rag.ingest.loading import load_document
 from chroma_rag.ingest.metadata import detect_publication, detect_title, detect_type, detect_year
 from chroma_rag.retrieval.references import find_references, resolve_act
@@ -55,7 +55,8 @@ def test_citation_name_and_abbreviation(file: str, name: str, short: str) -> Non
 def test_pdf_title_blocks() -> None:
     assert identity(USTAWY / "kodeks-cywilny-DU-1964-93.pdf")[4:] == ("Kodeks cywilny", "k.c.")
     assert identity(USTAWY / "konstytucja-DU-1997-483.pdf")[1] == "konstytucja"
-    assert short_name(identity(USTAWY / "konstytucja-DU-1997-483.pdf")[0]) == "Konstytucja RP"
+    constitution = identity(USTAWY / "konstytucja-DU-1997-483.pdf")[0]
+    assert short_name(constitution) == "Konstytucja RP" and cited_short_name(constitution) == "Konstytucji RP"
     # an amending act is not the act it amends
     amending = identity(USTAWY / "nowelizacja-ppsa-DU-2015-658.pdf")
     assert amending[1] == "nowelizacja" and amending[5] == ""

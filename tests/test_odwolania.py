@@ -100,6 +100,9 @@ def test_akt_filter_by_name_or_abbreviation(library_db: Path, capsys) -> None:
     assert {h.file for h in both} <= {FLATS, PRESS} and FLATS in {h.file for h in both}
     code, out, _ = run_cli(capsys, "szukaj", "kara grzywny", "--akt", "kw", "--baza", library_db, "--json")
     assert code == 0 and {h["plik"] for h in json.loads(out)["wyniki"]} == {PETTY}
+    code, plain, _ = run_cli(capsys, "szukaj", "kara grzywny", "--baza", library_db, "--json")
+    code_blank, blank, _ = run_cli(capsys, "szukaj", "kara grzywny", "--akt", " ", "--baza", library_db, "--json")
+    assert code == code_blank == 0 and json.loads(blank)["wyniki"] == json.loads(plain)["wyniki"]  # limits nothing
     code, _, err = run_cli(capsys, "szukaj", "kara", "--akt", "kpk", "--baza", library_db)
     assert code == 2 and "Aktu „kpk” (Kodeks postępowania karnego) nie ma w dokumentach" in err
     assert "--akt" not in err or "chroma-rag lista" in err

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UnreadableFile
-from ..ingest.acts import short_name
+from ..ingest.acts import cited_short_name
 from ..ingest.chunking import chunk_document, embedding_text
 from ..ingest.loading import load_document
 from ..ingest.metadata import detect_publication, detect_title, detect_type, detect_year
@@ -60,7 +60,7 @@ def describe_chunks(document: Document, chunks: list[Chunk], doc_type: str | Non
         "dz_u": detect_publication(text),
         "hash": source.hash,
     }
-    short = short_name(title)
+    short = cited_short_name(title)
     if short:  # the act's customary abbreviation, shown beside its units ("art. 505 k.p.c.")
         file_meta["skrot"] = short
     embed_texts = [embedding_text(c, title) for c in chunks]

@@ -19,6 +19,7 @@ class KnownAct:
     short: str
     name: str
     spellings: tuple[str, ...] = ()
+    cited: str = ""  # the abbreviation after a unit when it declines: "art. 23 Konstytucji RP"
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -43,7 +44,8 @@ KNOWN_ACTS = (
     KnownAct("k.s.h.", "kodeks spółek handlowych"),
     KnownAct("k.m.", "kodeks morski"),
     KnownAct("k. wyb.", "kodeks wyborczy", ("k.wyb.",)),
-    KnownAct("Konstytucja RP", "konstytucja rzeczypospolitej polskiej", ("Konstytucja", "Konst.", "Konst. RP")),
+    KnownAct("Konstytucja RP", "konstytucja rzeczypospolitej polskiej", ("Konstytucja", "Konst.", "Konst. RP"),
+             cited="Konstytucji RP"),
     KnownAct("p.p.s.a.", "prawo o postępowaniu przed sądami administracyjnymi"),
     KnownAct("o.p.", "ordynacja podatkowa", ("ord. pod.",)),
     KnownAct("pr. bank.", "prawo bankowe", ("p.b.", "pr.bank.")),
@@ -141,6 +143,12 @@ def short_name(title: str) -> str:
     """Zwyczajowy skrót aktu („k.p.c.”) albo pusty napis."""
     act = known_act(title)
     return act.short if act else ""
+
+
+def cited_short_name(title: str) -> str:
+    """Skrót aktu, jak stoi po numerze jednostki: „k.p.c.”, „Konstytucji RP”; pusty napis, gdy akt go nie ma."""
+    act = known_act(title)
+    return (act.cited or act.short) if act else ""
 
 
 def abbreviation_key(text: str) -> str:

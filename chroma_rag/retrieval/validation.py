@@ -157,7 +157,8 @@ def _spellings(name: str) -> set[str]:
 def resolve_acts(filters: SearchFilters, titles: dict[str, str]) -> SearchFilters:
     """``--akt`` (nazwa albo skrót aktu: „kpc”, „k.p.c.”, „ustawa o własności lokali”) jako pliki tych aktów,
     dołożone do ``--plik``; akt spoza indeksu to błąd z jednym zdaniem."""
-    if not filters.acts:
-        return filters
-    files = [f for act in filters.acts for f in resolve_act(act, titles)]
+    acts = [act for act in filters.acts if act.strip()]  # an empty value limits nothing, as in the page's address
+    if not acts:
+        return replace(filters, acts=[])
+    files = [f for act in acts for f in resolve_act(act, titles)]
     return replace(filters, files=list(dict.fromkeys([*filters.files, *files])), acts=[])
