@@ -74,6 +74,19 @@ def samples_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def one_article_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Indeks jednego krótkiego regulaminu (jeden artykuł) – dla testów serwera, w których treść nie gra roli, a
+    budowa ma być szybka. Tylko do odczytu."""
+    from chroma_rag import Index
+
+    root = tmp_path_factory.mktemp("jeden-artykul")
+    doc = root / "regulamin.md"
+    doc.write_text("# Regulamin\n\nArt. 1. Pracownik ma prawo do urlopu wypoczynkowego.\n", encoding="utf-8")
+    Index(root / "db").add([doc])
+    return root / "db"
+
+
+@pytest.fixture(scope="session")
 def same_named_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Baza z dwoma plikami „regulamin.md” (art. 1 i 2) z folderów kadry/ i it/: cytaty i pokaz muszą je rozróżnić."""
     from chroma_rag import Index

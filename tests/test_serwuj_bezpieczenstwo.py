@@ -141,13 +141,9 @@ FEW_CONNECTIONS = limits.MAX_REQUESTS + 32
 
 
 @pytest.fixture(scope="module")
-def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Indeks jednego krótkiego regulaminu – limity transportu nie zależą od treści, a budowa jest szybka."""
-    root = tmp_path_factory.mktemp("maly")
-    doc = root / "regulamin.md"
-    doc.write_text("# Regulamin\n\nArt. 1. Pracownik ma prawo do urlopu wypoczynkowego.\n", encoding="utf-8")
-    Index(root / "db").add([doc])
-    return root / "db"
+def small_db(one_article_db: Path) -> Path:
+    """Limity transportu nie zależą od treści: wystarczy jeden artykuł."""
+    return one_article_db
 
 
 @pytest.fixture(scope="module")

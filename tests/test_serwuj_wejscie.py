@@ -15,7 +15,6 @@ import pytest
 from serving_support import running_server
 from test_serwuj_bezpieczenstwo import raw_request
 
-from chroma_rag import Index
 from chroma_rag.serving.security import COOKIE
 
 TOKEN = "tajny-token"
@@ -23,12 +22,8 @@ HUGE = "9" * 4400  # over Python's 4300-digit limit of int(str)
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("wejscie")
-    doc = root / "regulamin.md"
-    doc.write_text("# Regulamin\n\nArt. 1. Pracownik ma prawo do urlopu wypoczynkowego.\n", encoding="utf-8")
-    Index(root / "db").add([doc])
-    return root / "db"
+def db(one_article_db: Path) -> Path:
+    return one_article_db
 
 
 @pytest.fixture(scope="module")

@@ -84,6 +84,7 @@ class Searcher:
         # a server keeps one searcher per collection version: only the recent filters' selections (8 MB each at
         # 1M chunks), thread-safe
         self._ids_where = lru_cache(maxsize=ALLOWED_FILTERS)(lambda key: self.collection.ids(json.loads(key)))
+        self._references = lru_cache(maxsize=64)(lambda question: find_references(question, self.titles))
 
     def _allowed(self, where: dict | None) -> Sequence[str] | None:
         """Id spełniające filtr – dla nogi słownej; zapamiętane dla ostatnich filtrów, bo ``ocena`` i strona pytają
@@ -191,8 +192,9 @@ class Searcher:
         return first_cited(self.cited_units(refs, request.filters, query_vector), ranked, self.fusion)[: request.k]
 
     def references(self, question: str) -> References:
-        """Odwołania pytania do jednostek i aktów tej kolekcji."""
-        return find_references(question, self.titles)
+        """Odwołania pytania do jednostek i aktów tej kolekcji (ranking czyta je dwa razy: jednostki wskazane
+        z aktem i listy fuzji, więc zapamiętane dla ostatnich pytań)."""
+        return self._references(question)
 
     def cited_units(self, refs: References, filters: SearchFilters | None, query_vector: np.ndarray) -> list[Hit]:
         """Jednostki, które pytanie wskazało z aktem („art 90 kc”), w kolejności z pytania: z każdej najlepsza
