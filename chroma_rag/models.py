@@ -90,7 +90,7 @@ class Hit:
         return f"{self.unit} {short}" if self.unit and short else self.unit
 
     def to_json(self) -> dict[str, Any]:
-        """Stała kolejność pól (README, „Pola JSON”); bez pól wewnętrznych indeksu."""
+        """Stała kolejność pól (docs/PRZEWODNIK.md, „Pola JSON”); bez pól wewnętrznych indeksu."""
         meta = self.metadata
         extra = sorted(key for key in meta if key not in _HIT_JSON_FIELDS and key not in _INTERNAL_METADATA)
         return {
