@@ -294,8 +294,13 @@ class Index:
         self.store.require_existing()
         self.store.require_writable()
         return remove_file(
-            self.store, name, wait, self.sync_keywords, lambda: [info.name for info in self.files()]
+            self.store, self.indexed_file(name), wait, self.sync_keywords, lambda: [info.name for info in self.files()]
         )
+
+    def indexed_file(self, name: str) -> str:
+        """Plik indeksu, który użytkownik ma na myśli: ścieżka, nazwa (z folderem przy imiennikach, jak w cytacie),
+        nazwa bez rozszerzenia albo jednoznaczny początek nazwy; nieznany – ``UnknownFile`` z najbliższymi."""
+        return self.retrieval.indexed_file(name)
 
     def check(self, repair: bool = False, wait: float = DEFAULT_WAIT) -> ConsistencyReport:
         """Zgodność rejestru z kolekcjami i odnajdywalność fragmentów; ``repair`` naprawia, co się da."""

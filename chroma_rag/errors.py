@@ -55,8 +55,10 @@ class ServiceError(UserError):
 
 
 class UnknownFile(UserError):
-    """Nazwa pliku, której nie ma w indeksie; ``suggestions`` – najbliższe nazwy z indeksu."""
+    """Nazwa pliku, której nie ma w indeksie; ``suggestions`` – najbliższe nazwy z indeksu. W CLI zła wartość
+    opcji (``--plik``) albo argumentu (``pokaz``, ``usun``): kod 2."""
 
+    exit_code = 2
     kind = "nieznany_plik"
 
     def __init__(self, file: str, suggestions: list[str] | None = None) -> None:

@@ -260,10 +260,17 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-def _failed(settings: LlmSettings, sentence: Callable[[str], str]) -> ServiceError:
+def _failed(settings: LlmSettings, sentence: Callable[[str], str], operator_step: str = "") -> ServiceError:
     """Błąd serwera modelu: ``sentence`` dostaje nazwę serwera – w CLI „modelu <adres bez danych logowania>”,
-    na stronie i w MCP „modelu czatu”, bo członek zespołu nie ma po co znać wewnętrznego adresu serwera."""
-    return ServiceError(sentence(f"modelu {settings.shown_url}"), web=sentence("modelu czatu"))
+    na stronie i w MCP „modelu czatu”, bo członek zespołu nie ma po co znać wewnętrznego adresu serwera.
+    ``operator_step`` (zmienna do sprawdzenia) jest dla tego, kto konfiguruje – w CLI; zespół słyszy, komu to
+    powiedzieć."""
+    said = sentence(f"modelu {settings.shown_url}")
+    team = sentence("modelu czatu")
+    if operator_step:
+        said = f"{said.rstrip('.')}: {operator_step}"
+        team = f"{team.rstrip('.')} – powiedz o tym osobie, która prowadzi ten serwer."
+    return ServiceError(said, web=team)
 
 
 def _service_error(exc: Exception, settings: LlmSettings) -> ServiceError:
@@ -272,16 +279,11 @@ def _service_error(exc: Exception, settings: LlmSettings) -> ServiceError:
 
     retries, status = settings.max_retries, getattr(exc, "status_code", None)
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return _failed(
-            settings,
-            lambda server: f"Serwer {server} odrzucił klucz API (błąd {status}): sprawdź CHROMA_RAG_LLM_KEY.",
-        )
+        return _failed(settings, lambda server: f"Serwer {server} odrzucił klucz API (błąd {status}).",
+                       "sprawdź CHROMA_RAG_LLM_KEY.")
     if isinstance(exc, openai.NotFoundError):
-        return _failed(
-            settings,
-            lambda server: f"Serwer {server} nie zna modelu „{settings.model}” (błąd 404): sprawdź "
-            "CHROMA_RAG_LLM_MODEL i czy adres CHROMA_RAG_LLM_URL kończy się na /v1.",
-        )
+        return _failed(settings, lambda server: f"Serwer {server} nie zna modelu „{settings.model}” (błąd 404).",
+                       "sprawdź CHROMA_RAG_LLM_MODEL i czy adres CHROMA_RAG_LLM_URL kończy się na /v1.")
     if isinstance(exc, openai.RateLimitError):
         return _failed(
             settings,
@@ -297,17 +299,14 @@ def _service_error(exc: Exception, settings: LlmSettings) -> ServiceError:
     if isinstance(exc, openai.APIStatusError):
         return _failed(settings, lambda server: f"Serwer {server} odrzucił zapytanie (błąd {status}).")
     if isinstance(exc, openai.APITimeoutError):
-        return _failed(
-            settings,
-            lambda server: f"Serwer {server} nie odpowiedział w ciągu {settings.timeout:g} s "
+        return ServiceError(
+            f"Serwer modelu {settings.shown_url} nie odpowiedział w ciągu {settings.timeout:g} s "
             f"(prób: {retries + 1}) – spróbuj później albo zwiększ CHROMA_RAG_LLM_TIMEOUT.",
+            web=f"Serwer modelu czatu nie odpowiedział w ciągu {settings.timeout:g} s – spróbuj później.",
         )
     if isinstance(exc, openai.APIConnectionError):
-        return _failed(
-            settings,
-            lambda server: f"Nie można połączyć się z serwerem {server} – sprawdź, czy działa, "
-            "i zmienną CHROMA_RAG_LLM_URL.",
-        )
+        return _failed(settings, lambda server: f"Nie można połączyć się z serwerem {server}.",
+                       "sprawdź, czy działa, i zmienną CHROMA_RAG_LLM_URL.")
     if isinstance(exc, openai.APIError):  # an error event in the middle of a stream
         return _failed(settings, lambda server: f"Serwer {server} przerwał odpowiedź błędem – spróbuj ponownie.")
     kind = type(exc).__name__

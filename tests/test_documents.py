@@ -39,7 +39,7 @@ def test_same_name_in_two_folders_are_two_documents(capsys, tmp_path, empty_targ
     assert "dzial-a" in out and "dzial-b" in out  # the text output tells the two apart by their paths
 
     code, _, err = run_cli(capsys, "usun", "regulamin.txt", *empty_target.args)
-    assert code == 1 and "kilka" in err and "dzial-a" in err and "dzial-b" in err
+    assert code == 2 and "kilka" in err and "dzial-a" in err and "dzial-b" in err
     assert len(cli_json(capsys, empty_target, "lista")) == 2  # nothing was deleted
     code, out, err = run_cli(capsys, "usun", tmp_path / "dzial-b" / "regulamin.txt", *empty_target.args)
     assert code == 0 and "Usunięto 2 fragmenty" in out, err

@@ -480,3 +480,32 @@ def test_keyword_index_catches_up_from_the_journal_without_comparing_every_chunk
         shutil.rmtree(folder)
     assert [keyword_arts(Index(db), q) for q in questions] == caught_up[reader]
     assert compared == [1]  # the rebuild compared every chunk: there was no index to catch up
+
+
+def test_threads_reading_tokens_from_disk_each_get_their_own_line(tmp_path):
+    """Wątki serwera czytają tokeny z jednego otwartego pliku; seek jednego między seek a read drugiego
+    dawał mu cudzą linię (w CI: 500 z JSONDecodeError przy równoległych wyszukiwaniach)."""
+    import threading
+
+    texts = {f"id{i:03d}": f"{'pracownik urlop' if i % 2 else 'pacjent dokumentacja'} sprawa {i}" for i in range(200)}
+    folder = tmp_path / "slowa"
+    KeywordIndex(folder, "morfeusz").sync(dict.fromkeys(texts, "1"), lambda ids: {i: texts[i] for i in ids}, "v1")
+    reader = KeywordIndex(folder, "morfeusz")
+    expected = {i: reader.coverage("pracownik urlop", [i]) for i in texts}
+    start, errors = threading.Barrier(4), []
+
+    def read() -> None:
+        start.wait()
+        try:
+            for _ in range(20):
+                for i, value in expected.items():
+                    assert reader.coverage("pracownik urlop", [i]) == value
+        except BaseException as error:  # reported by the main thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[0]

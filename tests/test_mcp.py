@@ -138,3 +138,26 @@ def test_mcp_accepts_a_string_and_speaks_polish(base: str) -> None:
             assert not missing.content[0].text.startswith("Error executing")
 
     anyio.run(main)
+
+
+def test_mcp_wrong_arguments_are_one_polish_sentence_each(base: str) -> None:
+    async def main() -> None:
+        async with Client(f"{base}/mcp", read_timeout_seconds=120) as client:
+            async def refused(tool: str, arguments: dict[str, Any]) -> str:
+                result = await client.call_tool(tool, arguments)
+                text = result.content[0].text
+                assert result.is_error, (arguments, text)
+                assert "pydantic" not in text and "http" not in text and "Input should" not in text, text
+                assert "--" not in text and "chroma-rag" not in text, text
+                return text
+
+            assert "„art”" in await refused("szukaj", {"pytanie": "urlop", "art": ["1", 2]})
+            assert "„plik”" in await refused("szukaj", {"pytanie": "urlop", "plik": ["a.pdf", 1]})
+            unknown = await refused("szukaj", {"pytanie": "urlop", "pliki": [PATIENTS]})
+            assert "„pliki”" in unknown and "„plik”" in unknown, unknown  # not silently unfiltered
+            assert "„strona”" in await refused("pokaz_jednostke", {"plik": PATIENTS, "art": "1", "strona": 2})
+            assert "Nieznany rodzaj dokumentu „ustwa”" in await refused("szukaj", {"pytanie": "urlop", "typ": "ustwa"})
+            years = await refused("szukaj", {"pytanie": "urlop", "od_roku": 2020, "do_roku": 2000})
+            assert "Rok początkowy 2020 jest późniejszy niż końcowy 2000" in years
+
+    anyio.run(main)

@@ -114,7 +114,7 @@ def test_plik_without_the_publication_suffix(library_db: Path, capsys) -> None:
     assert code == 0, err
     assert {h["plik"] for h in json.loads(out)["wyniki"]} == {FLATS}
     code, out, err = run_cli(capsys, "szukaj", "lokal", "--plik", "o-", "--baza", library_db)
-    assert code == 1 and not out and f"pasuje do kilku plików: {BAILIFF_COSTS}, {FLATS}" in err
+    assert code == 2 and not out and f"pasuje do kilku plików: {BAILIFF_COSTS}, {FLATS}" in err
 
 
 def test_page_api_cites_first_and_speaks_to_a_team_member(library_db: Path) -> None:

@@ -55,7 +55,7 @@ def test_each_filter_kind(capsys, two_acts):
 
 def test_unknown_file_lists_closest_names(capsys, two_acts):
     code, out, err = run_cli(capsys, "szukaj", "x", "--plik", "prawa-pacjeta.pdf", *two_acts.args)
-    assert code == 1 and "prawa-pacjeta.pdf" in err and PATIENTS in err
+    assert code == 2 and "prawa-pacjeta.pdf" in err and PATIENTS in err
     assert "Traceback" not in err + out
 
 
@@ -74,7 +74,7 @@ def test_usun_removes_exactly_one_file(capsys, two_acts_private):
         DATA_PROTECTION: before[DATA_PROTECTION]
     }
     code, _, err = run_cli(capsys, "usun", PATIENTS, *two_acts_private.args)
-    assert code == 1 and "nie ma pliku" in err
+    assert code == 2 and "nie ma pliku" in err
 
 
 def test_indexing_twice_keeps_chunks_and_answers(capsys, empty_target):

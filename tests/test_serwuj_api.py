@@ -79,7 +79,7 @@ def test_szukaj_filters(base: str) -> None:
         ({"q": "urlop", "k": "abc"}, "„k” musi być liczbą całkowitą"),
         ({"q": "urlop", "k": "0"}, "od 1 do 50"),
         ({"q": "urlop", "rok": "dwa tysiące"}, "„rok” musi być liczbą całkowitą"),
-        ({"q": "urlop", "tryb": "magia"}, "Nieznana wartość --tryb „magia”"),
+        ({"q": "urlop", "tryb": "magia"}, "Nieznany tryb wyszukiwania „magia”"),
         ({"q": "x" * 2001}, "za długie"),
     ],
 )
@@ -98,7 +98,7 @@ def test_szukaj_unknown_file_same_sentence_as_cli(
     assert "nie ma pliku „prawa-kierowcy.pdf”" in said and "Wybierz plik z listy filtrów" in said
     assert "chroma-rag" not in said and "--plik" not in said
     code, _, err = run_cli(capsys, "szukaj", "urlop", "--plik", "prawa-kierowcy.pdf", "--baza", two_acts_db)
-    assert code == 1 and "nie ma pliku „prawa-kierowcy.pdf”" in err and "chroma-rag lista" in err
+    assert code == 2 and "nie ma pliku „prawa-kierowcy.pdf”" in err and "chroma-rag lista" in err
 
 
 def test_jednostka(base: str, two_acts_db: Path) -> None:
@@ -167,7 +167,37 @@ def test_pytaj_json_chat_model_failure_is_502_not_the_clients_fault(base: str, f
     finally:
         fake_llm.default = Reply(text=ANSWER)
     assert response.status_code == 502
-    assert response.json()["blad"].startswith("Serwer ") and KEY not in response.text
+    said = response.json()["blad"]
+    assert said.startswith("Serwer ") and KEY not in response.text
+    assert "CHROMA_RAG" not in said and "/v1" not in said, said  # the operator's variables are not the team's
+
+
+def test_chat_model_down_is_said_without_the_operators_variable(base: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CHROMA_RAG_LLM_URL", "http://127.0.0.1:9/v1")  # discard port: nothing listens
+    response = httpx.post(f"{base}/api/pytaj", json={"pytanie": "prawo do informacji"},
+                          headers={"Accept": "application/json"}, timeout=60)
+    said = response.json()["blad"]
+    assert response.status_code == 502 and "połączyć" in said
+    assert "CHROMA_RAG" not in said and "127.0.0.1" not in said and "zmienn" not in said, said
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ({"tryb": "magia"}, "Nieznany tryb wyszukiwania „magia”"),
+        ({"typ": "ustwa"}, "Nieznany rodzaj dokumentu „ustwa”"),
+        ({"od_roku": "2020", "do_roku": "2000"}, "Rok początkowy 2020 jest późniejszy niż końcowy 2000"),
+        ({"rok": "2010", "od_roku": "2015"}, "Rok 2010 wychodzi poza zakres lat"),
+        ({"rok": "99"}, "Rok musi być liczbą od 1000 do 9999"),
+    ],
+)
+def test_bad_filter_values_are_said_in_the_pages_words(base: str, params: dict, said: str) -> None:
+    for response in (get(base, "/api/szukaj", q="urlop", **params),
+                     httpx.post(f"{base}/api/pytaj", json={"pytanie": "urlop", **params},
+                                headers={"Accept": "application/json"}, timeout=60)):
+        text = response.json()["blad"]
+        assert response.status_code == 400 and said in text, text
+        assert "--" not in text and "chroma-rag" not in text, text
 
 
 @pytest.mark.parametrize(

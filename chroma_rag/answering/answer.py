@@ -148,19 +148,24 @@ def citation_names(hits: list[Hit], indexed_paths: Iterable[str] = ()) -> dict[s
 
     ``indexed_paths``: ścieżki wszystkich plików indeksu – wtedy rozróżnia też plik, którego imiennik z innego
     folderu nie trafił do wyników (cytat ma dać się otworzyć sam, bez wyników obok)."""
+    shown = {_path(hit) for hit in hits}
+    names = {PurePath(path).name for path in shown}
+    return distinct_names([*shown, *(p for p in indexed_paths if PurePath(p).name in names)])
+
+
+def distinct_names(paths: Iterable[str]) -> dict[str, str]:
+    """Ścieżka → nazwa, pod którą użytkownik ją rozpozna i poda (``--plik``, ``pokaz``, ``usun``): sama nazwa
+    pliku, a przy imiennikach z innych folderów – z tyloma folderami nad nią, ile trzeba."""
     paths_by_name: dict[str, set[str]] = {}
-    for hit in hits:
-        paths_by_name.setdefault(hit.file, set()).add(_path(hit))
-    for path in indexed_paths:
-        if PurePath(path).name in paths_by_name:
-            paths_by_name[PurePath(path).name].add(path)
+    for path in paths:
+        paths_by_name.setdefault(PurePath(path).name, set()).add(path)
     names: dict[str, str] = {}
-    for name, paths in paths_by_name.items():
-        if len(paths) == 1:
-            names[paths.pop()] = name
+    for name, same in paths_by_name.items():
+        if len(same) == 1:
+            names[same.pop()] = name
             continue
-        parts = {path: PurePath(path).parts for path in paths}
-        labels = {path: path for path in paths}
+        parts = {path: PurePath(path).parts for path in same}
+        labels = {path: path for path in same}
         for depth in range(2, max(len(p) for p in parts.values()) + 1):
             labels = {path: "/".join(p[-depth:]) for path, p in parts.items()}
             if len(set(labels.values())) == len(labels):

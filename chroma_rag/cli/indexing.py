@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -38,6 +39,7 @@ PollingOption = Annotated[
 
 # Exit codes of `indeksuj`: all fine / some files skipped / nothing could be indexed.
 EXIT_PARTIAL = 3
+PREVIEW_TABLE_WIDTH = 120  # narrower, the six columns leave the text too little room: a block per fragment
 
 
 def index_command(
@@ -159,7 +161,8 @@ def _watch(index: Index, paths: list[Path], doc_type: str | None, force: bool, w
 
 
 def check_command(
-    repair: Annotated[bool, typer.Option("--napraw", help="Napraw, co się da (sieroty, niepełne pliki).")] = False,
+    repair: Annotated[bool, typer.Option(
+        "--napraw", help="Napraw, co się da (sieroty, niepełne pliki, fragmenty zgubione przez Chromę).")] = False,
     wait: WaitOption = 120.0,
     as_json: JsonOption = False,
     db: DbOption = None,
@@ -217,23 +220,39 @@ def preview_command(
     if as_json:
         print_json(rows)
         return
-    table = Table(title=f"{path.name}: {count(len(rows), FRAGMENT)}")
+    title = f"{path.name}: {count(len(rows), FRAGMENT)}"
+    described = [(row, _preview_notes(row)) for row in rows]
+    if out.width < PREVIEW_TABLE_WIDTH:  # six columns at 80 leave the text ~15 characters: a block per fragment
+        out.print(escape(title), soft_wrap=True, highlight=False)
+        for row, notes in described:
+            facts = [f"art. {row['art']}" if row["art"] else "–", f"str. {page_range(row)}",
+                     f"część {row['fragment']}", row["rozdzial"][-60:], notes]
+            out.print()
+            out.print(escape(shorten(" · ".join(f for f in facts if f), out.width)), highlight=False)
+            text = textwrap.fill(shorten(row["tekst"], 2 * (out.width - 2)), out.width, initial_indent="  ",
+                                 subsequent_indent="  ")
+            out.print(escape(text), soft_wrap=True, highlight=False)
+        return
+    table = Table(title=title)
     for column in ("Art.", "Strony", "Część", "Rozdział", "Uwagi", "Tekst"):
         table.add_column(column, overflow="fold")
-    for row in rows:
-        notes = ", ".join(
-            note
-            for note in (
-                "uchylony" if row.get("uchylony") else "",
-                f"wersja {row['wersja']}" if row.get("wersja") else "",
-                f"zmienia: {row['akt_zmieniany']}" if row.get("akt_zmieniany") else "",
-                f"załącznik {row['zalacznik']}" if row.get("zalacznik") else "",
-            )
-            if note
-        )
+    for row, notes in described:
         table.add_row(row["art"] or "–", page_range(row), str(row["fragment"]), row["rozdzial"][-60:], notes,
                       shorten(row["tekst"], 120))
     out.print(table)
+
+
+def _preview_notes(row: dict) -> str:
+    return ", ".join(
+        note
+        for note in (
+            "uchylony" if row.get("uchylony") else "",
+            f"wersja {row['wersja']}" if row.get("wersja") else "",
+            f"zmienia: {row['akt_zmieniany']}" if row.get("akt_zmieniany") else "",
+            f"załącznik {row['zalacznik']}" if row.get("zalacznik") else "",
+        )
+        if note
+    )
 
 
 def remove_command(
@@ -245,7 +264,9 @@ def remove_command(
     server: ServerOption = None,
 ) -> None:
     """Usuwa z indeksu wszystkie fragmenty jednego pliku."""
-    removed = open_index(db, server=server).remove(name)
+    index = open_index(db, server=server)
+    name = index.indexed_file(name)
+    removed = index.remove(name)
     if removed:
         out.print(f"Usunięto {count(removed, FRAGMENT)} pliku {name}.")
     else:

@@ -8,12 +8,14 @@ tylko nazwa aktu – do szerokości terminala (w potoku 80 kolumn)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
 
+from ..answering.answer import distinct_names
 from ..plural import FRAGMENT, count
 from .output import out, shorten
 
@@ -48,7 +50,10 @@ def _name_lines(info: FileInfo) -> list[str]:
 
 
 def print_files(infos: Sequence[FileInfo]) -> None:
-    """Tabela (albo wiersze) plików pogrupowanych według rodzaju."""
+    """Tabela (albo wiersze) plików pogrupowanych według rodzaju; imienniki z różnych folderów z folderem, jak
+    w cytacie i w ``--plik`` („it/regulamin.md”)."""
+    shown = distinct_names(info.path for info in infos)
+    infos = [replace(info, name=shown[info.path]) for info in infos]
     models = sorted({model for info in infos for model in info.models})
     same_model = len({tuple(info.models) for info in infos}) <= 1
     summary = f"Zaindeksowane pliki: {len(infos)}"

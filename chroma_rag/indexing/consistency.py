@@ -25,6 +25,7 @@ _RECHECK_SECONDS = 1.0
 # a 206-chunk `chroma run` collection). A wide list (hnswlib searches with ef = max(ef_search, k)) finds
 # such a chunk; a chunk that really fell out of the index is absent from any list.
 _RECHECK_NEIGHBOURS = 200
+_REBUILD_ATTEMPTS = 3
 
 
 @dataclass
@@ -81,7 +82,7 @@ def _inspect(store: Store) -> ConsistencyReport:
             missing = len(set(record.chunk_ids) - present)
             if missing:
                 report.incomplete[record.path] = missing
-        report.unfindable.extend(_unfindable(collection))
+        report.unfindable.extend(unfindable(collection))
     for record in records:
         if record.model not in collections:
             report.incomplete[record.path] = len(record.chunk_ids)
@@ -92,27 +93,26 @@ def _inspect(store: Store) -> ConsistencyReport:
     return report
 
 
-def _unfindable(collection: ChunkCollection) -> list[str]:
+def unfindable(collection: ChunkCollection) -> list[str]:
     """Fragmenty, których zapytanie własnym wektorem nie zwraca na pierwszym miejscu (np. zgubione z HNSW).
     Zgłoszone są sprawdzane drugi raz, po chwili i z szeroką listą sąsiadów: na serwerze `chroma run`
     zapytanie raz pominęło fragment, który chwilę później był na miejscu (zapewne przenoszenie świeżych
     zapisów do indeksu w tle), a przybliżony HNSW potrafi pominąć fragment przy krótkiej liście –
     fragment naprawdę zgubiony brakuje za każdym razem i w każdej liście."""
-    chunks = collection.records()
-    suspects = _missed(collection, chunks, sorted(chunks), _NEIGHBOURS)
+    ids = sorted(collection.stored_ids())
+    suspects = _missed(collection, ids, _NEIGHBOURS, len(ids))
     if suspects:
         time.sleep(_RECHECK_SECONDS)
-        suspects = _missed(collection, chunks, suspects, _RECHECK_NEIGHBOURS)
+        suspects = _missed(collection, suspects, _RECHECK_NEIGHBOURS, len(ids))
     return suspects
 
 
-def _missed(
-    collection: ChunkCollection, chunks: dict[str, tuple[dict, str, np.ndarray]], ids: list[str], list_size: int
-) -> list[str]:
-    k = min(list_size, len(chunks))
+def _missed(collection: ChunkCollection, ids: list[str], list_size: int, total: int) -> list[str]:
+    k = min(list_size, total)
     lost = []
     for start in range(0, len(ids), _QUERY_BATCH):
         batch = ids[start : start + _QUERY_BATCH]
+        chunks = collection.records(ids=batch)  # by batches: at 1M chunks all vectors are 1.5 GB
         vectors = np.stack([chunks[i][2] for i in batch])
         for own, neighbours in zip(batch, collection.nearest_ids(vectors, k), strict=True):
             best = neighbours[0][1] if neighbours else 0.0
@@ -124,25 +124,48 @@ def _missed(
     return lost
 
 
+def ensure_findable(store: Store, model: str, dim: int) -> int:
+    """Po zapisach (pod blokadą wyłączną): gdy HNSW zgubił fragmenty, kolekcja jest budowana od nowa
+    (``Store.rebuild_chunks``). Zwraca liczbę zgubionych; kolekcja bez zapisu od ostatniej kontroli nie jest
+    sprawdzana drugi raz."""
+    if store.chunks(model, dim).checked_findable():
+        return 0
+    return rebuild_if_lost(store, model, dim)
+
+
+def rebuild_if_lost(store: Store, model: str, dim: int) -> int:
+    """Kontrola odnajdywalności całej kolekcji i przebudowa, gdy coś zginęło (pod blokadą wyłączną); zwraca
+    liczbę zgubionych. Świeży graf HNSW też bywa niepełny (na danych testu #7758 raz na ~10 budowań jeden
+    fragment), a kolejne budowanie losuje poziomy grafu od nowa – stąd kilka prób."""
+    collection = store.chunks(model, dim)
+    lost = unfindable(collection)
+    missing = lost
+    for _ in range(_REBUILD_ATTEMPTS):
+        if not missing:
+            break
+        collection = store.rebuild_chunks(model, dim)
+        missing = unfindable(collection)
+    if not missing:
+        collection.mark_findable()
+    return len(lost)
+
+
 def _repair(store: Store, report: ConsistencyReport) -> list[str]:
-    """Usuwa sieroty, wycofuje niepełne pliki (do ponownego zaindeksowania), wstawia na nowo zgubione
-    wektory. Zwraca opis tego, co zrobiono."""
+    """Usuwa sieroty, wycofuje niepełne pliki (do ponownego zaindeksowania), buduje od nowa kolekcję, która
+    zgubiła fragmenty z HNSW. Zwraca opis tego, co zrobiono."""
     done = []
     registry = Registry(store.client, create=True)
     records = registry.records()
-    for model, collection in _collections(store).items():
+    for model, dim in store.indexed_models().items():
+        collection = store.chunks(model, dim)
         orphans = orphan_ids(collection, [r for r in records if r.model == model])
         if orphans:
             collection.delete(sorted(orphans))
             done.append(f"usunięto {count(len(orphans), ORPHAN)} ({model})")
-        present = set(collection.stored_ids())
-        lost = [i for i in report.unfindable if i in present]
-        if lost:
-            chunks = collection.records(ids=lost)
-            collection.delete(lost)
-            vectors = np.stack([chunks[i][2] for i in lost])
-            collection.upsert(lost, vectors, [chunks[i][1] for i in lost], [chunks[i][0] for i in lost])
-            done.append(f"wstawiono ponownie {count(len(lost), UNFINDABLE)} ({model})")
+        if report.unfindable or orphans:  # deleting orphans may lose other chunks from the HNSW, so look again
+            lost = rebuild_if_lost(store, model, dim)
+            if lost:
+                done.append(f"kolekcja miała {count(lost, UNFINDABLE)} – zbudowano ją od nowa ({model})")
     incomplete: list[FileRecord] = [r for r in records if r.path in report.incomplete]
     collections = _collections(store)
     for record in incomplete:

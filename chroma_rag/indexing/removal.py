@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import UserError
+from ..errors import UsageError, UserError
 from ..storage.collection import ChunkCollection
 from ..storage.locking import write_session
 from ..storage.registry import Registry
@@ -33,9 +33,10 @@ def remove_file(
             {r.path for r in records if r.path in (name, key)}
         )
         if len(paths) > 1:
-            raise UserError(
-                f"Plików o nazwie „{name}” jest w indeksie kilka: {', '.join(paths)} – podaj ścieżkę tego, "
-                "który usunąć (np. chroma-rag usun ŚCIEŻKA)."
+            example = "/".join(Path(paths[0]).parts[-2:])
+            raise UsageError(
+                f"Plików o nazwie „{name}” jest w indeksie kilka: {', '.join(paths)} – podaj ten, który usunąć, "
+                f"z folderem albo pełną ścieżką, np. chroma-rag usun {example}."
             )
         for record in records:
             if record.path in paths and record.model in models:

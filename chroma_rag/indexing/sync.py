@@ -25,12 +25,14 @@ import numpy as np
 from ..embedding.embedder import Embedder
 from ..errors import UnreadableFile, UserError
 from ..ingest.chunking import CHUNKER_VERSION
+from ..plural import FRAGMENT, count
 from ..storage.collection import ChunkCollection
 from ..storage.documents import aliases, owner_of, standing, this_host
 from ..storage.locking import DEFAULT_WAIT, read_session, write_session
 from ..storage.registry import FileRecord, Registry
 from ..storage.store import Store, collection_name
 from ..storage.vector_cache import VectorCache
+from .consistency import ensure_findable
 from .discovery import FoundFiles, SourceFile, collect_files, fingerprint, vanished
 from .file_writes import drop_file, orphan_ids, write_file
 from .preparing import PreparedFile, prepare_file
@@ -46,6 +48,10 @@ class SyncOptions:
     prune: bool = False  # --usun-brakujace
     force: bool = False  # --wymus: pruning may empty a folder's part of the index
     wait: float = DEFAULT_WAIT  # --czekaj
+    # After writes, a collection up to this size is checked for chunks Chroma's HNSW lost (chroma#7758): ~0.3 ms
+    # a chunk (8,693 e5 chunks: 1.4 s reading the vectors, 1.3 s querying), so up to ~15 s; a larger one is
+    # left to `sprawdz --napraw` (the product's search reads its own snapshot, not the HNSW).
+    check_findable_up_to: int = 50_000
 
 
 def is_up_to_date(record: FileRecord | None, source: SourceFile, doc_type: str | None) -> bool:
@@ -156,6 +162,23 @@ class _Sync:
             with write_session(self.store, self.options.wait, self.on_wait):
                 self._cleanup(found, report, apply=True)
 
+    def keep_findable(self, report: IndexReport) -> None:
+        """Po zapisach – tego przebiegu albo przerwanego wcześniej – każdy fragment ma być odnajdywalny także
+        zapytaniem do samej Chromy (``sprawdz``); zgubione z HNSW naprawia przebudowa kolekcji."""
+        if self.model not in self.store.indexed_models():
+            return
+        with read_session(self.store, self.options.wait, self.on_wait):
+            collection = self._collection()
+            if collection.checked_findable() or collection.count() > self.options.check_findable_up_to:
+                return
+        with write_session(self.store, self.options.wait, self.on_wait):
+            lost = ensure_findable(self.store, self.model, self.embedder.dim)
+        if lost:
+            report.notes.append(
+                f"Chroma zgubiła z indeksu wektorów {count(lost, FRAGMENT)} (jej błąd chroma-core/chroma#7758): "
+                "kolekcję zbudowano od nowa, nic nie przepadło."
+            )
+
     def _cleanup(self, found: FoundFiles, report: IndexReport, apply: bool) -> bool:
         registry = Registry(self.store.client, create=apply)
         records = registry.records()
@@ -213,6 +236,7 @@ def sync(
         todo.append(source)
     _Pipeline(run, records, by_hash, report, progress).index(todo)
     run.finish(found, report)
+    run.keep_findable(report)
     run.cache.clean()
     if not options.prune:
         report.notes.extend(vanished_note(records, run.model, found.folders, report))

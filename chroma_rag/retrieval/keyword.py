@@ -177,8 +177,9 @@ class KeywordIndex:
     def tokens(self) -> dict[str, list[str]]:
         """Tokeny fragmentów macierzy (z dysku dopiero wtedy, gdy są potrzebne – przy przebudowie)."""
         if self._tokens is None:
-            self._token_file.seek(int(self._offsets[0]))
-            self._tokens = {i: json.loads(line) for i, line in zip(self._id_list(), self._token_file, strict=True)}
+            start, end = int(self._offsets[0]), int(self._offsets[-1])
+            lines = self._read_tokens(start, end).splitlines()
+            self._tokens = {i: json.loads(line) for i, line in zip(self._id_list(), lines, strict=True)}
         return self._tokens
 
     @property
@@ -224,8 +225,12 @@ class KeywordIndex:
         if position < 0:
             return []
         start, end = int(self._offsets[position]), int(self._offsets[position + 1])
-        self._token_file.seek(start)
-        return json.loads(self._token_file.read(end - start))
+        return json.loads(self._read_tokens(start, end))
+
+    def _read_tokens(self, start: int, end: int) -> bytes:
+        # pread, not seek + read: searches of the server's threads share this file, and a seek of one thread
+        # between another's seek and read hands it someone else's line
+        return os.pread(self._token_file.fileno(), end - start, start)
 
     # --- synchronizacja z kolekcją -------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -516,5 +517,14 @@ def check_known_files(indexed_files: Iterable[str], names: Iterable[str]) -> Non
     if not missing:
         return
     name = missing[0]
-    raise UnknownFile(name, difflib.get_close_matches(name, indexed, n=3, cutoff=0.4))
+    # compared without the extension and the Journal of Laws suffix: "prawa-kierowcy" is far from
+    # "prawa-pacjenta-DU-2009-417.pdf" as a whole, but close to its "prawa-pacjenta"
+    stems: dict[str, str] = {}
+    for indexed_name in indexed:
+        stems.setdefault(_SUGGESTION_STEM.sub("", indexed_name).lower(), indexed_name)
+    close = difflib.get_close_matches(_SUGGESTION_STEM.sub("", name).lower(), list(stems), n=3, cutoff=0.4)
+    raise UnknownFile(name, list(dict.fromkeys(stems[c] for c in close)))
+
+
+_SUGGESTION_STEM = re.compile(r"(-DU-\d{4}-\d+)?(\.[A-Za-z0-9]{1,5})?$", re.IGNORECASE)
 

@@ -23,7 +23,7 @@ from .planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog
 from .references import resolve_act
 from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, validate
 from .units import Unit, assemble_unit, unit_file, unit_where
-from .validation import checked_search, resolve_acts, resolve_files
+from .validation import checked_search, resolve_acts, resolve_files, resolve_name
 
 
 class Retrieval:
@@ -137,6 +137,20 @@ class Retrieval:
                 selection = SearchFilters(files=acts)
             shown = selection.files[0] if selection.files else file
             return assemble_unit(shown, art, collection.hits(collection.ids(unit_where(selection, art))))
+
+    def indexed_file(self, requested: str) -> str:
+        """Zob. ``Index.indexed_file`` – rozpoznana jak w ``pokaz`` i ``--plik``: ścieżka, nazwa z folderem
+        („it/regulamin.md”), nazwa bez rozszerzenia albo jednoznaczny początek; nieznana – błąd z najbliższymi."""
+        self.store.require_existing()
+        with read_session(self.store):
+            indexed, _ = self.file_names()
+        paths = {path for _, path in indexed}
+        if requested in paths or str(Path(requested).expanduser().resolve()) in paths:
+            return requested
+        qualified = [path for path in paths if "/" in requested and path.endswith("/" + requested.strip("/"))]
+        if len(qualified) == 1:
+            return qualified[0]
+        return resolve_name(requested, sorted({name for name, _ in indexed}))
 
     def _act_files(self, spelled: str, collection: ChunkCollection) -> list[str]:
         """Pliki aktu o tej nazwie albo skrócie; pusta lista, gdy to nie jest nazwa zaindeksowanego aktu."""

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import UsageError, UserError
+from ..errors import UsageError
 from ..filters import SearchFilters
 from ..ingest.metadata import DOCUMENT_TYPES
 from .references import resolve_act
@@ -27,33 +27,36 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-def choice(value: str, allowed: Sequence[str], option: str) -> str:
-    """Wartość z ``allowed`` pasująca bez względu na wielkość liter i polskie znaki; inaczej błąd wywołania."""
+def choice(value: str, allowed: Sequence[str], option: str, what: str) -> str:
+    """Wartość z ``allowed`` pasująca bez względu na wielkość liter i polskie znaki; inaczej błąd wywołania
+    (``option`` – opcja CLI, ``what`` – ta sama rzecz słowami strony i MCP: „tryb wyszukiwania”)."""
     folded = fold(value)
     for candidate in allowed:
         if fold(candidate) == folded:
             return candidate
     close = difflib.get_close_matches(folded, list(allowed), n=1, cutoff=0.6)
-    hint = f" Może chodziło o: {close[0]}?" if close else ""
-    raise UsageError(f"Nieznana wartość {option} „{value}”; dozwolone: {', '.join(allowed)}.{hint}")
+    rest = f"; dozwolone: {', '.join(allowed)}.{f' Może chodziło o: {close[0]}?' if close else ''}"
+    raise UsageError(f"Nieznana wartość {option} „{value}”{rest}", web=f"Nieznany {what} „{value}”{rest}")
 
 
 def normalize_mode(mode: str) -> str:
-    return choice(mode, MODES, "--tryb")
+    return choice(mode, MODES, "--tryb", "tryb wyszukiwania")
 
 
 def normalize_type(doc_type: str) -> str:
-    return choice(doc_type, DOCUMENT_TYPES, "--typ")
+    return choice(doc_type, DOCUMENT_TYPES, "--typ", "rodzaj dokumentu")
 
 
 def check_count(k: int, option: str = "-k/--ile") -> None:
     if k < 1:
-        raise UsageError(f"Liczba wyników ({option}) musi być dodatnia, a podano {k}.")
+        raise UsageError(f"Liczba wyników ({option}) musi być dodatnia, a podano {k}.",
+                         web=f"Liczba wyników musi być dodatnia, a podano {k}.")
 
 
 def check_threshold(threshold: float | None) -> None:
     if threshold is not None and not 0.0 <= threshold <= 1.0:
-        raise UsageError(f"Próg (--prog) to podobieństwo od 0 do 1 (0 wyłącza próg), a podano {threshold:g}.")
+        raise UsageError(f"Próg (--prog) to podobieństwo od 0 do 1 (0 wyłącza próg), a podano {threshold:g}.",
+                         web=f"Próg to podobieństwo od 0 do 1 (0 wyłącza próg), a podano {threshold:g}.")
 
 
 def checked_search(
@@ -71,14 +74,18 @@ def normalize_filters(filters: SearchFilters | None) -> SearchFilters | None:
         return None
     for option, year in (("--rok", filters.year), ("--od-roku", filters.year_from), ("--do-roku", filters.year_to)):
         if year is not None and not MIN_YEAR <= year <= MAX_YEAR:
-            raise UsageError(f"Rok ({option}) musi być liczbą od {MIN_YEAR} do {MAX_YEAR}, a podano {year}.")
+            raise UsageError(f"Rok ({option}) musi być liczbą od {MIN_YEAR} do {MAX_YEAR}, a podano {year}.",
+                             web=f"Rok musi być liczbą od {MIN_YEAR} do {MAX_YEAR}, a podano {year}.")
     low, high = filters.year_from, filters.year_to
     if low is not None and high is not None and low > high:
-        raise UsageError(f"--od-roku {low} jest późniejszy niż --do-roku {high} – zamień je miejscami.")
+        raise UsageError(f"--od-roku {low} jest późniejszy niż --do-roku {high} – zamień je miejscami.",
+                         web=f"Rok początkowy {low} jest późniejszy niż końcowy {high} – zamień je miejscami.")
     year = filters.year
     if year is not None and ((low is not None and year < low) or (high is not None and year > high)):
         bounds = " ".join(f"{o} {v}" for o, v in (("--od-roku", low), ("--do-roku", high)) if v is not None)
-        raise UsageError(f"--rok {year} wyklucza się z {bounds} – podaj albo rok, albo zgodny zakres lat.")
+        span = f"{low if low is not None else '…'}–{high if high is not None else '…'}"
+        raise UsageError(f"--rok {year} wyklucza się z {bounds} – podaj albo rok, albo zgodny zakres lat.",
+                         web=f"Rok {year} wychodzi poza zakres lat {span} – podaj albo rok, albo zgodny zakres.")
     types = list(dict.fromkeys(normalize_type(t) for t in filters.types))
     return replace(filters, types=types)
 
@@ -137,7 +144,7 @@ def resolve_name(requested: str, names: list[str]) -> str:
     if len(candidates) == 1:
         return candidates[0]
     if candidates:
-        raise UserError(
+        raise UsageError(
             f"Nazwa „{requested}” pasuje do kilku plików: {', '.join(candidates)} – podaj pełną nazwę jednego z nich."
         )
     check_known_files(names, [requested])  # raises: unknown, with the closest names

@@ -3,6 +3,8 @@ metody API co strona i CLI; przez stdio (``chroma-rag mcp``) i streamable HTTP (
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import re
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
@@ -10,7 +12,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from ..answering.answer import citation_label, citation_names
@@ -46,8 +48,10 @@ FILES_DESCRIPTION = "Zaindeksowane pliki: nazwa, rodzaj, rok, liczba fragmentów
 
 def build_mcp(index: Index) -> MCPServer:
     """Serwer MCP z trzema narzędziami tylko do odczytu nad ``index``."""
+    arguments: dict[str, list[str]] = {}  # tool → its arguments, filled once the tools are defined below
     server = MCPServer(
-        "chroma-rag", instructions=INSTRUCTIONS, log_level="WARNING", version=_version(), middleware=[polish_errors]
+        "chroma-rag", instructions=INSTRUCTIONS, log_level="WARNING", version=_version(),
+        middleware=[polish_errors, refusing_unknown_arguments(arguments)],
     )
 
     @server.tool(annotations=_READ_ONLY, description=SEARCH_DESCRIPTION)
@@ -99,6 +103,8 @@ def build_mcp(index: Index) -> MCPServer:
         files = _user_errors(index.files)
         return {"pliki": [{k: v for k, v in info.to_json().items() if k != "sciezka"} for info in files]}
 
+    arguments.update({tool.__name__: list(inspect.signature(tool).parameters)
+                      for tool in (szukaj, pokaz_jednostke, lista_plikow)})
     return server
 
 
@@ -150,8 +156,10 @@ def _values(name: str, given: Values) -> list[str]:
 
 
 _SDK_PREFIX = re.compile(r"^Error executing tool (\w+)(: )?")
-_PYDANTIC_FIELD = re.compile(r"^(\w+)\n  .*?\[type=(\w+)", re.M)
+# "art.list[str].1": an error inside one branch of a union (str | list[str]) is the whole argument's
+_PYDANTIC_FIELD = re.compile(r"^(\w+)(\.\S+)?\n  .*?\[type=(\w+)", re.M)
 _EXPECTED = {
+    "union": "oczekiwany napis albo lista napisów",
     "missing": "brak tego argumentu", "string_type": "oczekiwany napis", "int_type": "oczekiwana liczba całkowita",
     "int_parsing": "oczekiwana liczba całkowita", "list_type": "oczekiwana lista napisów",
     "greater_than_equal": "wartość za mała", "less_than_equal": "wartość za duża",
@@ -164,11 +172,37 @@ def polish_error(text: str) -> str:
     if not match:
         return text
     tool, rest = match.group(1), text[match.end():]
-    fields = dict(_PYDANTIC_FIELD.findall(rest)) if "validation error" in rest else {}
+    fields: dict[str, str] = {}
+    for name, branch, kind in _PYDANTIC_FIELD.findall(rest) if "validation error" in rest else ():
+        fields[name] = "union" if branch else kind
     if fields:
         wrong = "; ".join(f"„{name}”: {_EXPECTED.get(kind, 'zła wartość')}" for name, kind in fields.items())
         return f"Złe argumenty narzędzia {tool} – {wrong}; opis argumentów podaje lista narzędzi."
     return rest or f"Nieoczekiwany błąd narzędzia {tool} – szczegóły są w dzienniku serwera."
+
+
+def refusing_unknown_arguments(arguments: dict[str, list[str]]) -> Any:
+    """Pośrednik MCP: argument, którego narzędzie nie ma („pliki” zamiast „plik”), to błąd z podpowiedzią –
+    SDK by go pominął, a wyszukiwanie bez filtra wyglądałoby jak odpowiedź na pytanie z filtrem."""
+
+    async def refuse_unknown(ctx: Any, call_next: Any) -> Any:
+        params = ctx.params or {}
+        known = arguments.get(str(params.get("name")))
+        given = params.get("arguments") or {}
+        unknown = [name for name in given if known is not None and name not in known] if isinstance(given, dict) else []
+        if ctx.method != "tools/call" or not unknown:
+            return await call_next(ctx)
+        said = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, known or [], n=1, cutoff=0.6)
+            said.append(f"„{name}”" + (f" (może chodziło o „{close[0]}”?)" if close else ""))
+        allowed = ", ".join(known or []) or "żadnych"
+        text = (f"Narzędzie {params.get('name')} nie ma argumentu {', '.join(said)} – jego argumenty to: "
+                f"{allowed}.")
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True).model_dump(
+            by_alias=True, exclude_none=True, mode="json")
+
+    return refuse_unknown
 
 
 async def polish_errors(ctx: Any, call_next: Any) -> Any:

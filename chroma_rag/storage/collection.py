@@ -21,6 +21,7 @@ from .filtered_ranking import FilteredRanking
 from .where import supported
 
 VERSION_KEY = "zmiana"  # collection metadata: a new uuid after every write through ChunkCollection
+FINDABLE_KEY = "odnajdywalne"  # collection metadata: the change marker at which every chunk was findable
 
 # Loaded snapshots by folder: the id → row map is built once per process and collection version.
 _SNAPSHOTS: dict[str, snapshots.Snapshot] = {}
@@ -69,11 +70,14 @@ class ChunkCollection(FilteredRanking):
         """Znacznik zmiany kolekcji, czytany na świeżo (pusty w kolekcji sprzed znaczników). Każdy zapis przez
         ``upsert``/``delete`` ustawia nowy – także cudzy zapis na serwerze, więc dane pochodne (indeks słów,
         migawka) wiedzą, kiedy są nieaktualne."""
+        return str(self._fresh_metadata().get(VERSION_KEY, ""))
+
+    def _fresh_metadata(self) -> dict[str, Any]:
         current = (
             self._client.get_collection(self._collection.name, embedding_function=None)
             if self._client else self._collection
         )
-        return str((current.metadata or {}).get(VERSION_KEY, ""))
+        return dict(current.metadata or {})
 
     def announce_version(self, ids: list[str], removal: bool = False) -> str:
         """Znacznik dla zapisu, który zaraz zmieni (``removal``: usunie) ``ids``; w trybie folderu najpierw wpis
@@ -88,6 +92,16 @@ class ChunkCollection(FilteredRanking):
         """Nowy znacznik – zawsze po zapisie danych: czytelnik, który zobaczy nowy znacznik, widzi już dane.
         Chroma 1.5.9 zastępuje całe metadane kolekcji, więc przepisujemy model i wymiar."""
         self._collection.modify(metadata={**(self._collection.metadata or {}), VERSION_KEY: marker})
+
+    def checked_findable(self) -> bool:
+        """Czy od ostatniej kontroli odnajdywalności (``mark_findable``) nikt nie pisał do kolekcji."""
+        metadata = self._fresh_metadata()
+        return bool(metadata.get(VERSION_KEY)) and metadata.get(FINDABLE_KEY) == metadata[VERSION_KEY]
+
+    def mark_findable(self) -> None:
+        """Zapamiętuje, że przy bieżącym znaczniku zmiany każdy fragment był odnajdywalny (kolejny zapis
+        zmienia znacznik, więc kontrola wraca)."""
+        self._collection.modify(metadata={**(self._collection.metadata or {}), FINDABLE_KEY: self.version()})
 
     def upsert(
         self,

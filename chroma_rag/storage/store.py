@@ -22,6 +22,13 @@ from .readonly import is_read_only, readable_copy
 DEFAULT_DB = "chroma_db"
 CHANGE_MARK = "chroma-rag.zmiana"  # rewritten by every write session, so readers know their client is stale
 COLLECTION_PREFIX = "fragmenty-"
+# The HNSW graph of chunk collections. With Chroma's defaults (16 links, ef_construction 100) a fresh index of
+# 2000 vectors whose similarities sit in one narrow band, as e5's do, cannot reach 4-11 of them even with 1000
+# results; 32 links and 200 reach all, and after three rounds of deletes and upserts lose 0-5 instead of 20-36
+# (tests/test_chroma_7758.py data, chromadb 1.5.9). Inserting costs more, which the embedding model hides.
+HNSW_CONFIGURATION = {"space": "cosine", "max_neighbors": 32, "ef_construction": 200}
+# Suffixes of the two extra collections while ``rebuild_chunks`` swaps a collection for its fresh copy.
+REBUILT_SUFFIX, REPLACED_SUFFIX = "-nowa", "-stara"
 # The Rust server of chromadb 1.x reports its HTTP API version (1.x), not the package version.
 SUPPORTED_SERVER_MAJOR = 1
 TOKEN_HEADER = "X-Chroma-Token"
@@ -302,19 +309,58 @@ class Store:
             return {}
         models = {}
         for collection in self.client.list_collections():
-            if collection.name.startswith(COLLECTION_PREFIX):
-                meta = collection.metadata or {}
-                models[str(meta.get("model"))] = int(meta.get("wymiar", 0))
+            meta = collection.metadata or {}
+            model = str(meta.get("model"))
+            # the kept original of a swap cut short between its two renames counts until a writer puts it back
+            if collection.name in (collection_name(model), collection_name(model) + REPLACED_SUFFIX):
+                models[model] = int(meta.get("wymiar", 0))
         return models
+
+    def rebuild_chunks(self, model_id: str, dim: int) -> ChunkCollection:
+        """Kolekcja modelu zbudowana od nowa z tych samych fragmentów (pod blokadą wyłączną).
+
+        Po usunięciach i nadpisaniach HNSW Chromy 1.5.9 potrafi zgubić żywe fragmenty – ``query`` nie zwraca
+        ich nawet własnym wektorem (chroma-core/chroma#7758), a ponowne wstawienie samych zgubionych psuje
+        inne. Świeża kolekcja z samych wstawień ma graf bez usunięć. Ta sama treść i ten sam znacznik zmiany:
+        migawka i indeks słów zostają aktualne. Zamiana przez dwie zmiany nazwy; przerwaną kończy
+        ``finish_rebuild`` (zwykły odczyt widzi w tym czasie oryginał)."""
+        self.finish_rebuild(model_id)
+        name = collection_name(model_id)
+        old = self.client.get_collection(name, embedding_function=None)
+        fresh = self.client.create_collection(name + REBUILT_SUFFIX, embedding_function=None,
+                                              configuration={"hnsw": HNSW_CONFIGURATION}, metadata=old.metadata)
+        batch = self.client.get_max_batch_size()
+        ids = ChunkCollection(old, batch).stored_ids()
+        for start in range(0, len(ids), batch):
+            part = old.get(ids=ids[start : start + batch], include=["embeddings", "documents", "metadatas"])
+            fresh.add(ids=part["ids"], embeddings=part["embeddings"], documents=part["documents"],
+                      metadatas=part["metadatas"])
+        old.modify(name=name + REPLACED_SUFFIX)
+        fresh.modify(name=name)
+        self.client.delete_collection(name + REPLACED_SUFFIX)
+        return self.chunks(model_id, dim)
+
+    def finish_rebuild(self, model_id: str) -> None:
+        """Sprząta po przerwanej ``rebuild_chunks`` (pod blokadą wyłączną): niedokończona kopia znika, oryginał
+        odłożony przed zmianą nazwy kopii wraca na swoje miejsce."""
+        name = collection_name(model_id)
+        names = {c.name for c in self.client.list_collections()}
+        if name + REBUILT_SUFFIX in names and name + REPLACED_SUFFIX in names and name not in names:
+            self.client.get_collection(name + REPLACED_SUFFIX, embedding_function=None).modify(name=name)
+            names = (names - {name + REPLACED_SUFFIX}) | {name}
+        for leftover in (REBUILT_SUFFIX, REPLACED_SUFFIX):
+            if name + leftover in names and name in names:
+                self.client.delete_collection(name + leftover)
 
     def chunks(self, model_id: str, dim: int, create: bool = False) -> ChunkCollection:
         """Kolekcja fragmentów danego modelu; inny wymiar niż zapisany to błąd, nie ciche śmieci."""
         name = collection_name(model_id)
         if create:
+            self.finish_rebuild(model_id)
             collection = self.client.get_or_create_collection(
                 name,
                 embedding_function=None,
-                configuration={"hnsw": {"space": "cosine"}},
+                configuration={"hnsw": HNSW_CONFIGURATION},
                 metadata={"model": model_id, "wymiar": dim, VERSION_KEY: uuid.uuid4().hex},
             )
             if VERSION_KEY not in (collection.metadata or {}):  # built before the marker existed
@@ -329,7 +375,12 @@ class Store:
                     f"{place} została zbudowana modelem {built_with}, a pytasz modelem {model_id}: "
                     "użyj --model z tym samym modelem albo zaindeksuj dokumenty tym modelem."
                 )
-            collection = self.client.get_collection(name, embedding_function=None)
+            from chromadb.errors import NotFoundError
+
+            try:
+                collection = self.client.get_collection(name, embedding_function=None)
+            except NotFoundError:  # a swap of ``rebuild_chunks`` cut short: the original is complete
+                collection = self.client.get_collection(name + REPLACED_SUFFIX, embedding_function=None)
         stored_dim = int((collection.metadata or {}).get("wymiar", dim))
         if stored_dim != dim:
             raise UserError(
