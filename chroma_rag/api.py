@@ -204,6 +204,7 @@ class Index:
         fresh_plan: bool = False,
         on_token: Callable[[str], None] | None = None,
         on_plan: Callable[[Plan], None] | None = None,
+        on_sources: Callable[[SearchResult], None] | None = None,
         settings: LlmSettings | None = None,
         surface: Surface = "cli",
     ) -> Answer:
@@ -214,7 +215,8 @@ class Index:
         Gdy nic nie pasuje do filtrów albo nic nie przekracza progu ``threshold``, odpowiedź to
         „Nie ma tego w dokumentach.” bez pytania modelu o odpowiedź. Model: ``settings`` albo zmienne
         ``CHROMA_RAG_LLM_*`` / plik ``.env`` (zob. ``LlmSettings.from_env``). ``on_plan`` dostaje plan zaraz
-        po wyszukiwaniu, przed odpowiedzią (CLI pokazuje go nad strumieniem odpowiedzi). ``surface``: czyim
+        po wyszukiwaniu, przed odpowiedzią (CLI pokazuje go nad strumieniem odpowiedzi), ``on_sources`` – znalezione
+        fragmenty, zanim model zacznie pisać (strona pokazuje źródła od razu). ``surface``: czyim
         językiem ``on_token`` dostaje zdanie o filtrach, które nic nie wybrały (``Answer.message``)."""
         settings = settings or LlmSettings.from_env()
         planned = rewrite if rewrite is not None else settings.planning is not False
@@ -227,6 +229,8 @@ class Index:
             )
             if on_plan is not None and found.plan is not None:
                 on_plan(found.plan)
+            if on_sources is not None:
+                on_sources(found)
             return found
 
         return ask(question, retrieve, settings=settings, on_token=on_token, surface=surface)

@@ -109,25 +109,28 @@ class Plan:
     """Plan zapytania od modelu czatu (``planning``): zapytania językiem ustaw, pliki, które najpewniej
     zawierają odpowiedź (``[]``: żaden), i jednostki („art. 144”, „§ 6”) – już sprawdzone z indeksem.
 
-    ``error``: dlaczego planu nie ma (wtedy wyszukiwanie jest zwykłe); ``cached``: plan z pamięci na dysku."""
+    ``error``: dlaczego planu nie ma (wtedy wyszukiwanie jest zwykłe) – zdaniem CLI, z adresem modelu i zmienną
+    do sprawdzenia; ``team_error``: to samo słowami strony i MCP (``None``: to samo zdanie); ``cached``: plan
+    z pamięci na dysku."""
 
     queries: list[str] = field(default_factory=list)
     documents: list[str] = field(default_factory=list)
     units: list[str] = field(default_factory=list)
     cached: bool = False
     error: str | None = None
+    team_error: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, surface: str = "cli") -> dict[str, Any]:
         return {
             "zapytania": self.queries,
             "dokumenty": self.documents,
             "jednostki": self.units,
             "z_pamieci": self.cached,
-            "blad": self.error,
+            "blad": self.team_error if surface != "cli" and self.team_error is not None else self.error,
         }
 
 
@@ -143,10 +146,11 @@ class SearchResult(list[Hit]):
         self.reason = None if self else reason
         self.plan = plan
 
-    def to_json(self) -> dict[str, Any]:
-        """``szukaj --json`` i ``/api/szukaj``: obiekt, bo sama lista nie powie, dlaczego jest pusta."""
+    def to_json(self, surface: str = "cli") -> dict[str, Any]:
+        """``szukaj --json`` i ``/api/szukaj`` (``surface="web"``): obiekt, bo sama lista nie powie, dlaczego
+        jest pusta."""
         return {
             "wyniki": [hit.to_json() for hit in self],
             "powod": self.reason,
-            "plan": self.plan.to_json() if self.plan is not None else None,
+            "plan": self.plan.to_json(surface) if self.plan is not None else None,
         }

@@ -164,3 +164,14 @@ def test_a_rebuild_cut_short_between_its_renames_is_finished_by_the_next_writer(
     assert same(stored(churn.collection), before)
     assert sorted(c.name for c in store.client.list_collections() if c.name.startswith(name)) == [name]
     store.close()
+
+
+def test_a_rebuild_on_a_chroma_server_keeps_every_chunk(chroma_server: str) -> None:
+    store = Store(server=chroma_server)
+    model = "test:przebudowa-na-serwerze"
+    churn = Churn(store.chunks(model, DIM, create=True), seed=5)
+    before, marker = stored(store.chunks(model, DIM)), store.chunks(model, DIM).version()
+    rebuilt = store.rebuild_chunks(model, DIM)
+    assert same(stored(rebuilt), before) and rebuilt.version() == marker and len(before) == len(churn.vectors)
+    assert sorted(c.name for c in store.client.list_collections() if c.name.startswith(collection_name(model))) == [
+        collection_name(model)]

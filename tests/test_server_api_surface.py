@@ -30,8 +30,8 @@ def _called_methods(receivers: set[str]) -> set[str]:
 def test_storage_uses_only_methods_of_the_http_client(chroma_server):
     client_calls, collection_calls = _called_methods(CLIENT_NAMES), _called_methods(COLLECTION_NAMES)
     # a new call must be checked against the server modes: this list is what was checked on Chroma 1.5.9
-    assert client_calls == {"close", "get_collection", "get_max_batch_size", "get_or_create_collection",
-                            "list_collections"}
+    assert client_calls == {"close", "create_collection", "delete_collection", "get_collection", "get_max_batch_size",
+                            "get_or_create_collection", "list_collections"}
     assert collection_calls == {"count", "delete", "get", "modify", "query", "upsert"}
     store = Store(server=chroma_server)
     client = store.client

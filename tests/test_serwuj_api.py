@@ -150,10 +150,20 @@ def test_pytaj_chat_model_error_is_one_polish_sentence(base: str, fake_llm: Fake
         response = httpx.post(f"{base}/api/pytaj", json={"pytanie": "prawo do informacji"}, timeout=60)
     finally:
         fake_llm.default = Reply(text=ANSWER)
-    # the model fails before the first piece of text: its own status code, not a 200 stream with an error event
-    assert response.status_code == 502
-    said = response.json()["blad"]
-    assert said and "Traceback" not in said and KEY not in response.text
+    # the sources go out as soon as the search is done; the model's failure after them is the stream's last event
+    assert response.status_code == 200
+    kinds = [kind for kind, _ in events(response.text)]
+    assert kinds == ["zrodla", "blad"], kinds
+    said = events(response.text)[-1][1]["blad"]
+    assert said and "Traceback" not in said and KEY not in response.text and "CHROMA_RAG" not in said
+
+
+def test_sources_come_before_the_answer_streams(base: str) -> None:
+    response = httpx.post(f"{base}/api/pytaj", json={"pytanie": "prawo do informacji"}, timeout=60)
+    found = events(response.text)
+    assert found[0][0] == "zrodla" and found[-1][0] == "wynik"
+    assert {kind for kind, _ in found[1:-1]} == {"tekst"}
+    assert found[0][1]["fragmenty"] == found[-1][1]["fragmenty"]  # the same sources the answer cites
 
 
 @pytest.mark.parametrize("status", [401, 404, 500])
@@ -317,7 +327,7 @@ def test_token_required_on_every_route(guarded: str) -> None:
 
 def test_token_login_form_for_the_page(guarded: str) -> None:
     page = httpx.get(f"{guarded}/", headers={"Accept": "text/html"}, follow_redirects=False)
-    assert page.status_code == 303 and page.headers["location"] == "/logowanie"
+    assert page.status_code == 303 and page.headers["location"] == "/logowanie"  # no address to come back to
     form = httpx.get(f"{guarded}/logowanie")
     assert form.status_code == 200 and 'name="token"' in form.text
     bad = httpx.post(f"{guarded}/logowanie", data={"token": "zly"}, follow_redirects=False)
@@ -329,6 +339,23 @@ def test_token_login_form_for_the_page(guarded: str) -> None:
         assert "tajny-token" not in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
         assert browser.get("/").status_code == 200
         assert browser.get("/api/pliki").status_code == 200
+
+
+def test_a_shared_link_survives_the_login(guarded: str) -> None:
+    # issue 38: /?q=… → /logowanie → an empty page; the link a colleague sent is what the user came for
+    shared = "/?q=prawo+do+informacji&plik=prawa-pacjenta-DU-2009-417.pdf&od_roku=2009"
+    page = httpx.get(f"{guarded}{shared}", headers={"Accept": "text/html"}, follow_redirects=False)
+    assert page.status_code == 303 and page.headers["location"].startswith("/logowanie?dalej=")
+    form = httpx.get(f"{guarded}{page.headers['location']}")
+    assert form.status_code == 200 and 'name="dalej"' in form.text
+    wrong = httpx.post(f"{guarded}/logowanie", data={"token": "zly", "dalej": shared}, follow_redirects=False)
+    assert wrong.status_code == 401 and 'name="dalej"' in wrong.text  # a typo does not lose it either
+    good = httpx.post(f"{guarded}/logowanie", data={"token": "tajny-token", "dalej": shared}, follow_redirects=False)
+    assert good.status_code == 303 and good.headers["location"] == shared
+    for elsewhere in ("//evil.example/", "https://evil.example/", "/\\evil.example", "/api/pliki", "/?q=\r\nX: y"):
+        sent = httpx.post(f"{guarded}/logowanie", data={"token": "tajny-token", "dalej": elsewhere},
+                          follow_redirects=False)
+        assert sent.status_code == 303 and sent.headers["location"] in ("/", "/?q=%0D%0AX%3A+y"), elsewhere
 
 
 def test_serwuj_refuses_network_host_without_token(

@@ -320,14 +320,22 @@ def chat_model_with_credentials(monkeypatch: pytest.MonkeyPatch) -> str:
     return str(port)
 
 
-@pytest.mark.parametrize("accept", ["text/event-stream", "application/json"])
-def test_chat_model_error_before_the_stream_is_502_without_its_address(
-        served: str, chat_model_with_credentials: str, accept: str) -> None:
-    response = ask(served, json.dumps({"pytanie": "urlop"}).encode(), accept)
+def test_chat_model_error_is_502_without_its_address(served: str, chat_model_with_credentials: str) -> None:
+    response = ask(served, json.dumps({"pytanie": "urlop"}).encode(), "application/json")
     assert response.status_code == 502, response.text
     assert response.headers["content-type"] == "application/json"
     said = response.json()["blad"]
     assert "Nie można połączyć się z serwerem modelu czatu" in said
+    assert "tajne-haslo" not in response.text and chat_model_with_credentials not in response.text
+
+
+def test_chat_model_error_after_the_sources_ends_the_stream_without_its_address(
+        served: str, chat_model_with_credentials: str) -> None:
+    # the sources go out as soon as the search is done (issue 38): the model's failure is the stream's last event
+    response = ask(served, json.dumps({"pytanie": "urlop"}).encode(), "text/event-stream")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+    last = response.text.strip().split("\n\n")[-1]
+    assert last.startswith("event: blad") and "Nie można połączyć się z serwerem modelu czatu" in last
     assert "tajne-haslo" not in response.text and chat_model_with_credentials not in response.text
 
 

@@ -213,6 +213,24 @@ def test_invented_citation_is_warned_and_new_search_clears_the_answer(browser, b
     page.close()
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_invented_citation_warning_is_readable_in_both_schemes(browser, base: str, fake_llm: FakeLlm,
+                                                               scheme: str) -> None:
+    # In dark mode the base rules came after the dark ones and won: light text on cream, contrast 1.11:1.
+    fake_llm.default = Reply(text=f"Tak [{PATIENTS}, art. 9], a także [wymyslona-ustawa.pdf, art. 99].")
+    try:
+        page = opened(browser, base)
+        page.emulate_media(color_scheme=scheme)
+        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+        page.click("#zapytaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    assert page.locator("#odpowiedz .ostrzezenie").is_visible()
+    assert accessibility_violations(page) == []
+    page.close()
+
+
 def test_no_chat_model_message_fits_a_phone_at_390(browser, base: str, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("URL", "MODEL", "KEY"):
         monkeypatch.delenv(f"CHROMA_RAG_LLM_{name}", raising=False)
@@ -549,6 +567,28 @@ def test_watched_folders_state_is_shown(browser, two_acts_db: Path) -> None:
         page.close()
 
 
+def test_file_filter_learns_a_file_the_watcher_just_indexed(browser, two_acts_copy: Path, tmp_path: Path) -> None:
+    from serving_support import running_server
+
+    from chroma_rag import Index
+    from chroma_rag.indexing.watch import WatchState
+
+    state = WatchState(folders=[str(tmp_path)], state="czeka", syncs=1, last_sync=1_700_000_000.0)
+    with running_server(two_acts_copy, status=state.to_json) as url:
+        page = opened(browser, url)
+        page.select_option("#typ", "ustawa")
+        new = tmp_path / "regulamin-pracy.md"
+        new.write_text("# Regulamin pracy\n\nArt. 1. Praca zaczyna się o ósmej.\n", encoding="utf-8")
+        Index(two_acts_copy).add([new])  # what the watcher does, then it counts the synchronization
+        state.syncs, state.last_sync = 2, 1_700_000_100.0
+        until(page, "document.querySelector('#plik').dataset.gotowe === '3'")
+        page.fill("#plik-szukaj", "regulamin-pracy")
+        assert page.inner_text("#plik-lista .opcja.aktywna .nazwa") == "regulamin-pracy.md"
+        types = page.locator("#typ option").all_inner_texts()
+        assert len(types) == len(set(types)) and page.input_value("#typ") == "ustawa"  # no duplicates, choice kept
+        page.close()
+
+
 # --- issue 37: wybór plików w bibliotece aktów -------------------------------------------------------------------
 
 
@@ -684,4 +724,91 @@ def test_file_picker_is_accessible_in_both_schemes_and_widths(browser, library_b
     page.screenshot(path=str(tmp_path / f"wybor-{width}-{scheme}.png"), full_page=True)
     page.keyboard.press("Escape")
     assert page.evaluate(fits) and accessibility_violations(page) == []
+    page.close()
+
+
+# --- issue 38: źródła obok odpowiedzi ------------------------------------------------------------------------
+
+
+def source_files(page) -> list[str]:
+    return page.locator("#zrodla li").all_inner_texts()
+
+
+def test_sources_show_before_the_answer_and_stay_after_stop(browser, base: str, fake_llm: FakeLlm) -> None:
+    from conftest import DATA_PROTECTION
+
+    words = " ".join(f"słowo{n}" for n in range(200))
+    fake_llm.default = Reply(text=f"{words} [{PATIENTS}, art. 9].", piece_delay=0.05)
+    try:
+        page = opened(browser, base)
+        search(page, "administrator danych osobowych")
+        assert DATA_PROTECTION in page.locator("#wyniki li .plik").all_inner_texts()
+        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+        page.click("#zapytaj")
+        # the earlier search's fragments go at once; this question's sources come before its first word
+        until(page, "document.querySelectorAll('#zrodla li').length > 0")
+        assert page.get_attribute("#odpowiedz-tekst", "aria-live") == "polite"
+        until(page, "document.getElementById('odpowiedz-tekst').textContent.includes('słowo5')")
+        assert page.get_attribute("#odpowiedz-tekst", "aria-busy") == "true"
+        shown = page.locator("#wyniki li .plik").all_inner_texts()
+        assert len(shown) == len(source_files(page)), "wyniki pytania, nie wcześniejszego wyszukiwania"
+        page.click("#zatrzymaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='zatrzymana']")
+        assert source_files(page) and page.locator("#wyniki li").count() == len(shown)
+        assert page.get_attribute("#odpowiedz-tekst", "aria-busy") == "false"
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    page.close()
+
+
+def test_model_error_leaves_no_earlier_fragments_under_the_answer(browser, base: str, fake_llm: FakeLlm) -> None:
+    from conftest import DATA_PROTECTION
+
+    fake_llm.default = Reply(status=500)
+    try:
+        page = opened(browser, base)
+        search(page, "administrator danych osobowych")
+        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+        page.click("#zapytaj")
+        until(page, "!document.getElementById('zapytaj').disabled && "
+                    "document.getElementById('komunikat').classList.contains('blad')")
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    shown = page.locator("#wyniki li .plik").all_inner_texts()
+    assert len(shown) == len(source_files(page)) > 0  # this question's sources, not the search before it
+    assert "administrator danych osobowych" not in page.inner_text("#wyniki") or DATA_PROTECTION in shown
+    page.close()
+
+
+def test_citations_are_numbered_in_the_order_the_answer_cites_them(browser, base: str, fake_llm: FakeLlm) -> None:
+    fake_llm.default = Reply(text=f"Najpierw [{PATIENTS}, art. 9], potem [{PATIENTS}, art. 9] jeszcze raz.")
+    try:
+        page = opened(browser, base)
+        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+        page.click("#zapytaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    assert page.locator("#odpowiedz-tekst a.cytat").all_inner_texts() == ["[1]", "[1]"]
+    assert "art. 9" in source_files(page)[0]
+    labels = [b.get_attribute("aria-label") for b in page.locator("#zrodla li button.kopiuj").all()]
+    assert labels and all(label and label.startswith("skopiuj cytat [") for label in labels)  # which citation
+    page.close()
+
+
+def test_copied_answer_keeps_the_invented_citation_warning(browser, base: str, fake_llm: FakeLlm) -> None:
+    fake_llm.default = Reply(text=f"Tak [{PATIENTS}, art. 9], a także [wymyslona-ustawa.pdf, art. 99].")
+    try:
+        page = opened(browser, base)
+        browser.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+        page.click("#zapytaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    page.click("#kopiuj-odpowiedz")
+    until(page, "document.getElementById('komunikat').textContent.includes('Skopiowano')")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert "wymyslona-ustawa.pdf, art. 99" in copied and "nie ma wśród fragmentów" in copied
+    assert copied.index("Uwaga") < copied.index("Źródła:")
     page.close()

@@ -73,7 +73,7 @@ class Answer:
             "uzycie": self.usage.to_json(),
             "model": self.model,
             "niepasujace_cytaty": [str(c) for c in self.invalid_citations],
-            "plan": self.plan.to_json() if self.plan is not None else None,
+            "plan": self.plan.to_json(surface) if self.plan is not None else None,
             "powod": self.reason,
         }
 

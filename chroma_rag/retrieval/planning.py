@@ -203,7 +203,7 @@ class Planner:
             completion = self.client.complete(messages, json_object=True)
         except UserError as exc:
             self.stats.errors += 1
-            return Plan(error=str(exc))
+            return Plan(error=str(exc), team_error=exc.message("web"))
         except Exception as exc:  # planning is optional: whatever the transport throws, search goes on
             self.stats.errors += 1
             return Plan(error=f"nieoczekiwana odpowiedź serwera modelu ({type(exc).__name__})")

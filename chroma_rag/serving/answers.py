@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from ..api import Index
 from ..errors import UserError
+from ..models import SearchResult
 from .params import Query
 from .security import error_status
 
@@ -34,8 +35,8 @@ class _ClientGone(Exception):
 
 
 async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent]:
-    """Zdarzenia ``tekst`` (``{"tekst": …}``)…, potem ``wynik`` (``answer.to_json()``) albo ``blad``
-    (``{"blad": …}``)."""
+    """Zdarzenia: ``zrodla`` (``{"fragmenty": […], "plan": …}`` – znalezione fragmenty, zanim model zacznie
+    pisać), ``tekst`` (``{"tekst": …}``)…, potem ``wynik`` (``answer.to_json()``) albo ``blad`` (``{"blad": …}``)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[AnswerEvent] = asyncio.Queue()
     gone = threading.Event()
@@ -48,10 +49,15 @@ async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent
             raise _ClientGone
         put("tekst", {"tekst": text})
 
+    def on_sources(found: SearchResult) -> None:
+        if found:
+            put("zrodla", {"fragmenty": [hit.to_json() for hit in found],
+                           "plan": found.plan.to_json("web") if found.plan is not None else None})
+
     def work() -> None:
         try:
             answer = index.ask(query.question, k=query.k, filters=query.filters, mode=query.mode, on_token=on_token,
-                               surface="web")
+                               on_sources=on_sources, surface="web")
             put("wynik", answer.to_json("web"))
         except _ClientGone:
             pass
@@ -66,7 +72,7 @@ async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent
         while True:
             event = await queue.get()
             yield event
-            if event.kind != "tekst":
+            if event.kind not in ("tekst", "zrodla"):
                 break
         await worker
     finally:

@@ -94,7 +94,7 @@ def _search(index: Index):
     async def search(request: Request) -> Response:
         query = query_from_params(request.query_params)
         result = await in_thread(index.search, query.question, query.k, query.filters, query.mode)
-        return JSONResponse(result.to_json())
+        return JSONResponse(result.to_json("web"))
 
     return search
 

@@ -14,6 +14,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
 
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -27,6 +28,7 @@ from .responses import McpErrors, SecurityHeaders, error
 TOKEN_ENV = "CHROMA_RAG_TOKEN"
 COOKIE = "chroma_rag_sesja"
 LOGIN_PATH = "/logowanie"
+RETURN_FIELD = "dalej"  # the page's address to come back to after the login
 PUBLIC_PREFIX = "/static/"  # the page's own scripts and styles, no data: the login form needs the styles
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 SESSION_SECONDS = 12 * 3600  # a login cookie's life; a restarted server also ends every session
@@ -163,7 +165,10 @@ class TokenGuard:
             await self.app(scope, receive, send)
             return
         elif request.method == "GET" and given is None and "text/html" in request.headers.get("accept", ""):
-            response = RedirectResponse(LOGIN_PATH, status_code=303)
+            # a shared link (/?q=…) comes back after the login: the search it holds is what the user came for
+            back = f"?{urlencode({RETURN_FIELD: '/?' + request.url.query})}" if request.url.path == "/" and \
+                request.url.query else ""
+            response = RedirectResponse(LOGIN_PATH + back, status_code=303)
         else:
             if given is not None:
                 self._failures.failed(client)
@@ -199,29 +204,40 @@ class TokenGuard:
 
     async def _login(self, request: Request, client: str) -> Response:
         if request.method != "POST":
-            return HTMLResponse(_login_page(""))
+            return HTMLResponse(_login_page("", page_address(request.query_params.get(RETURN_FIELD, ""))))
         refused = refused_state_change(request, needs_json=False) or self._too_many(client, page=True)
         if refused is not None:
             return refused
         form = await request.form()  # RequestLimits, which wraps this guard, has already read and limited the body
         given = str(form.get("token", ""))
+        back = page_address(str(form.get(RETURN_FIELD, "")))
         if not hmac.compare_digest(given.encode(), self._token.encode()):
             self._failures.failed(client)
-            return HTMLResponse(_login_page("Zły token – spróbuj jeszcze raz."), status_code=401)
-        response = RedirectResponse("/", status_code=303)
+            return HTMLResponse(_login_page("Zły token – spróbuj jeszcze raz.", back), status_code=401)
+        response = RedirectResponse(back, status_code=303)
         # Secure only over https: directly with TLS or from a proxy trusted with --zaufane-proxy (run.py)
         response.set_cookie(COOKIE, self._cookie_value(int(time.time()) + SESSION_SECONDS), max_age=SESSION_SECONDS,
                             httponly=True, samesite="strict", path="/", secure=request.url.scheme == "https")
         return response
 
 
-def _login_page(message: str) -> str:
+def page_address(requested: str) -> str:
+    """Adres, pod który wrócić po zalogowaniu: tylko strona z jej parametrami (``/?q=…``), z parametrami
+    zakodowanymi od nowa – nigdy inny host (``//evil``), inna ścieżka ani znaki nowej linii w nagłówku."""
+    if not requested.startswith("/?"):
+        return "/"
+    query = urlencode(parse_qsl(requested[2:], keep_blank_values=True))
+    return f"/?{query}" if query else "/"
+
+
+def _login_page(message: str, back: str = "/") -> str:
     note = f'<p class="blad">{html.escape(message)}</p>' if message else ""
+    back_field = f'<input type="hidden" name="{RETURN_FIELD}" value="{html.escape(back)}">' if back != "/" else ""
     return f"""<!doctype html>
 <html lang="pl"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>chroma-rag – logowanie</title><link rel="stylesheet" href="/static/style.css"></head>
 <body><main class="logowanie"><h1>chroma-rag</h1>{note}
-<form method="post" action="{LOGIN_PATH}"><label>Token dostępu <input type="password" name="token" required
+<form method="post" action="{LOGIN_PATH}">{back_field}<label>Token dostępu <input type="password" name="token" required
 autofocus></label> <button type="submit">Zaloguj</button></form></main></body></html>"""
 
 

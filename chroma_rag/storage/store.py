@@ -333,8 +333,8 @@ class Store:
         ids = ChunkCollection(old, batch).stored_ids()
         for start in range(0, len(ids), batch):
             part = old.get(ids=ids[start : start + batch], include=["embeddings", "documents", "metadatas"])
-            fresh.add(ids=part["ids"], embeddings=part["embeddings"], documents=part["documents"],
-                      metadatas=part["metadatas"])
+            fresh.upsert(ids=part["ids"], embeddings=part["embeddings"], documents=part["documents"],
+                         metadatas=part["metadatas"])
         old.modify(name=name + REPLACED_SUFFIX)
         fresh.modify(name=name)
         self.client.delete_collection(name + REPLACED_SUFFIX)

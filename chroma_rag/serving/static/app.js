@@ -339,8 +339,12 @@ async function fetchJson(url, options) {
 async function loadFilters() {
   try {
     const files = await fetchJson("/api/pliki");
-    const fill = (id, values) => {
+    const fill = (id, values) => {  // the first option ("wszystkie") stays; the chosen value survives a reload
+      const chosen = $(id).value;
+      $(id).replaceChildren($(id).options[0]);
       for (const value of [...new Set(values)].sort()) $(id).append(new Option(String(value), String(value)));
+      $(id).value = chosen;
+      if ($(id).value !== chosen) $(id).value = "";
     };
     const counts = {};
     for (const f of files) counts[f.plik] = (counts[f.plik] || 0) + 1;
@@ -377,6 +381,8 @@ function copyOnClick(button, text) {
 function copyButton(label, text) {
   const button = element("button", label, "drugi kopiuj");
   button.type = "button";
+  // dozens of "skopiuj cytat" buttons: a screen reader's list of buttons says which citation each copies
+  if (typeof text === "string") button.setAttribute("aria-label", `${label} ${text}`);
   return copyOnClick(button, text);
 }
 
@@ -508,17 +514,22 @@ function clearAnswer() {
   answerWithSources = "";
 }
 
-// Citations not among the fragments sent (the API's "niepasujace_cytaty") are marked, not linked.
+// Citations not among the fragments sent (the API's "niepasujace_cytaty") are marked, not linked. Sources are
+// numbered in the order the answer first cites them (the first citation is [1]), the uncited ones after them;
+// returns the sources in that order.
 function renderAnswer(text, hits, invented) {
+  const matches = [...text.matchAll(CITATION)].map((match) => [match, citationTarget(match[1], hits)]);
+  const ordered = [];
+  for (const [, hit] of matches) if (hit && !ordered.includes(hit)) ordered.push(hit);
+  ordered.push(...hits.filter((hit) => !ordered.includes(hit)));
   const box = $("odpowiedz-tekst");
   box.replaceChildren();
   let last = 0;
-  for (const match of text.matchAll(CITATION)) {
+  for (const [match, hit] of matches) {
     box.append(text.slice(last, match.index));
-    const hit = citationTarget(match[1], hits);
     if (hit) {
       // [n]: the number of the source below; a click opens the whole unit with the cited passage marked
-      const number = hits.indexOf(hit) + 1;
+      const number = ordered.indexOf(hit) + 1;
       const link = element("a", `[${number}]`, "cytat");
       link.href = `#zrodlo-${number}`;
       link.title = match[0];
@@ -543,6 +554,7 @@ function renderAnswer(text, hits, invented) {
     ? `Uwaga: cytowanych źródeł ${invented.map((c) => (c.startsWith("[") ? c : `[${c}]`)).join(", ")} nie ma wśród `
       + "fragmentów wysłanych do modelu – sprawdź je, zanim im zaufasz."
     : "";
+  return ordered;
 }
 
 // The answer as the model wrote it, with its sources listed under it (for a note outside the page).
@@ -601,8 +613,11 @@ async function ask() {
   remember(question);
   clearAnswer();
   showPlan(null);
+  $("wyniki").replaceChildren();  // the fragments of an earlier search are not this answer's
+  $("wyniki-sekcja").hidden = true;
   $("odpowiedz").hidden = false;
-  say("Model czatu odpowiada…", false, true);
+  $("odpowiedz-tekst").setAttribute("aria-busy", "true");
+  say("Szukam fragmentów…", false, true);
   let text = "";
   try {
     // Stop aborts the request: the server sees the client gone and stops reading from the chat model.
@@ -617,16 +632,24 @@ async function ask() {
       throw new Error(data.blad || `Serwer odpowiedział błędem ${response.status}.`);
     }
     for await (const [kind, data] of events(response)) {
-      if (kind === "tekst") {
+      if (kind === "zrodla") {
+        // the sources as soon as the search is done: readable while the model writes, kept after Stop
+        showPlan(data.plan);
+        renderSources(data.fragmenty);
+        showHits(data.fragmenty, "prog");
+        say("Model czatu odpowiada…", false, true);
+      } else if (kind === "tekst") {
         text += data.tekst;
         $("odpowiedz-tekst").textContent = text;
       } else if (kind === "wynik") {
         showPlan(data.plan);
         if (data.fragmenty.length) {
-          renderAnswer(data.odpowiedz, data.fragmenty, data.niepasujace_cytaty || []);
-          renderSources(data.fragmenty);
-          answerWithSources = `${data.odpowiedz}\n\nŹródła:\n`
-            + data.fragmenty.map((hit, i) => `${i + 1}. ${citationOf(hit)}, str. ${pages(hit.strona, hit.strona_do)}`)
+          const invented = data.niepasujace_cytaty || [];
+          const ordered = renderAnswer(data.odpowiedz, data.fragmenty, invented);
+          renderSources(ordered);
+          answerWithSources = `${data.odpowiedz}\n\n${invented.length ? `${$("ostrzezenie").textContent}\n\n` : ""}`
+            + "Źródła:\n"
+            + ordered.map((hit, i) => `${i + 1}. ${citationOf(hit)}, str. ${pages(hit.strona, hit.strona_do)}`)
               .join("\n");
           $("kopiuj-odpowiedz").hidden = false;
           showHits(data.fragmenty, "prog");
@@ -650,6 +673,7 @@ async function ask() {
       say(error.message, true);
     }
   } finally {
+    $("odpowiedz-tekst").setAttribute("aria-busy", "false");
     setStreaming(null);
   }
 }
@@ -674,6 +698,8 @@ function watchText(watch) {
   return `${folders} – ${doing}${pending}.`;
 }
 
+let syncsSeen = null;  // the watcher's number of synchronizations when the filters were last loaded
+
 async function loadState() {
   let state;
   try { state = await fetchJson("/api/stan"); } catch (_) { return; }  // the page works without it
@@ -684,6 +710,9 @@ async function loadState() {
   if (!watch) return;
   box.textContent = watchText(watch) + (watch.blad ? ` ${watch.blad}` : "");
   box.className = watch.blad ? "blad" : "";
+  // the watcher has indexed something: the file filter learns the new files (and forgets removed ones)
+  if (syncsSeen !== null && watch.synchronizacje !== syncsSeen) loadFilters();
+  syncsSeen = watch.synchronizacje;
   if (watch.stan !== "zakonczony") setTimeout(loadState, STATE_EVERY_MS);
 }
 
