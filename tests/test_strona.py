@@ -18,6 +18,7 @@ FLAGS = [
     "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
 ]
 TIMEOUT_MS = 60_000
+INVENTED = f"Tak [{PATIENTS}, art. 9], a także [wymyslona-ustawa.pdf, art. 99]."  # an answer citing a made-up act
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="brak /usr/bin/chromium – uruchom: make przegladarka")
 
@@ -63,6 +64,22 @@ def chosen(page) -> list[str]:
 def unchoose(page, name: str) -> None:
     page.locator("#plik-wybrane .zeton", has=page.locator(f".nazwa:text-is('{name}')")).locator(".usun").click()
     page.wait_for_selector(f"#plik-wybrane .zeton .nazwa:text-is('{name}')", state="detached")
+
+
+def answered(browser, base: str, fake_llm: FakeLlm, text: str, scheme: str | None = None):
+    """Strona po odpowiedzi zastępczego modelu ``text`` na pytanie o prawo do informacji (model wraca potem do
+    zwykłej odpowiedzi)."""
+    fake_llm.default = Reply(text=text)
+    try:
+        page = opened(browser, base)
+        if scheme:
+            page.emulate_media(color_scheme=scheme)
+        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
+        page.click("#zapytaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+    return page
 
 
 def search(page, question: str) -> None:
@@ -196,14 +213,7 @@ def test_page_ranges_are_numbers_in_results_and_sources(browser, base: str) -> N
 
 
 def test_invented_citation_is_warned_and_new_search_clears_the_answer(browser, base: str, fake_llm: FakeLlm) -> None:
-    fake_llm.default = Reply(text=f"Tak [{PATIENTS}, art. 9], a także [wymyslona-ustawa.pdf, art. 99].")
-    try:
-        page = opened(browser, base)
-        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
-        page.click("#zapytaj")
-        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
-    finally:
-        fake_llm.default = Reply(text=ANSWER)
+    page = answered(browser, base, fake_llm, INVENTED)
     warning = page.inner_text("#odpowiedz .ostrzezenie")
     assert "wymyslona-ustawa.pdf, art. 99" in warning and "nie ma wśród fragmentów" in warning
     assert page.locator("#odpowiedz-tekst .cytat-niepasujacy").inner_text() == "[wymyslona-ustawa.pdf, art. 99]"
@@ -217,15 +227,7 @@ def test_invented_citation_is_warned_and_new_search_clears_the_answer(browser, b
 def test_invented_citation_warning_is_readable_in_both_schemes(browser, base: str, fake_llm: FakeLlm,
                                                                scheme: str) -> None:
     # In dark mode the base rules came after the dark ones and won: light text on cream, contrast 1.11:1.
-    fake_llm.default = Reply(text=f"Tak [{PATIENTS}, art. 9], a także [wymyslona-ustawa.pdf, art. 99].")
-    try:
-        page = opened(browser, base)
-        page.emulate_media(color_scheme=scheme)
-        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
-        page.click("#zapytaj")
-        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
-    finally:
-        fake_llm.default = Reply(text=ANSWER)
+    page = answered(browser, base, fake_llm, INVENTED, scheme=scheme)
     assert page.locator("#odpowiedz .ostrzezenie").is_visible()
     assert accessibility_violations(page) == []
     page.close()
@@ -781,14 +783,7 @@ def test_model_error_leaves_no_earlier_fragments_under_the_answer(browser, base:
 
 
 def test_citations_are_numbered_in_the_order_the_answer_cites_them(browser, base: str, fake_llm: FakeLlm) -> None:
-    fake_llm.default = Reply(text=f"Najpierw [{PATIENTS}, art. 9], potem [{PATIENTS}, art. 9] jeszcze raz.")
-    try:
-        page = opened(browser, base)
-        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
-        page.click("#zapytaj")
-        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
-    finally:
-        fake_llm.default = Reply(text=ANSWER)
+    page = answered(browser, base, fake_llm, f"Najpierw [{PATIENTS}, art. 9], potem [{PATIENTS}, art. 9] jeszcze raz.")
     assert page.locator("#odpowiedz-tekst a.cytat").all_inner_texts() == ["[1]", "[1]"]
     assert "art. 9" in source_files(page)[0]
     labels = [b.get_attribute("aria-label") for b in page.locator("#zrodla li button.kopiuj").all()]
@@ -797,15 +792,8 @@ def test_citations_are_numbered_in_the_order_the_answer_cites_them(browser, base
 
 
 def test_copied_answer_keeps_the_invented_citation_warning(browser, base: str, fake_llm: FakeLlm) -> None:
-    fake_llm.default = Reply(text=f"Tak [{PATIENTS}, art. 9], a także [wymyslona-ustawa.pdf, art. 99].")
-    try:
-        page = opened(browser, base)
-        browser.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
-        page.fill("#pytanie", "prawo do informacji o stanie zdrowia")
-        page.click("#zapytaj")
-        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
-    finally:
-        fake_llm.default = Reply(text=ANSWER)
+    browser.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+    page = answered(browser, base, fake_llm, INVENTED)
     page.click("#kopiuj-odpowiedz")
     until(page, "document.getElementById('komunikat').textContent.includes('Skopiowano')")
     copied = page.evaluate("navigator.clipboard.readText()")
