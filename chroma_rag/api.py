@@ -18,6 +18,15 @@ from typing import Any
 
 from . import config
 from .answering.answer import Answer, ask
+from .answering.conversation import (
+    CONVERSATIONS_FOLDER,
+    DEFAULT_LIMITS,
+    Conversation,
+    ConversationLimits,
+    ConversationStore,
+    Turn,
+)
+from .answering.conversation import now as conversation_time
 from .embedding.embedder import DEFAULT_MODEL, Embedder, get_embedder, known_dim
 from .errors import Surface
 from .filters import SearchFilters
@@ -207,6 +216,8 @@ class Index:
         on_sources: Callable[[SearchResult], None] | None = None,
         settings: LlmSettings | None = None,
         surface: Surface = "cli",
+        conversation: Conversation | None = None,
+        limits: ConversationLimits = DEFAULT_LIMITS,
     ) -> Answer:
         """Odpowiedź modelu czatu na podstawie ``k`` najlepszych fragmentów, z cytatami [plik, art. N].
 
@@ -216,7 +227,9 @@ class Index:
         „Nie ma tego w dokumentach.” bez pytania modelu o odpowiedź. Model: ``settings`` albo zmienne
         ``CHROMA_RAG_LLM_*`` / plik ``.env`` (zob. ``LlmSettings.from_env``). ``on_plan`` dostaje plan zaraz
         po wyszukiwaniu, przed odpowiedzią (CLI pokazuje go nad strumieniem odpowiedzi), ``on_sources`` – znalezione
-        fragmenty, zanim model zacznie pisać (strona pokazuje źródła od razu). ``surface``: czyim
+        fragmenty, zanim model zacznie pisać (strona pokazuje źródła od razu). ``conversation``: pytanie
+        dopowiada tę rozmowę – model dostaje jej ostatnie tury (``limits``), a wyszukiwanie pytanie samodzielne;
+        rozmowę z nową turą zapisuje ``remember``. ``surface``: czyim
         językiem ``on_token`` dostaje zdanie o filtrach, które nic nie wybrały (``Answer.message``)."""
         settings = settings or LlmSettings.from_env()
         planned = rewrite if rewrite is not None else settings.planning is not False
@@ -233,7 +246,21 @@ class Index:
                 on_sources(found)
             return found
 
-        return ask(question, retrieve, settings=settings, on_token=on_token, surface=surface)
+        history, dropped = conversation.history(limits) if conversation is not None else ([], 0)
+        return ask(question, retrieve, settings=settings, on_token=on_token, surface=surface, history=history,
+                   dropped_turns=dropped)
+
+    @property
+    def conversations(self) -> ConversationStore:
+        """Zapisane rozmowy tej bazy (w folderze danych bazy, ``rozmowy/``)."""
+        return ConversationStore(self.store.work_dir / CONVERSATIONS_FOLDER)
+
+    def remember(self, conversation: Conversation, question: str, answer: Answer) -> None:
+        """Dopisuje do rozmowy turę z pytaniem i odpowiedzią (z jej fragmentami) i zapisuje rozmowę."""
+        conversation.add(Turn(question=question.strip(), standalone=answer.standalone or question.strip(),
+                              answer=answer.message("web"), sources=[hit.to_json() for hit in answer.hits],
+                              invented=[str(c) for c in answer.invalid_citations], at=conversation_time()))
+        self.conversations.save(conversation)
 
     def unit(self, file: str, art: str) -> Unit:
         """Cała jednostka ``art`` pliku ``file`` (nazwa jak w ``files()`` albo pełna ścieżka, gdy ta sama nazwa

@@ -300,7 +300,8 @@ def test_pytaj_lista_ocena_json_key_order(capsys, small_db, tmp_path):
                            "--baza", small_db)
     assert code == 0
     assert list(json.loads(out)) == ["odpowiedz", "fragmenty", "uzycie", "model", "niepasujace_cytaty",
-                                     "plan", "powod"]
+                                     "plan", "powod", "pytanie_samodzielne", "tury_dla_modelu", "pominiete_tury",
+                                     "rozmowa"]
     listed = json.loads(run_cli(capsys, "lista", "--json", "--baza", small_db)[1])
     listed_keys = ["plik", "sciezka", "typ", "rok", "fragmenty", "modele", "inne_sciezki", "tytul", "akt", "skrot"]
     assert [list(item) for item in listed] == [listed_keys] * 2

@@ -800,3 +800,47 @@ def test_copied_answer_keeps_the_invented_citation_warning(browser, base: str, f
     assert "wymyslona-ustawa.pdf, art. 99" in copied and "nie ma wśród fragmentów" in copied
     assert copied.index("Uwaga") < copied.index("Źródła:")
     page.close()
+
+
+# --- issue 38: rozmowa --------------------------------------------------------------------------------------
+
+
+def test_a_follow_up_continues_the_conversation_and_its_link_opens_it_again(browser, base: str,
+                                                                          fake_llm: FakeLlm) -> None:
+    from test_rozmowa import FIRST, FIRST_ANSWER, FOLLOW_UP, FOLLOW_UP_ANSWER, STANDALONE, answer_requests, responder
+
+    fake_llm.responder = responder([FIRST_ANSWER, FOLLOW_UP_ANSWER, FIRST_ANSWER])
+    fake_llm.requests.clear()
+    try:
+        page = opened(browser, base)
+        page.fill("#pytanie", FIRST)
+        page.click("#zapytaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+        page.fill("#pytanie", FOLLOW_UP)
+        page.click("#zapytaj")
+        until(page, f"document.getElementById('odpowiedz-tekst').textContent.includes('{FOLLOW_UP_ANSWER[:20]}')"
+                    " && document.getElementById('odpowiedz').dataset.gotowa === 'tak'")
+        assert page.locator("#tury li").count() == 1 and FIRST in page.inner_text("#tury")
+        assert STANDALONE in page.inner_text("#szukano")
+        assert [m["role"] for m in answer_requests(fake_llm)[-1]] == ["system", "user", "assistant", "user"]
+        link = page.get_attribute("#rozmowa-link", "href")
+        asked = len(fake_llm.requests)
+
+        again = browser.new_page()
+        again.goto(base + link)
+        again.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+        assert FOLLOW_UP_ANSWER[:20] in again.inner_text("#odpowiedz-tekst") and FIRST in again.inner_text("#tury")
+        assert again.locator("#zrodla li").count() > 0 and again.locator("#odpowiedz-tekst a.cytat").count() == 1
+        assert len(fake_llm.requests) == asked  # opened as saved, the model not asked
+        assert accessibility_violations(again) == []
+        again.close()
+
+        page.click("#nowa-rozmowa")
+        assert page.locator("#tury").is_hidden()
+        page.fill("#pytanie", FIRST)
+        page.click("#zapytaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+        assert [m["role"] for m in answer_requests(fake_llm)[-1]] == ["system", "user"]  # a new conversation
+    finally:
+        fake_llm.responder = None
+    page.close()

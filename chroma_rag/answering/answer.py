@@ -16,6 +16,7 @@ from ..errors import FiltersMatchNothing, Surface, UserError
 from ..filters import normalize_article
 from ..llm import ChatClient, LlmSettings, Usage
 from ..models import Hit, Plan
+from .conversation import Turn, history_messages, standalone_question
 
 NOT_FOUND = "Nie ma tego w dokumentach."
 
@@ -57,6 +58,9 @@ class Answer:
     invalid_citations: list[Citation] = field(default_factory=list)
     reason: str | None = None  # like SearchResult.reason: "filtry" or "prog" when no fragment was given
     plan: Plan | None = None  # the query plan retrieval used (``SearchResult.plan``)
+    standalone: str | None = None  # in a conversation: the question as searched, without the earlier turns
+    earlier_turns: int = 0  # in a conversation: how many earlier turns the model got
+    dropped_turns: int = 0  # ...and how many older ones the limits left out
 
     @property
     def found(self) -> bool:
@@ -75,6 +79,9 @@ class Answer:
             "niepasujace_cytaty": [str(c) for c in self.invalid_citations],
             "plan": self.plan.to_json(surface) if self.plan is not None else None,
             "powod": self.reason,
+            "pytanie_samodzielne": self.standalone,
+            "tury_dla_modelu": self.earlier_turns,
+            "pominiete_tury": self.dropped_turns,
         }
 
 
@@ -86,9 +93,13 @@ def ask(
     on_token: Callable[[str], None] | None = None,
     client: ChatClient | None = None,
     surface: Surface = "cli",
+    history: list[Turn] | None = None,
+    dropped_turns: int = 0,
 ) -> Answer:
     """Odpowiada na ``question`` z fragmentów zwróconych przez ``retrieve`` (najlepszy pierwszy; wynik
-    ``SearchResult`` wnosi też plan zapytania).
+    ``SearchResult`` wnosi też plan zapytania). ``history``: wcześniejsze tury rozmowy (już przycięte
+    limitami; ``dropped_turns`` – ile pominięto) – wtedy wyszukiwanie dostaje pytanie samodzielne napisane
+    przez model, a model odpowiadający także te tury.
 
     Bez fragmentów zwraca „Nie ma tego w dokumentach.” bez zapytania do modelu. ``on_token``
     dostaje odpowiedź kawałkami w miarę jej nadchodzenia (także odpowiedź bez modelu, w całości – zdanie
@@ -98,30 +109,37 @@ def ask(
     if not question:
         raise UserError("Pytanie jest puste.")
     client = client or ChatClient(settings or LlmSettings.from_env())
-    hits = retrieve(question)
+    history = history or []
+    standalone, spent = standalone_question(question, history, client) if history else (None, Usage())
+    conversation = {"standalone": standalone, "earlier_turns": len(history), "dropped_turns": dropped_turns}
+    hits = retrieve(standalone or question)
     plan = getattr(hits, "plan", None)
     if not hits:
-        answer = Answer(NOT_FOUND, [], Usage(), None, [], getattr(hits, "reason", None), plan)
+        answer = Answer(NOT_FOUND, [], spent, None, [], getattr(hits, "reason", None), plan, **conversation)
         if answer.reason == "filtry":
             answer.text = answer.message("cli")
         if on_token is not None:
             on_token(answer.message(surface))
         return answer
-    completion = client.complete(build_messages(question, hits), on_token)
+    completion = client.complete(build_messages(question, hits, history, standalone), on_token)
+    spent += completion.usage
     return Answer(
         text=completion.text,
         hits=list(hits),
-        usage=completion.usage,
+        usage=spent,
         model=completion.model,
         invalid_citations=invalid_citations(completion.text, hits),
         plan=plan,
+        **conversation,
     )
 
 
-def build_messages(question: str, hits: list[Hit]) -> list[dict[str, str]]:
-    """Wiadomości dla modelu: reguły, potem fragmenty od najmniej do najbardziej trafnego (``hits``
-    przychodzą najlepszy pierwszy) i na końcu pytanie – model najlepiej pamięta to, co tuż przed nim.
-    Nagłówki „=== … ===” nie mylą się z nagłówkami Markdown w samych dokumentach."""
+def build_messages(question: str, hits: list[Hit], history: list[Turn] | None = None,
+                   standalone: str | None = None) -> list[dict[str, str]]:
+    """Wiadomości dla modelu: reguły, wcześniejsze tury rozmowy, potem fragmenty od najmniej do najbardziej
+    trafnego (``hits`` przychodzą najlepszy pierwszy) i na końcu pytanie (z jego samodzielną postacią, której
+    szukano) – model najlepiej pamięta to, co tuż przed nim. Nagłówki „=== … ===” nie mylą się z nagłówkami
+    Markdown w samych dokumentach."""
     names = citation_names(hits)
     blocks = [
         f"=== Fragment {number}: {citation_label(hit, names)}, strona {hit.page} ===\n{hit.text}"
@@ -131,8 +149,10 @@ def build_messages(question: str, hits: list[Hit]) -> list[dict[str, str]]:
         "Fragmenty dokumentów (od najmniej do najbardziej trafnego):\n\n"
         + "\n\n".join(blocks)
         + f"\n\nPytanie: {question}"
+        + (f"\n(Samodzielnie: {standalone})" if standalone and standalone != question else "")
     )
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": SYSTEM_PROMPT}, *history_messages(history or []),
+            {"role": "user", "content": user}]
 
 
 def citation_label(hit: Hit, names: dict[str, str] | None = None) -> str:

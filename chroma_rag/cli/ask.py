@@ -61,6 +61,14 @@ def ask_command(
     no_stream: Annotated[
         bool, typer.Option("--bez-strumienia", help="Poczekaj na całą odpowiedź zamiast wypisywać ją na bieżąco.")
     ] = False,
+    follow_up: Annotated[
+        bool, typer.Option("--dalej", help="Dopytaj w ostatniej rozmowie (model zna jej wcześniejsze pytania; "
+                           "domyślnie nowa rozmowa).")
+    ] = False,
+    conversation_id: Annotated[
+        str | None, typer.Option("--rozmowa", metavar="ID", help="Dopytaj w tej zapisanej rozmowie (domyślnie "
+                                 "nowa rozmowa, z --dalej ostatnia).", show_default=False)
+    ] = None,
     mode: ModeOption = "hybryda",
     threshold: ThresholdOption = None,
     as_json: JsonOption = False,
@@ -69,7 +77,8 @@ def ask_command(
     dimensions: DimensionsOption = None,
     server: ServerOption = None,
 ) -> None:
-    """Odpowiada na pytanie modelem czatu wyłącznie na podstawie znalezionych fragmentów, z cytatami."""
+    """Odpowiada na pytanie modelem czatu wyłącznie na podstawie znalezionych fragmentów, z cytatami. Każda
+    odpowiedź trafia do zapisanej rozmowy; --dalej dopytuje w ostatniej."""
     filters = search_filters(files, types, year, year_from, year_to, articles, acts)
     index = open_index(db, model, dimensions, server)
     from ..llm import LlmSettings
@@ -84,6 +93,11 @@ def ask_command(
         _print_prompt(question, hits, planning, as_json)
         return
     streaming = not (no_stream or as_json)
+    conversations = index.conversations
+    if conversation_id is not None:
+        conversation = conversations.load(conversation_id.strip())
+    else:
+        conversation = (conversations.last() if follow_up else None) or conversations.new()
     answer = index.ask(
         question,
         k=count_setting(count),
@@ -95,12 +109,26 @@ def ask_command(
         settings=settings,
         on_token=_write if streaming else None,
         on_plan=None if as_json else print_plan,
+        conversation=conversation,
     )
+    index.remember(conversation, question, answer)
     if as_json:
-        print_json(answer.to_json())
+        print_json({**answer.to_json(), "rozmowa": conversation.id})
         return
     _write(("" if streaming else answer.text) + "\n")
     _print_sources(answer)
+    _print_conversation(answer, conversation.id)
+
+
+def _print_conversation(answer: Answer, conversation_id: str) -> None:
+    if answer.standalone:
+        err.print(f"Szukano pytania: „{answer.standalone}”.", style="dim", markup=False, highlight=False)
+    if answer.dropped_turns:
+        seen, every = answer.earlier_turns, answer.earlier_turns + answer.dropped_turns
+        err.print(f"Uwaga: model widział tylko ostatnie tury rozmowy ({seen} z {every}).", style="yellow",
+                  markup=False, highlight=False)
+    err.print(f'Rozmowa {conversation_id} – dopytaj: chroma-rag pytaj --dalej "…"', style="dim", markup=False,
+              highlight=False)
 
 
 def _write(text: str) -> None:

@@ -36,7 +36,8 @@ class _ClientGone(Exception):
 
 async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent]:
     """Zdarzenia: ``zrodla`` (``{"fragmenty": […], "plan": …}`` – znalezione fragmenty, zanim model zacznie
-    pisać), ``tekst`` (``{"tekst": …}``)…, potem ``wynik`` (``answer.to_json()``) albo ``blad`` (``{"blad": …}``)."""
+    pisać), ``tekst`` (``{"tekst": …}``)…, potem ``wynik`` (``answer.to_json()`` z identyfikatorem zapisanej
+    rozmowy ``rozmowa``, którą dalsze pytanie może kontynuować) albo ``blad`` (``{"blad": …}``)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[AnswerEvent] = asyncio.Queue()
     gone = threading.Event()
@@ -56,9 +57,12 @@ async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent
 
     def work() -> None:
         try:
+            conversations = index.conversations
+            conversation = conversations.load(query.conversation) if query.conversation else conversations.new()
             answer = index.ask(query.question, k=query.k, filters=query.filters, mode=query.mode, on_token=on_token,
-                               on_sources=on_sources, surface="web")
-            put("wynik", answer.to_json("web"))
+                               on_sources=on_sources, surface="web", conversation=conversation)
+            index.remember(conversation, query.question, answer)
+            put("wynik", {**answer.to_json("web"), "rozmowa": conversation.id})
         except _ClientGone:
             pass
         except UserError as exc:

@@ -68,6 +68,7 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
         Route("/api/szukaj", _search(index)),
         Route("/api/jednostka", _unit(index)),
         Route("/api/pytaj", _ask(index), methods=["POST"]),
+        Route("/api/rozmowy/{rozmowa}", _conversation(index)),
         Route("/dokumenty/{plik}", _document(index)),
         Route(LOGOUT_PATH, _logout, methods=["POST"]),
         *mcp_app.routes,
@@ -97,6 +98,15 @@ def _search(index: Index):
         return JSONResponse(result.to_json("web"))
 
     return search
+
+
+def _conversation(index: Index):
+    async def conversation(request: Request) -> Response:
+        # a saved conversation as it was, without asking the model again (a shared link opens it)
+        found = await in_thread(index.conversations.load, request.path_params["rozmowa"])
+        return JSONResponse(found.to_json())
+
+    return conversation
 
 
 def _unit(index: Index):

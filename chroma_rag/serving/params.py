@@ -25,6 +25,7 @@ class Query:
     k: int
     filters: SearchFilters
     mode: str
+    conversation: str | None = None  # /api/pytaj: the id of the saved conversation the question continues
 
 
 def query_from_params(params: Any, question_key: str = "q") -> Query:
@@ -43,7 +44,12 @@ def query_from_body(body: Any) -> Query:
             return []
         return value if isinstance(value, list) else [value]
 
-    return _query(lambda key: body.get(key), values, "pytanie")
+    query = _query(lambda key: body.get(key), values, "pytanie")
+    conversation = body.get("rozmowa")
+    if conversation is not None and not isinstance(conversation, str):
+        raise BadRequest("Pole „rozmowa” musi być napisem – identyfikatorem rozmowy z poprzedniej odpowiedzi.")
+    query.conversation = conversation or None
+    return query
 
 
 def _query(one: Callable[[str], Any], many: Callable[[str], list[Any]], question_key: str) -> Query:

@@ -74,6 +74,7 @@ def resolve_token(host: str, token: str | None, token_file: Path | None = None) 
 # UserError.kind → HTTP status: what is missing (404), a name of several files (409), no chat model (503)
 _STATUS_BY_KIND = {
     "nieznany_plik": 404, "nieznany_akt": 404, "brak_jednostki": 404, "niejednoznaczny_plik": 409, "brak_modelu": 503,
+    "nieznana_rozmowa": 404,
 }
 
 

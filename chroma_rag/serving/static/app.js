@@ -593,6 +593,56 @@ async function* events(response) {
 
 let streaming = null;  // AbortController of the answer being streamed
 
+// --- The conversation: "Zapytaj" after an answer asks a follow-up in the same saved conversation. ------------
+let conversation = null;  // the saved conversation's id (/api/rozmowy/ID), after its first answer
+let lastTurn = null;  // the answer on screen: {pytanie, odpowiedz}, moved into the thread by the next question
+
+function addTurn(turn) {
+  const item = element("li");
+  item.append(element("p", turn.pytanie, "pytanie-tury"), element("p", turn.odpowiedz, "odpowiedz-tury"));
+  $("tury").append(item);
+  $("tury").hidden = false;
+}
+
+function showConversation(id, standalone) {
+  conversation = id;
+  $("rozmowa-link").href = `/?rozmowa=${encodeURIComponent(id)}`;
+  $("szukano").textContent = standalone ? `Szukano: „${standalone}”.` : "";
+  $("rozmowa-stan").hidden = false;
+}
+
+function newConversation() {
+  conversation = null;
+  lastTurn = null;
+  $("tury").replaceChildren();
+  $("tury").hidden = true;
+  $("rozmowa-stan").hidden = true;
+  clearAnswer();
+  $("pytanie").focus();
+}
+
+// A shared link (/?rozmowa=ID) shows the saved conversation as it was, without asking the model again.
+async function openConversation(id) {
+  try {
+    const saved = await fetchJson(`/api/rozmowy/${encodeURIComponent(id)}`);
+    const turns = saved.tury;
+    if (!turns.length) return;
+    for (const turn of turns.slice(0, -1)) addTurn(turn);
+    const last = turns[turns.length - 1];
+    $("pytanie").value = last.pytanie;
+    $("odpowiedz").hidden = false;
+    const ordered = last.zrodla.length ? renderAnswer(last.odpowiedz, last.zrodla, last.niepasujace_cytaty) : [];
+    if (!last.zrodla.length) $("odpowiedz-tekst").textContent = last.odpowiedz;
+    renderSources(ordered);
+    $("odpowiedz").dataset.gotowa = "tak";
+    lastTurn = { pytanie: last.pytanie, odpowiedz: last.odpowiedz };
+    showConversation(saved.rozmowa, last.pytanie_samodzielne !== last.pytanie ? last.pytanie_samodzielne : "");
+    say(`Zapisana rozmowa z ${new Date(last.czas).toLocaleString("pl-PL")} – bez pytania modelu.`);
+  } catch (error) {
+    say(error.message, true);
+  }
+}
+
 function setStreaming(controller) {
   streaming = controller;
   $("zapytaj").disabled = Boolean(controller);
@@ -604,6 +654,9 @@ async function ask() {
   const question = $("pytanie").value.trim();
   if (!question || streaming) { if (!question) say("Wpisz pytanie.", true); return; }
   const body = { pytanie: question };
+  if (conversation) body.rozmowa = conversation;
+  if (lastTurn) addTurn(lastTurn);  // the answer on screen becomes the thread's earlier turn
+  lastTurn = null;
   for (const [key, value] of filterParams()) {
     if (NUMBERS.has(key)) body[key] = Number(value);
     else (body[key] = body[key] || []).push(value);
@@ -660,6 +713,8 @@ async function ask() {
           showHits([], data.powod);
         }
         $("odpowiedz").dataset.gotowa = "tak";
+        lastTurn = { pytanie: question, odpowiedz: data.odpowiedz };
+        if (data.rozmowa) showConversation(data.rozmowa, data.pytanie_samodzielne);
       } else if (kind === "blad") {
         throw new Error(data.blad);
       }
@@ -732,6 +787,7 @@ document.addEventListener("DOMContentLoaded", () => {
   copyOnClick($("kopiuj-odpowiedz"), () => answerWithSources);
   setUpPicker();
   $("wyloguj").addEventListener("click", logout);
+  $("nowa-rozmowa").addEventListener("click", newConversation);
   $("pytanie").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); ask(); }
   });
@@ -741,5 +797,9 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   showHistory();
   loadState();
-  loadFilters().then(() => { if (fillFromAddress()) search(null, true); });
+  const saved = new URLSearchParams(window.location.search).get("rozmowa");
+  loadFilters().then(() => {
+    if (saved) openConversation(saved);
+    else if (fillFromAddress()) search(null, true);
+  });
 });

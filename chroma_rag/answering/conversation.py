@@ -1,0 +1,166 @@
+"""Rozmowa: kolejne pytania z odpowiedziami, zapisane w folderze danych bazy (``rozmowy/<id>.json``).
+
+Pytanie dopowiadające („a jeśli umowa była ustna?”) model przepisuje najpierw na pytanie samodzielne – to ono
+idzie do wyszukiwania, a model odpowiadający dostaje też wcześniejsze tury. Ile ich idzie do modelu, mówi
+``ConversationLimits``; każda tura trzyma własne źródła, więc zapisana rozmowa pokazuje się bez pytania modelu."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..llm import ChatClient, Usage
+
+CONVERSATIONS_FOLDER = "rozmowy"
+_ID = re.compile(r"^[a-z0-9]{12}$")
+
+
+@dataclass(frozen=True)
+class ConversationLimits:
+    """Ile wcześniejszej rozmowy dostaje model. Nie strojone: 4 tury to zwykła długość dopytywania o jeden
+    przepis, 6000 znaków (~1500 tokenów) to mniej niż pięć fragmentów, które i tak idą z każdym pytaniem."""
+
+    turns: int = 4
+    chars: int = 6000
+
+
+DEFAULT_LIMITS = ConversationLimits()
+
+STANDALONE_PROMPT = (
+    "Dostajesz rozmowę o dokumentach prawnych i ostatnie pytanie użytkownika. Przepisz ostatnie pytanie tak, "
+    "żeby było zrozumiałe bez rozmowy: dopisz, o czym mowa (akt, przepis, sytuację), nie dodawaj nic od siebie "
+    "i nie odpowiadaj na nie. Odpowiedz samym pytaniem, po polsku, w jednym zdaniu."
+)
+
+
+@dataclass
+class Turn:
+    """Jedna tura: pytanie, jak je zadano, pytanie samodzielne (to, którego szukano), odpowiedź, jej fragmenty
+    (jak w ``pytaj --json``) i cytaty, których nie było wśród fragmentów."""
+
+    question: str
+    standalone: str
+    answer: str
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    invented: list[str] = field(default_factory=list)
+    at: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pytanie": self.question, "pytanie_samodzielne": self.standalone, "odpowiedz": self.answer,
+                "zrodla": self.sources, "niepasujace_cytaty": self.invented, "czas": self.at}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Turn:
+        return cls(question=str(data["pytanie"]), standalone=str(data.get("pytanie_samodzielne", data["pytanie"])),
+                   answer=str(data["odpowiedz"]), sources=list(data.get("zrodla", [])),
+                   invented=list(data.get("niepasujace_cytaty", [])), at=str(data.get("czas", "")))
+
+
+@dataclass
+class Conversation:
+    """Rozmowa o ``id`` (12 znaków a-z0-9) z turami od najstarszej."""
+
+    id: str
+    turns: list[Turn] = field(default_factory=list)
+
+    def history(self, limits: ConversationLimits = DEFAULT_LIMITS) -> tuple[list[Turn], int]:
+        """Tury dla modelu – najnowsze, najwyżej ``limits.turns`` i ``limits.chars`` znaków pytań i odpowiedzi –
+        i liczba pominiętych starszych."""
+        kept: list[Turn] = []
+        used = 0
+        for turn in reversed(self.turns[-limits.turns:] if limits.turns else []):
+            used += len(turn.question) + len(turn.answer)
+            if used > limits.chars and kept:
+                break
+            kept.insert(0, turn)
+        return kept, len(self.turns) - len(kept)
+
+    def add(self, turn: Turn) -> None:
+        self.turns.append(turn)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rozmowa": self.id, "tury": [turn.to_json() for turn in self.turns]}
+
+
+class UnknownConversation(UserError):
+    """Rozmowy o tym identyfikatorze nie ma (albo identyfikator nie ma właściwej postaci); w CLI zła wartość
+    ``--rozmowa`` (kod 2)."""
+
+    exit_code = 2
+    kind = "nieznana_rozmowa"
+
+    def __init__(self, conversation_id: str) -> None:
+        said = f"Nie ma zapisanej rozmowy „{conversation_id[:40]}”"
+        super().__init__(f"{said} – zacznij nową: chroma-rag pytaj bez --dalej.",
+                         web=f"{said} – mogła zostać usunięta; zacznij nową rozmowę.")
+
+
+class ConversationStore:
+    """Rozmowy jako pliki JSON w ``folder`` (zapis atomowy: plik tymczasowy, potem zamiana)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def new(self) -> Conversation:
+        return Conversation(id=secrets.token_hex(6))
+
+    def load(self, conversation_id: str) -> Conversation:
+        if not _ID.match(conversation_id):
+            raise UnknownConversation(conversation_id)
+        try:
+            data = json.loads((self.folder / f"{conversation_id}.json").read_text(encoding="utf-8"))
+            return Conversation(id=conversation_id, turns=[Turn.from_json(t) for t in data["tury"]])
+        except FileNotFoundError:
+            raise UnknownConversation(conversation_id) from None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UserError(f"Zapis rozmowy „{conversation_id}” jest uszkodzony – zacznij nową rozmowę.") from exc
+
+    def last(self) -> Conversation | None:
+        """Ostatnio zmieniona rozmowa (``pytaj --dalej``)."""
+        found = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime) if self.folder.is_dir() else []
+        return self.load(found[-1].stem) if found else None
+
+    def save(self, conversation: Conversation) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".zapis-", suffix=".json")
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                json.dump(conversation.to_json(), file, ensure_ascii=False, indent=1)
+            os.replace(temporary, self.folder / f"{conversation.id}.json")
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+
+def standalone_question(question: str, history: list[Turn], client: ChatClient) -> tuple[str, Usage]:
+    """Pytanie dopowiadające przepisane przez model czatu na samodzielne i zużycie tego zapytania (bez
+    historii – to samo pytanie, bez zapytania)."""
+    if not history:
+        return question, Usage()
+    lines = [f"Użytkownik: {turn.question}\nAsystent: {turn.answer}" for turn in history]
+    user = "Rozmowa:\n\n" + "\n\n".join(lines) + f"\n\nOstatnie pytanie: {question}"
+    completion = client.complete([{"role": "system", "content": STANDALONE_PROMPT},
+                                  {"role": "user", "content": user}])
+    return " ".join(completion.text.split())[:2000] or question, completion.usage
+
+
+def history_messages(history: list[Turn]) -> list[dict[str, str]]:
+    """Wcześniejsze tury jako wiadomości czatu (pytanie użytkownika, odpowiedź asystenta)."""
+    messages = []
+    for turn in history:
+        messages += [{"role": "user", "content": turn.question}, {"role": "assistant", "content": turn.answer}]
+    return messages
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
