@@ -844,3 +844,17 @@ def test_a_follow_up_continues_the_conversation_and_its_link_opens_it_again(brow
     finally:
         fake_llm.responder = None
     page.close()
+
+
+def test_markdown_of_the_answer_is_rendered_and_html_in_it_stays_text(browser, base: str,
+                                                                    fake_llm: FakeLlm) -> None:
+    text = (f"## Odpowiedź\n**Tak.** Pacjent ma prawo:\n\n1. do informacji [{PATIENTS}, art. 9],\n"
+            "2. do *dokumentacji*.\n\n- `art. 9` mówi to wprost\n\n<img src=x onerror=\"document.title='x'\">")
+    page = answered(browser, base, fake_llm, text)
+    box = page.locator("#odpowiedz-tekst")
+    assert box.locator("strong").first.inner_text() == "Odpowiedź" and box.locator("p strong").count() >= 2
+    assert box.locator("ol > li").count() == 2 and box.locator("ol > li a.cytat").count() == 1
+    assert box.locator("em").inner_text() == "dokumentacji" and box.locator("ul > li code").inner_text() == "art. 9"
+    assert box.locator("img").count() == 0 and "<img src=x" in box.inner_text()  # shown, never run
+    assert page.title() != "x" and "**" not in box.inner_text() and "##" not in box.inner_text()
+    page.close()

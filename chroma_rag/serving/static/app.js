@@ -522,32 +522,26 @@ function renderAnswer(text, hits, invented) {
   const ordered = [];
   for (const [, hit] of matches) if (hit && !ordered.includes(hit)) ordered.push(hit);
   ordered.push(...hits.filter((hit) => !ordered.includes(hit)));
-  const box = $("odpowiedz-tekst");
-  box.replaceChildren();
-  let last = 0;
-  for (const [match, hit] of matches) {
-    box.append(text.slice(last, match.index));
+  const citation = (inner, whole) => {
+    const hit = citationTarget(inner, hits);
     if (hit) {
       // [n]: the number of the source below; a click opens the whole unit with the cited passage marked
       const number = ordered.indexOf(hit) + 1;
       const link = element("a", `[${number}]`, "cytat");
       link.href = `#zrodlo-${number}`;
-      link.title = match[0];
-      link.setAttribute("aria-label", `źródło ${number}: ${match[1]}`);
+      link.title = whole;
+      link.setAttribute("aria-label", `źródło ${number}: ${inner}`);
       link.addEventListener("click", (event) => {
         if (!hit.art) return;  // a fragment without a unit: the link goes to the source on the list
         event.preventDefault();
         showUnit(hit.plik, hit.art, hit.sciezka, hit.tekst);
       });
-      box.append(link);
-    } else if (invented.includes(match[1].trim()) || invented.includes(match[0])) {
-      box.append(element("mark", match[0], "cytat-niepasujacy"));
-    } else {
-      box.append(match[0]);
+      return link;
     }
-    last = match.index + match[0].length;
-  }
-  box.append(text.slice(last));
+    if (invented.includes(inner.trim()) || invented.includes(whole)) return element("mark", whole, "cytat-niepasujacy");
+    return whole;
+  };
+  $("odpowiedz-tekst").replaceChildren(...markdownBlocks(text, (line) => inlineNodes(line, citation)));
   const warning = $("ostrzezenie");
   warning.hidden = !invented.length;
   warning.textContent = invented.length
@@ -555,6 +549,73 @@ function renderAnswer(text, hits, invented) {
       + "fragmentów wysłanych do modelu – sprawdź je, zanim im zaufasz."
     : "";
   return ordered;
+}
+
+// The Markdown models write – paragraphs, lists, headings, **bold**, *italics*, `code` – built as DOM nodes: the
+// answer never goes through innerHTML, so HTML in it shows as text. inline: a line's text → its nodes.
+function markdownBlocks(text, inline) {
+  const blocks = [];
+  let list = null;
+  let paragraph = null;
+  for (const line of text.split("\n")) {
+    const item = line.match(/^\s*(?:[-*•]|(\d+)[.)])\s+(.*)$/);
+    if (item) {
+      const numbered = item[1] !== undefined;
+      if (!list || list.numbered !== numbered) {
+        list = { numbered, node: element(numbered ? "ol" : "ul") };
+        if (numbered) list.node.start = Number(item[1]);
+        blocks.push(list.node);
+      }
+      const entry = element("li");
+      entry.append(...inline(item[2]));
+      list.node.append(entry);
+      paragraph = null;
+      continue;
+    }
+    list = null;
+    const heading = line.match(/^\s*#{1,6}\s+(.*)$/);
+    if (!line.trim() || heading) paragraph = null;
+    if (!line.trim()) continue;
+    if (heading) {
+      const title = element("p", undefined, "naglowek-odpowiedzi");
+      const strong = element("strong");
+      strong.append(...inline(heading[1]));
+      title.append(strong);
+      blocks.push(title);
+      continue;
+    }
+    if (paragraph) paragraph.append(element("br"));
+    else blocks.push(paragraph = element("p"));
+    paragraph.append(...inline(line));
+  }
+  return blocks;
+}
+
+const INLINE = /\*\*([^*\n]+)\*\*|__([^_\n]+)__|(?<![\w*])\*([^*\s][^*\n]*?)\*(?![\w*])|`([^`\n]+)`|\[([^[\]\n]+)\]/g;
+
+function inlineNodes(text, citation) {
+  const nodes = [];
+  let last = 0;
+  for (const match of text.matchAll(INLINE)) {
+    if (match.index > last) nodes.push(text.slice(last, match.index));
+    const [whole, bold, underlined, italic, code, cited] = match;
+    if (bold !== undefined || underlined !== undefined) {
+      const strong = element("strong");
+      strong.append(...inlineNodes(bold ?? underlined, citation));
+      nodes.push(strong);
+    } else if (italic !== undefined) {
+      const emphasis = element("em");
+      emphasis.append(...inlineNodes(italic, citation));
+      nodes.push(emphasis);
+    } else if (code !== undefined) {
+      nodes.push(element("code", code));
+    } else {
+      nodes.push(citation(cited, whole));
+    }
+    last = match.index + whole.length;
+  }
+  if (last < text.length) nodes.push(text.slice(last));
+  return nodes;
 }
 
 // The answer as the model wrote it, with its sources listed under it (for a note outside the page).
