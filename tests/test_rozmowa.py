@@ -54,6 +54,7 @@ def db(two_acts_copy: Path) -> Path:
 
 def test_pytaj_dalej_continues_the_last_conversation(capsys, db: Path, fake: FakeLlm) -> None:
     fake.responder = responder([FIRST_ANSWER, FOLLOW_UP_ANSWER])
+    before = set((db / "rozmowy").glob("*.json"))  # the copied base may hold the served tests' conversations
     code, out, err = run_cli(capsys, "pytaj", FIRST, "--baza", db)
     assert code == 0 and out.startswith(FIRST_ANSWER), err
     assert "pytaj --dalej" in err
@@ -70,7 +71,7 @@ def test_pytaj_dalej_continues_the_last_conversation(capsys, db: Path, fake: Fak
     assert second[1]["content"] == FIRST and second[2]["content"] == FIRST_ANSWER
     assert f"Pytanie: {FOLLOW_UP}" in second[3]["content"] and STANDALONE in second[3]["content"]
 
-    [saved] = (db / "rozmowy").glob("*.json")
+    [saved] = set((db / "rozmowy").glob("*.json")) - before
     turns = json.loads(saved.read_text(encoding="utf-8"))["tury"]
     assert [t["pytanie"] for t in turns] == [FIRST, FOLLOW_UP]
     assert turns[1]["pytanie_samodzielne"] == STANDALONE and turns[1]["odpowiedz"] == FOLLOW_UP_ANSWER
@@ -80,7 +81,7 @@ def test_pytaj_dalej_continues_the_last_conversation(capsys, db: Path, fake: Fak
     code, _, err = run_cli(capsys, "pytaj", FIRST, "--baza", db)  # without --dalej: a new conversation
     assert code == 0 and "Szukano pytania" not in err
     assert [m["role"] for m in answer_requests(fake)[-1]] == ["system", "user"]
-    assert len(list((db / "rozmowy").glob("*.json"))) == 2
+    assert len(set((db / "rozmowy").glob("*.json")) - before) == 2
 
 
 def test_a_long_conversation_sends_only_its_last_turns_and_says_so(capsys, db: Path, fake: FakeLlm) -> None:
@@ -130,3 +131,20 @@ def test_api_conversation_id_continues_and_the_saved_conversation_opens_without_
     assert "--dalej" not in missing.json()["blad"]
     wrong = httpx.post(f"{base}/api/pytaj", json={"pytanie": FOLLOW_UP, "rozmowa": 5}, timeout=60)
     assert wrong.status_code == 400 and "„rozmowa”" in wrong.json()["blad"]
+
+
+def test_a_saved_conversation_can_be_deleted(base: str, fake_llm: FakeLlm) -> None:
+    fake_llm.responder = responder([FIRST_ANSWER])
+    try:
+        asked = httpx.post(f"{base}/api/pytaj", json={"pytanie": FIRST}, headers={"Accept": "application/json"},
+                           timeout=60).json()
+    finally:
+        fake_llm.responder = None
+    address = f"{base}/api/rozmowy/{asked['rozmowa']}"
+    assert len(asked["rozmowa"]) == 24  # the id is the link: not guessable
+    foreign = httpx.request("DELETE", address, headers={"Origin": "http://zla.strona.example"}, json={}, timeout=60)
+    assert foreign.status_code == 403 and httpx.get(address, timeout=60).status_code == 200
+    assert httpx.request("DELETE", address, json={}, timeout=60).status_code == 204
+    assert httpx.get(address, timeout=60).status_code == 404
+    again = httpx.request("DELETE", address, json={}, timeout=60)
+    assert again.status_code == 404 and "Nie ma zapisanej rozmowy" in again.json()["blad"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import httpx
 import pytest
 from conftest import PATIENTS, REPO
 from conftest import SERVED_ANSWER as ANSWER
@@ -813,6 +814,7 @@ def test_a_follow_up_continues_the_conversation_and_its_link_opens_it_again(brow
     fake_llm.requests.clear()
     try:
         page = opened(browser, base)
+        page.evaluate("localStorage.removeItem('chroma-rag:rozmowy')")  # the module's other tests asked too
         page.fill("#pytanie", FIRST)
         page.click("#zapytaj")
         page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
@@ -834,6 +836,21 @@ def test_a_follow_up_continues_the_conversation_and_its_link_opens_it_again(brow
         assert len(fake_llm.requests) == asked  # opened as saved, the model not asked
         assert accessibility_violations(again) == []
         again.close()
+
+        # "Moje rozmowy": this browser's conversations, each with its link and a delete button
+        page.reload()
+        page.wait_for_selector("#moje-rozmowy:not([hidden])", state="attached")
+        assert page.locator("#rozmowy-lista li").count() == 1
+        assert page.get_attribute("#rozmowy-lista li a", "href") == link
+        assert FIRST in (page.text_content("#rozmowy-lista") or "")  # in the closed "Moje rozmowy"
+        page.fill("#pytanie", FIRST)
+        page.click("#zapytaj")
+        page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+        until(page, "document.querySelectorAll('#rozmowy-lista li').length === 2")
+        page.locator("#moje-rozmowy summary").click()
+        page.locator("#rozmowy-lista li", has=page.locator(f"a[href='{link}']")).locator("button").click()
+        until(page, "document.querySelectorAll('#rozmowy-lista li').length === 1")
+        assert httpx.get(base + "/api/rozmowy/" + link.split("=")[1], timeout=60).status_code == 404
 
         page.click("#nowa-rozmowa")
         assert page.locator("#tury").is_hidden()

@@ -20,7 +20,8 @@ from ..errors import UserError
 from ..llm import ChatClient, Usage
 
 CONVERSATIONS_FOLDER = "rozmowy"
-_ID = re.compile(r"^[a-z0-9]{12}$")
+# 96 random bits: the id is the link to a conversation (/?rozmowa=ID), so it must not be guessable
+_ID = re.compile(r"^[a-f0-9]{24}$")
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class Turn:
 
 @dataclass
 class Conversation:
-    """Rozmowa o ``id`` (12 znaków a-z0-9) z turami od najstarszej."""
+    """Rozmowa o ``id`` (24 znaki szesnastkowe) z turami od najstarszej."""
 
     id: str
     turns: list[Turn] = field(default_factory=list)
@@ -110,7 +111,7 @@ class ConversationStore:
         self.folder = folder
 
     def new(self) -> Conversation:
-        return Conversation(id=secrets.token_hex(6))
+        return Conversation(id=secrets.token_hex(12))
 
     def load(self, conversation_id: str) -> Conversation:
         if not _ID.match(conversation_id):
@@ -127,6 +128,15 @@ class ConversationStore:
         """Ostatnio zmieniona rozmowa (``pytaj --dalej``)."""
         found = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime) if self.folder.is_dir() else []
         return self.load(found[-1].stem) if found else None
+
+    def delete(self, conversation_id: str) -> None:
+        """Usuwa zapisaną rozmowę (nieznana – ``UnknownConversation``)."""
+        if not _ID.match(conversation_id):
+            raise UnknownConversation(conversation_id)
+        try:
+            (self.folder / f"{conversation_id}.json").unlink()
+        except FileNotFoundError:
+            raise UnknownConversation(conversation_id) from None
 
     def save(self, conversation: Conversation) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)

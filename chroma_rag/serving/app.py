@@ -68,7 +68,7 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
         Route("/api/szukaj", _search(index)),
         Route("/api/jednostka", _unit(index)),
         Route("/api/pytaj", _ask(index), methods=["POST"]),
-        Route("/api/rozmowy/{rozmowa}", _conversation(index)),
+        Route("/api/rozmowy/{rozmowa}", _conversation(index), methods=["GET", "DELETE"]),
         Route("/dokumenty/{plik}", _document(index)),
         Route(LOGOUT_PATH, _logout, methods=["POST"]),
         *mcp_app.routes,
@@ -102,8 +102,15 @@ def _search(index: Index):
 
 def _conversation(index: Index):
     async def conversation(request: Request) -> Response:
+        conversation_id = request.path_params["rozmowa"]
+        if request.method == "DELETE":
+            refused = refused_state_change(request)
+            if refused is not None:
+                return refused
+            await in_thread(index.conversations.delete, conversation_id)
+            return Response(status_code=204)
         # a saved conversation as it was, without asking the model again (a shared link opens it)
-        found = await in_thread(index.conversations.load, request.path_params["rozmowa"])
+        found = await in_thread(index.conversations.load, conversation_id)
         return JSONResponse(found.to_json())
 
     return conversation

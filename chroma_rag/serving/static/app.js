@@ -665,6 +665,54 @@ function addTurn(turn) {
   $("tury").hidden = false;
 }
 
+// The conversations this browser started (the server lists none: on a shared server they are each person's own).
+const CONVERSATIONS_KEY = "chroma-rag:rozmowy";
+const CONVERSATIONS_SIZE = 50;
+
+function myConversations() {
+  try { return JSON.parse(localStorage.getItem(CONVERSATIONS_KEY) || "[]").filter((c) => c && c.id); }
+  catch (_) { return []; }
+}
+
+function keepConversations(list) {
+  try { localStorage.setItem(CONVERSATIONS_KEY, JSON.stringify(list.slice(0, CONVERSATIONS_SIZE))); }
+  catch (_) { /* storage off: no list */ }
+  showConversations();
+}
+
+function showConversations() {
+  const list = myConversations();
+  $("moje-rozmowy").hidden = !list.length;
+  $("rozmowy-lista").replaceChildren(...list.map((saved) => {
+    const item = element("li");
+    const link = element("a", saved.pytanie);
+    link.href = `/?rozmowa=${encodeURIComponent(saved.id)}`;
+    const when = new Date(saved.czas).toLocaleString("pl-PL");
+    const remove = element("button", "usuń", "drugi");
+    remove.type = "button";
+    remove.setAttribute("aria-label", `usuń rozmowę „${saved.pytanie}”`);
+    remove.addEventListener("click", () => deleteConversations([saved.id]));
+    item.append(link, ` · ${when} `, remove);
+    return item;
+  }));
+}
+
+async function deleteConversations(ids) {
+  for (const id of ids) {
+    const response = await fetch(`/api/rozmowy/${encodeURIComponent(id)}`, {
+      method: "DELETE", headers: { "Content-Type": "application/json" }, body: "{}",
+    });
+    if (!response.ok && response.status !== 404) {  // 404: already gone – only the list entry is left
+      const data = await response.json().catch(() => ({}));
+      say(data.blad || `Serwer odpowiedział błędem ${response.status}.`, true);
+      return;
+    }
+    if (id === conversation) newConversation();
+  }
+  keepConversations(myConversations().filter((saved) => !ids.includes(saved.id)));
+  say(ids.length > 1 ? "Usunięto rozmowy." : "Usunięto rozmowę.");
+}
+
 function showConversation(id, standalone) {
   conversation = id;
   $("rozmowa-link").href = `/?rozmowa=${encodeURIComponent(id)}`;
@@ -775,7 +823,12 @@ async function ask() {
         }
         $("odpowiedz").dataset.gotowa = "tak";
         lastTurn = { pytanie: question, odpowiedz: data.odpowiedz };
-        if (data.rozmowa) showConversation(data.rozmowa, data.pytanie_samodzielne);
+        if (data.rozmowa) {
+          const started = myConversations().find((saved) => saved.id === data.rozmowa);
+          keepConversations([{ id: data.rozmowa, pytanie: started ? started.pytanie : question,
+            czas: new Date().toISOString() }, ...myConversations().filter((saved) => saved.id !== data.rozmowa)]);
+          showConversation(data.rozmowa, data.pytanie_samodzielne);
+        }
       } else if (kind === "blad") {
         throw new Error(data.blad);
       }
@@ -849,6 +902,8 @@ document.addEventListener("DOMContentLoaded", () => {
   setUpPicker();
   $("wyloguj").addEventListener("click", logout);
   $("nowa-rozmowa").addEventListener("click", newConversation);
+  $("usun-rozmowy").addEventListener("click", () => deleteConversations(myConversations().map((c) => c.id)));
+  showConversations();
   $("pytanie").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); ask(); }
   });
