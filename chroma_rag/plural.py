@@ -7,10 +7,8 @@ FRAGMENT = ("fragment", "fragmenty", "fragmentów")
 FILE = ("plik", "pliki", "plików")
 TOKEN = ("token", "tokeny", "tokenów")
 DIMENSION = ("wymiar", "wymiary", "wymiarów")
-VECTOR = ("wektor", "wektory", "wektorów")
 ORPHAN = ("fragment-sierota", "fragmenty-sieroty", "fragmentów-sierot")
 UNFINDABLE = ("nieodnajdywalny fragment", "nieodnajdywalne fragmenty", "nieodnajdywalnych fragmentów")
-SECOND = ("sekunda", "sekundy", "sekund")
 QUESTION = ("pytanie", "pytania", "pytań")
 
 

@@ -183,12 +183,10 @@ class Planner:
         self.cache_dir = cache_dir
         self.use_cache = use_cache
         self.stats = PlanningStats()
-        self.last_messages: list[dict[str, str]] | None = None
 
     def plan(self, question: str, catalog: Catalog) -> Plan:
         """Plan pytania; nigdy nie zgłasza błędu – błąd trafia do ``Plan.error``."""
         messages = plan_messages(question, catalog)
-        self.last_messages = messages
         path = self._cache_path(question, catalog)
         if self.use_cache and path is not None and path.is_file():
             try:
