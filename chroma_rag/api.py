@@ -259,8 +259,16 @@ class Index:
         """Dopisuje do rozmowy turę z pytaniem i odpowiedzią (z jej fragmentami) i zapisuje rozmowę."""
         conversation.add(Turn(question=question.strip(), standalone=answer.standalone or question.strip(),
                               answer=answer.message("web"), sources=[hit.to_json() for hit in answer.hits],
-                              invented=[str(c) for c in answer.invalid_citations], at=conversation_time()))
+                              invented=[str(c) for c in answer.invalid_citations], at=conversation_time(),
+                              documents=self.documents_version()))
         self.conversations.save(conversation)
+
+    def documents_version(self) -> str:
+        """Znacznik ostatniej zmiany plików indeksu (zaindeksowanie, usunięcie); pusty, gdy nieznany."""
+        if not self.store.exists():
+            return ""
+        with read_session(self.store):
+            return Registry.version(self.store.client)
 
     def unit(self, file: str, art: str) -> Unit:
         """Cała jednostka ``art`` pliku ``file`` (nazwa jak w ``files()`` albo pełna ścieżka, gdy ta sama nazwa

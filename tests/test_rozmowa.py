@@ -148,3 +148,21 @@ def test_a_saved_conversation_can_be_deleted(base: str, fake_llm: FakeLlm) -> No
     assert httpx.get(address, timeout=60).status_code == 404
     again = httpx.request("DELETE", address, json={}, timeout=60)
     assert again.status_code == 404 and "Nie ma zapisanej rozmowy" in again.json()["blad"]
+
+
+def test_a_saved_conversation_says_when_the_documents_changed_since(two_acts_copy: Path, tmp_path: Path) -> None:
+    from serving_support import chat_model, running_server
+
+    from chroma_rag import Index
+
+    with chat_model(FIRST_ANSWER) as fake, running_server(two_acts_copy) as url:
+        fake.responder = responder([FIRST_ANSWER])
+        asked = httpx.post(f"{url}/api/pytaj", json={"pytanie": FIRST}, headers={"Accept": "application/json"},
+                           timeout=60).json()
+        address = f"{url}/api/rozmowy/{asked['rozmowa']}"
+        assert httpx.get(address, timeout=60).json()["dokumenty_zmienione"] is False
+        added = tmp_path / "regulamin-pracy.md"
+        added.write_text("# Regulamin pracy\n\nArt. 1. Praca zaczyna się o ósmej.\n", encoding="utf-8")
+        Index(two_acts_copy).add([added])
+        saved = httpx.get(address, timeout=60).json()
+        assert saved["dokumenty_zmienione"] is True and saved["tury"][0]["odpowiedz"] == FIRST_ANSWER

@@ -53,16 +53,19 @@ class Turn:
     sources: list[dict[str, Any]] = field(default_factory=list)
     invented: list[str] = field(default_factory=list)
     at: str = ""
+    documents: str = ""  # the index's change marker when answered ("" – unknown): later, were the files changed?
 
     def to_json(self) -> dict[str, Any]:
         return {"pytanie": self.question, "pytanie_samodzielne": self.standalone, "odpowiedz": self.answer,
-                "zrodla": self.sources, "niepasujace_cytaty": self.invented, "czas": self.at}
+                "zrodla": self.sources, "niepasujace_cytaty": self.invented, "czas": self.at,
+                "wersja_dokumentow": self.documents}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Turn:
         return cls(question=str(data["pytanie"]), standalone=str(data.get("pytanie_samodzielne", data["pytanie"])),
                    answer=str(data["odpowiedz"]), sources=list(data.get("zrodla", [])),
-                   invented=list(data.get("niepasujace_cytaty", [])), at=str(data.get("czas", "")))
+                   invented=list(data.get("niepasujace_cytaty", [])), at=str(data.get("czas", "")),
+                   documents=str(data.get("wersja_dokumentow", "")))
 
 
 @dataclass
@@ -87,8 +90,13 @@ class Conversation:
     def add(self, turn: Turn) -> None:
         self.turns.append(turn)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"rozmowa": self.id, "tury": [turn.to_json() for turn in self.turns]}
+    def to_json(self, documents: str | None = None) -> dict[str, Any]:
+        """Zapis rozmowy; z ``documents`` (bieżący znacznik zmiany indeksu) także ``dokumenty_zmienione`` – czy
+        od którejś odpowiedzi pliki indeksu się zmieniły (odpowiedź mogłaby dziś brzmieć inaczej)."""
+        saved: dict[str, Any] = {"rozmowa": self.id, "tury": [turn.to_json() for turn in self.turns]}
+        if documents is not None:
+            saved["dokumenty_zmienione"] = any(t.documents and t.documents != documents for t in self.turns)
+        return saved
 
 
 class UnknownConversation(UserError):

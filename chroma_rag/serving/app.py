@@ -111,7 +111,7 @@ def _conversation(index: Index):
             return Response(status_code=204)
         # a saved conversation as it was, without asking the model again (a shared link opens it)
         found = await in_thread(index.conversations.load, conversation_id)
-        return JSONResponse(found.to_json())
+        return JSONResponse(found.to_json(await in_thread(index.documents_version)))
 
     return conversation
 

@@ -746,7 +746,9 @@ async function openConversation(id) {
     $("odpowiedz").dataset.gotowa = "tak";
     lastTurn = { pytanie: last.pytanie, odpowiedz: last.odpowiedz };
     showConversation(saved.rozmowa, last.pytanie_samodzielne !== last.pytanie ? last.pytanie_samodzielne : "");
-    say(`Zapisana rozmowa z ${new Date(last.czas).toLocaleString("pl-PL")} – bez pytania modelu.`);
+    const changed = saved.dokumenty_zmienione
+      ? " Dokumenty zmieniły się od tej rozmowy – zapytaj ponownie, jeśli odpowiedź ma być aktualna." : "";
+    say(`Zapisana rozmowa z ${new Date(last.czas).toLocaleString("pl-PL")} – bez pytania modelu.${changed}`);
   } catch (error) {
     say(error.message, true);
   }
