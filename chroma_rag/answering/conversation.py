@@ -108,7 +108,7 @@ class UnknownConversation(UserError):
 
     def __init__(self, conversation_id: str) -> None:
         said = f"Nie ma zapisanej rozmowy „{conversation_id[:40]}”"
-        super().__init__(f"{said} – zacznij nową: chroma-rag pytaj bez --dalej.",
+        super().__init__(f"{said} – zacznij nową rozmowę: chroma-rag pytaj PYTANIE (bez --rozmowa).",
                          web=f"{said} – mogła zostać usunięta; zacznij nową rozmowę.")
 
 
