@@ -166,3 +166,19 @@ def test_a_saved_conversation_says_when_the_documents_changed_since(two_acts_cop
         Index(two_acts_copy).add([added])
         saved = httpx.get(address, timeout=60).json()
         assert saved["dokumenty_zmienione"] is True and saved["tury"][0]["odpowiedz"] == FIRST_ANSWER
+
+
+def test_rozmowa_reads_questions_line_by_line_in_one_conversation(db: Path, fake: FakeLlm) -> None:
+    import os
+    import subprocess
+    import sys
+
+    fake.responder = responder([FIRST_ANSWER, FOLLOW_UP_ANSWER])
+    shown = subprocess.run([sys.executable, "-m", "chroma_rag", "rozmowa", "--baza", str(db)],
+                           input=f"{FIRST}\n{FOLLOW_UP}\n", capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "COLUMNS": "80"})
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.index(FIRST_ANSWER) < shown.stdout.index(f"Pytanie: {FOLLOW_UP}")
+    assert FOLLOW_UP_ANSWER in shown.stdout and f"Szukano pytania: „{STANDALONE}”" in shown.stderr
+    assert [m["role"] for m in answer_requests(fake)[-1]] == ["system", "user", "assistant", "user"]
+    assert "Traceback" not in shown.stderr and KEY not in shown.stdout + shown.stderr

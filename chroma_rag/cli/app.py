@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import UserError
-from .ask import ask_command
+from .ask import ask_command, conversation_command
 from .completion import add_completion_command
 from .help import PolishTyper, add_help_command, show_version
 from .indexing import check_command, index_command, list_command, preview_command, remove_command
@@ -45,6 +45,7 @@ app.command("sprawdz")(check_command)
 app.command("szukaj")(search_command)
 app.command("pokaz")(show_unit_command)
 app.command("pytaj")(ask_command)
+app.command("rozmowa")(conversation_command)
 app.command("ocena")(evaluate_command)
 app.command("lista")(list_command)
 app.command("podglad")(preview_command)

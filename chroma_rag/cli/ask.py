@@ -4,7 +4,7 @@ modelu i źródła odpowiedzi."""
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -36,6 +36,8 @@ from .search import print_plan, relevance_label
 
 if TYPE_CHECKING:
     from ..answering.answer import Answer
+    from ..answering.conversation import Conversation
+    from ..api import Index
     from ..models import Hit
 
 
@@ -92,25 +94,74 @@ def ask_command(
         planning = index.planning_messages(question, filters, mode) if planned else None
         _print_prompt(question, hits, planning, as_json)
         return
-    streaming = not (no_stream or as_json)
+    conversation = _chosen_conversation(index, conversation_id, follow_up)
+    _answer(index, question, conversation, dict(
+        k=count_setting(count), filters=filters, threshold=threshold_setting(threshold), mode=mode,
+        rewrite=planned, fresh_plan=fresh_plan, settings=settings,
+    ), streaming=not (no_stream or as_json), as_json=as_json)
+
+
+def conversation_command(
+    follow_up: Annotated[
+        bool, typer.Option("--dalej", help="Ciągnij ostatnią rozmowę (domyślnie nowa rozmowa).")
+    ] = False,
+    conversation_id: Annotated[
+        str | None, typer.Option("--rozmowa", metavar="ID", help="Ciągnij tę zapisaną rozmowę (domyślnie nowa "
+                                 "rozmowa).", show_default=False)
+    ] = None,
+    count: AskCountOption = None,
+    files: FilesOption = None,
+    acts: ActsOption = None,
+    types: TypesOption = None,
+    year: YearOption = None,
+    year_from: YearFromOption = None,
+    year_to: YearToOption = None,
+    articles: ArticlesOption = None,
+    mode: ModeOption = "hybryda",
+    threshold: ThresholdOption = None,
+    db: DbOption = None,
+    model: ModelOption = None,
+    dimensions: DimensionsOption = None,
+    server: ServerOption = None,
+) -> None:
+    """Rozmowa z dokumentami: kolejne pytania z wejścia (wiersz po wierszu), każde dopytuje w tej samej
+    rozmowie; pusty wiersz albo koniec wejścia (Ctrl-D) kończy."""
+    filters = search_filters(files, types, year, year_from, year_to, articles, acts)
+    index = open_index(db, model, dimensions, server)
+    from ..llm import LlmSettings
+
+    settings = LlmSettings.from_env()
+    conversation = _chosen_conversation(index, conversation_id, follow_up)
+    options = dict(k=count_setting(count), filters=filters, threshold=threshold_setting(threshold), mode=mode,
+                   settings=settings)
+    interactive = sys.stdin.isatty()
+    if interactive:
+        err.print("Pytaj o dokumenty; pusty wiersz albo Ctrl-D kończy.", style="dim")
+    while True:
+        try:
+            question = input("Pytanie: " if interactive else "").strip()
+        except EOFError:
+            break
+        if not question:
+            break
+        if not interactive:
+            out.print(f"Pytanie: {question}", markup=False, highlight=False)
+        _answer(index, question, conversation, options, streaming=True, as_json=False)
+
+
+def _chosen_conversation(index: Index, conversation_id: str | None, follow_up: bool) -> Conversation:
+    """Rozmowa z --rozmowa, ostatnia z --dalej, inaczej nowa."""
     conversations = index.conversations
     if conversation_id is not None:
-        conversation = conversations.load(conversation_id.strip())
-    else:
-        conversation = (conversations.last() if follow_up else None) or conversations.new()
-    answer = index.ask(
-        question,
-        k=count_setting(count),
-        filters=filters,
-        threshold=threshold_setting(threshold),
-        mode=mode,
-        rewrite=planned,
-        fresh_plan=fresh_plan,
-        settings=settings,
-        on_token=_write if streaming else None,
-        on_plan=None if as_json else print_plan,
-        conversation=conversation,
-    )
+        return conversations.load(conversation_id.strip())
+    return (conversations.last() if follow_up else None) or conversations.new()
+
+
+def _answer(index: Index, question: str, conversation: Conversation, options: dict[str, Any], *, streaming: bool,
+            as_json: bool) -> None:
+    """Jedna odpowiedź w rozmowie: na bieżąco (albo JSON), źródła, zapis tury."""
+    answer = index.ask(question, on_token=_write if streaming else None, on_plan=None if as_json else print_plan,
+                       conversation=conversation, **options)
     index.remember(conversation, question, answer)
     if as_json:
         print_json({**answer.to_json(), "rozmowa": conversation.id})
