@@ -503,3 +503,31 @@ def test_nothing_else_is_public(guarded_url: str, path: str) -> None:
     status, body = raw_request(guarded_url, "GET", path, {"Host": urlsplit(guarded_url).netloc})
     assert status in (401, 404), body
     assert "urlopu" not in body and "regulamin.md" not in body
+
+
+# --- issue 39: zgadywanie tokenu z wielu adresów ------------------------------------------------------------
+
+
+class Clock:
+    """Zegar, który przesuwa test (bez czekania)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_guessing_from_many_addresses_hits_a_limit_of_the_whole_server() -> None:
+    from chroma_rag.serving.security import FAILURE_WINDOW, GLOBAL_FAILURES, FailedTokens
+
+    clock = Clock()
+    failures = FailedTokens(MAX_FAILURES, clock=clock)
+    for n in range(GLOBAL_FAILURES):  # each address stays under its own limit
+        assert failures.wait_seconds(f"10.0.{n // 250}.{n % 250}") == 0.0
+        failures.failed(f"10.0.{n // 250}.{n % 250}")
+    assert failures.wait_seconds("192.0.2.7") > 0  # a fresh address waits too: the server is being guessed at
+    clock.now += FAILURE_WINDOW + 1
+    assert failures.wait_seconds("192.0.2.7") == 0.0
+    failures.failed("192.0.2.7")
+    assert failures.tracked_addresses() <= 1  # addresses whose tries left the window are forgotten

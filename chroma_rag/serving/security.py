@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
@@ -34,6 +35,9 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 SESSION_SECONDS = 12 * 3600  # a login cookie's life; a restarted server also ends every session
 MAX_FAILURES = 10  # wrong tokens from one address within FAILURE_WINDOW before every token check there is 429
 FAILURE_WINDOW = 60.0
+# wrong tokens from all addresses within FAILURE_WINDOW before every token check is 429: guessing spread over many
+# addresses (an IPv6 block) slows down as much as from one; a logged-in browser (valid cookie) never waits
+GLOBAL_FAILURES = 100
 EXPIRY_DIGITS = 12  # a login cookie's expiry time in seconds since 1970: 10 digits until the year 2286
 
 
@@ -116,24 +120,48 @@ class Sharing:
 class FailedTokens:
     """Błędne tokeny z jednego adresu w ostatnich ``FAILURE_WINDOW`` s; po ``limit`` każde sprawdzenie
     tokenu z tego adresu – także poprawnego, żeby 429 nie zdradzało trafienia – czeka, aż najstarsza próba
-    wypadnie z okna. Zalogowana przeglądarka (ważne ciasteczko) nie czeka."""
+    wypadnie z okna. Po ``total_limit`` błędnych tokenach ze wszystkich adresów razem czeka każde sprawdzenie.
+    Zalogowana przeglądarka (ważne ciasteczko) nie czeka. ``clock`` – dla testów."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, total_limit: int = GLOBAL_FAILURES,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._seen: dict[str, deque[float]] = {}
-        self._limit = limit
+        self._all: deque[float] = deque()
+        self._limit, self._total_limit = limit, total_limit
+        self._clock = clock
 
     def wait_seconds(self, client: str) -> float:
+        now = self._clock()
+        self._forget(now)
         tries = self._seen.get(client)
-        now = time.monotonic()
-        while tries and tries[0] <= now - FAILURE_WINDOW:
-            tries.popleft()
-        if not tries:
-            self._seen.pop(client, None)
-            return 0.0
-        return tries[0] + FAILURE_WINDOW - now if len(tries) >= self._limit else 0.0
+        waits = [0.0]
+        if tries and len(tries) >= self._limit:
+            waits.append(tries[0] + FAILURE_WINDOW - now)
+        if len(self._all) >= self._total_limit:
+            waits.append(self._all[0] + FAILURE_WINDOW - now)
+        return max(waits)
 
     def failed(self, client: str) -> None:
-        self._seen.setdefault(client, deque()).append(time.monotonic())
+        now = self._clock()
+        self._seen.setdefault(client, deque()).append(now)
+        self._all.append(now)
+
+    def tracked_addresses(self) -> int:
+        """Ilu adresów próby są jeszcze w oknie (pamięć nie rośnie z liczbą adresów, z których zgadywano)."""
+        return len(self._seen)
+
+    def _forget(self, now: float) -> None:
+        old = now - FAILURE_WINDOW
+        while self._all and self._all[0] <= old:
+            self._all.popleft()
+        if not self._all:
+            self._seen.clear()
+            return
+        for client in [c for c, tries in self._seen.items() if tries[-1] <= old]:
+            del self._seen[client]
+        for tries in self._seen.values():
+            while tries[0] <= old:
+                tries.popleft()
 
 
 class TokenGuard:
@@ -146,7 +174,8 @@ class TokenGuard:
         self._token = token
         salt = sharing.session_key if sharing else os.urandom(16)
         self._signing = hmac.new(token.encode(), b"chroma-rag-strona" + salt, hashlib.sha256).digest()
-        self._failures = FailedTokens(max(1, MAX_FAILURES // sharing.processes) if sharing else MAX_FAILURES)
+        processes = sharing.processes if sharing else 1
+        self._failures = FailedTokens(max(1, MAX_FAILURES // processes), max(1, GLOBAL_FAILURES // processes))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
