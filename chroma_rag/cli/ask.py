@@ -41,6 +41,17 @@ if TYPE_CHECKING:
     from ..models import Hit
 
 
+# pytaj and rozmowa: which saved conversation the questions continue (Conversation, _chosen_conversation)
+FollowUpOption = Annotated[
+    bool, typer.Option("--dalej", help="Dopytaj w ostatniej rozmowie (model zna jej wcześniejsze pytania; "
+                       "domyślnie nowa rozmowa).")
+]
+ConversationOption = Annotated[
+    str | None, typer.Option("--rozmowa", metavar="ID", help="Dopytaj w tej zapisanej rozmowie (domyślnie nowa "
+                             "rozmowa, z --dalej ostatnia).", show_default=False)
+]
+
+
 def ask_command(
     question: Annotated[str, typer.Argument(metavar="PYTANIE", help="Pytanie do dokumentów.", show_default=False)],
     count: AskCountOption = None,
@@ -63,14 +74,8 @@ def ask_command(
     no_stream: Annotated[
         bool, typer.Option("--bez-strumienia", help="Poczekaj na całą odpowiedź zamiast wypisywać ją na bieżąco.")
     ] = False,
-    follow_up: Annotated[
-        bool, typer.Option("--dalej", help="Dopytaj w ostatniej rozmowie (model zna jej wcześniejsze pytania; "
-                           "domyślnie nowa rozmowa).")
-    ] = False,
-    conversation_id: Annotated[
-        str | None, typer.Option("--rozmowa", metavar="ID", help="Dopytaj w tej zapisanej rozmowie (domyślnie "
-                                 "nowa rozmowa, z --dalej ostatnia).", show_default=False)
-    ] = None,
+    follow_up: FollowUpOption = False,
+    conversation_id: ConversationOption = None,
     mode: ModeOption = "hybryda",
     threshold: ThresholdOption = None,
     as_json: JsonOption = False,
@@ -102,13 +107,8 @@ def ask_command(
 
 
 def conversation_command(
-    follow_up: Annotated[
-        bool, typer.Option("--dalej", help="Ciągnij ostatnią rozmowę (domyślnie nowa rozmowa).")
-    ] = False,
-    conversation_id: Annotated[
-        str | None, typer.Option("--rozmowa", metavar="ID", help="Ciągnij tę zapisaną rozmowę (domyślnie nowa "
-                                 "rozmowa).", show_default=False)
-    ] = None,
+    follow_up: FollowUpOption = False,
+    conversation_id: ConversationOption = None,
     count: AskCountOption = None,
     files: FilesOption = None,
     acts: ActsOption = None,
