@@ -95,6 +95,10 @@ def test_library_references_and_act_filter_names(titles: dict[str, str]) -> None
         "art. 12 ustawy o kosztach sądowych": "o-kosztach-sadowych-w-sprawach-cywilnych-DU-2005-1398.txt",
         "art. 5 ustawy z dnia 24 czerwca 1994 r. o własności lokali": "o-wlasnosci-lokali-DU-1994-388.txt",
         "art. 70 op": "ordynacja-podatkowa-DU-1997-926.txt",
+        # an abbreviation that is also a word ("po", "pr") is one when it ends the reference or is in capitals
+        "art 133 po": "prawo-oswiatowe-DU-2017-59.txt",
+        "Art. 218 PR": "prawo-restrukturyzacyjne-DU-2015-978.txt",
+        "Co mówi art. 120 po?": "prawo-oswiatowe-DU-2017-59.txt",
     }
     for question, file in cases.items():
         units = find_references(question, titles).units
@@ -109,6 +113,7 @@ def test_library_references_and_act_filter_names(titles: dict[str, str]) -> None
 
 
 def test_words_that_are_not_acts_stay_plain(titles: dict[str, str]) -> None:
-    for question in ("art. 5 po zmianie", "art. 10 kodeksu postępowania", "Co mówi kodeks?"):
+    for question in ("art. 5 po zmianie", "art. 10 kodeksu postępowania", "Co mówi kodeks?",
+                     "art. 5 pr o zmianie", "Co mówi art. 12 po nowelizacji?"):
         refs = find_references(question, titles)
         assert not refs.units and not refs.unknown, question

@@ -253,13 +253,16 @@ def resolve_act(spelled: str, files: dict[str, str]) -> list[str]:
 
 def _abbreviation_at(text: str, whole: bool = False) -> KnownAct | None:
     """Znany akt, którego skrót stoi na początku ``text`` (``whole``: skrót to cały tekst). Skrót bez kropek,
-    który jest zwykłym słowem („po”, „op”), nie jest skrótem."""
+    który jest zwykłym słowem („po”, „pr”), jest skrótem tylko wielkimi literami albo na końcu odwołania
+    („art 133 po”, „Art. 218 PR”), a nie przed dalszymi słowami („art. 5 po zmianie”)."""
     found = _ABBREVIATION_AT.fullmatch(text) if whole else _ABBREVIATION_AT.match(text)
     if found is None:
         return None
     written = found.group(1)
     if "." not in written and written.strip().lower() in _COMMON_WORDS:
-        return None
+        ends = not text[found.end():].strip(" \t?!.,;:)")
+        if not (written.strip().isupper() or ends):
+            return None
     group = next(name for name, value in found.groupdict().items() if value is not None)
     return _SPELLINGS[int(group[1:])][1]
 
