@@ -12,7 +12,9 @@ import pytest
 import uvicorn
 from llm_server import FakeLlm, Reply, running_fake_llm
 
+from chroma_rag.serving.accounts import Accounts
 from chroma_rag.serving.app import build_app
+from chroma_rag.serving.audit import AuditLog
 from chroma_rag.serving.run import server_config
 from chroma_rag.serving.shared_index import SharedIndex
 
@@ -29,12 +31,13 @@ def chat_model(answer: str, **env: str) -> Iterator[FakeLlm]:
 
 @contextmanager
 def running_server(db: Path, token: str | None = None, production: bool = False,
-                   trusted_proxy: str | None = None, status: Callable[[], dict[str, object]] | None = None
-                   ) -> Iterator[str]:
+                   trusted_proxy: str | None = None, status: Callable[[], dict[str, object]] | None = None,
+                   accounts: Accounts | None = None, audit: AuditLog | None = None) -> Iterator[str]:
     """Adres bazowy (``http://127.0.0.1:PORT``) serwera nad bazą ``db``; zatrzymany po wyjściu. ``production`` –
     z ustawieniami uvicorn ``chroma-rag serwuj`` (parser h11, limity nagłówków, czasu i połączeń); ``status`` –
-    stan obserwowania folderów dla ``/api/stan`` (jak ``serwuj --obserwuj``)."""
-    app = build_app(SharedIndex(db), host="127.0.0.1", token=token, status=status)
+    stan obserwowania folderów dla ``/api/stan`` (jak ``serwuj --obserwuj``); ``accounts`` – użytkownicy
+    z osobistymi tokenami, ``audit`` – dziennik zapytań."""
+    app = build_app(SharedIndex(db), host="127.0.0.1", token=token, status=status, accounts=accounts, audit=audit)
     config = (server_config(app, "127.0.0.1", 0, trusted_proxy) if production
               else uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
     server = uvicorn.Server(config)

@@ -558,4 +558,4 @@ def test_logout_clears_the_cookie_and_refuses_a_foreign_page(guarded: str) -> No
 
 
 def test_stan_says_no_token_without_one(base: str) -> None:
-    assert get(base, "/api/stan").json() == {"obserwowanie": None, "token": False}
+    assert get(base, "/api/stan").json() == {"obserwowanie": None, "token": False, "uzytkownik": None}

@@ -552,6 +552,27 @@ def test_logout_button_only_with_a_token(browser, base: str, two_acts_db: Path) 
         page.close()
 
 
+def test_a_user_logs_in_with_a_personal_token_and_loses_access_when_removed(browser, two_acts_db: Path,
+                                                                            tmp_path: Path) -> None:
+    from serving_support import running_server
+
+    from chroma_rag.serving.accounts import Accounts
+
+    accounts = Accounts(tmp_path / "uzytkownicy.json")
+    token = accounts.add("anna.nowak")
+    with running_server(two_acts_db, accounts=accounts) as url:
+        page = browser.new_page()
+        page.goto(f"{url}/?q=prawo+do+informacji+o+stanie+zdrowia")
+        page.fill("input[name=token]", token)
+        page.click("button[type=submit]")
+        page.wait_for_selector("#wyniki li")  # the shared link survived the login
+        until(page, "document.getElementById('wyloguj').textContent === 'Wyloguj (anna.nowak)'", 30)
+        accounts.remove("anna.nowak")
+        page.reload()
+        page.wait_for_selector("input[name=token]")  # the session ended with the account, no restart
+        page.close()
+
+
 def test_watched_folders_state_is_shown(browser, two_acts_db: Path) -> None:
     from serving_support import running_server
 

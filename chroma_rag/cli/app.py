@@ -20,6 +20,7 @@ from .options import JsonOption
 from .output import discard_stdout, err, out, print_json
 from .search import evaluate_command, search_command, show_unit_command
 from .serve import mcp_command, serve_command
+from .users import users_app
 
 app = PolishTyper(
     help="Pytania do własnych dokumentów (ustawy, rozporządzenia, regulaminy) z cytowaniem pliku i artykułu.",
@@ -78,6 +79,7 @@ add_help_command(app)
 
 app.command("serwuj")(serve_command)
 app.command("mcp")(mcp_command)
+app.add_typer(users_app, name="uzytkownicy")
 
 EXIT_INTERRUPTED = 130
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..errors import UserError
+from ..errors import UsageError, UserError
 from .options import DbOption, ModelOption, ServerOption
 from .output import err
 
@@ -49,18 +49,32 @@ def serve_command(
                      help="Ile procesów odpowiada na zapytania (domyślnie tyle, ile rdzeni, najwyżej 4); każdy "
                      "trzyma w pamięci własny model i gorące dane wyszukiwania."),
     ] = None,
+    audit_file: Annotated[
+        Path | None,
+        typer.Option("--dziennik", metavar="PLIK", help="Dopisuj do PLIKU wiersz JSON o każdym zapytaniu: kto, kiedy, "
+                     "o co, z jakim skutkiem (domyślnie żaden); plik można przenosić (logrotate).", show_default=False),
+    ] = None,
+    audit_answers: Annotated[
+        bool, typer.Option("--dziennik-odpowiedzi", help="Z --dziennik: zapisuj też treść odpowiedzi modelu.")
+    ] = False,
     db: DbOption = None,
     model: ModelOption = None,
     server: ServerOption = None,
 ) -> None:
-    """Strona dla zespołu, JSON API i narzędzia MCP (/mcp) z jednego lokalnego serwera, tylko do odczytu."""
+    """Strona dla zespołu, JSON API i narzędzia MCP (/mcp) z jednego lokalnego serwera, tylko do odczytu.
+
+    Dostęp: wspólny token (--token-plik) albo osobiste tokeny użytkowników (chroma-rag uzytkownicy dodaj)."""
+    from ..serving.audit import AuditLog
     from ..serving.run import serve
     from ..serving.workers import default_processes
 
+    if audit_answers and audit_file is None:
+        raise UsageError("--dziennik-odpowiedzi działa tylko z --dziennik PLIK.")
+    audit = AuditLog(audit_file.absolute(), answers=audit_answers) if audit_file else None
     processes = processes or default_processes()
     if not watch:
         serve(db, model, server, host, port, token, processes=processes, token_file=token_file,
-              trusted_proxy=trusted_proxy)
+              trusted_proxy=trusted_proxy, audit=audit)
         return
     from ..indexing.watch import BackgroundWatch
     from .options import open_index
@@ -76,7 +90,7 @@ def serve_command(
     watcher.start()
     try:
         serve(db, model, server, host, port, token, processes=processes, status=watcher.state.to_json,
-              token_file=token_file, trusted_proxy=trusted_proxy)
+              token_file=token_file, trusted_proxy=trusted_proxy, audit=audit)
     finally:
         watcher.stop()
 

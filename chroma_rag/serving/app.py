@@ -22,10 +22,19 @@ from starlette.staticfiles import StaticFiles
 
 from ..api import Index
 from ..errors import UserError
+from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts
 from .answers import answer_events, sse
+from .audit import AuditLog
 from .mcp_tools import build_mcp, mcp_transport_security
 from .params import query_from_body, query_from_params
-from .security import COOKIE, Sharing, error, error_status, middleware, refused_state_change
+from .security import (
+    COOKIE,
+    Sharing,
+    error,
+    error_status,
+    middleware,
+    refused_state_change,
+)
 
 STATIC = Path(__file__).with_name("static")
 T = TypeVar("T")
@@ -39,11 +48,13 @@ _HTTP_MESSAGES = {
 
 def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
               status: Callable[[], dict[str, object] | None] | None = None,
-              sharing: Sharing | None = None) -> Starlette:
-    """Cała aplikacja nad ``index``; ``token`` – wymagany na każdej ścieżce, gdy podany (``/api/stan`` mówi
-    stronie, czy jest, a ``POST /wylogowanie`` kasuje ciasteczko logowania); ``status`` – stan obserwowania
-    folderów (serwuj --obserwuj) dla ``/api/stan``; ``sharing`` – co dzielą procesy robocze jednego serwera
-    (``workers.py``; bez tego – jeden proces)."""
+              sharing: Sharing | None = None, accounts: Accounts | None = None,
+              audit: AuditLog | None = None) -> Starlette:
+    """Cała aplikacja nad ``index``; ``token`` – wspólny token, ``accounts`` – użytkownicy z osobistymi tokenami:
+    gdy jest jedno albo drugie, każda ścieżka wymaga logowania (``/api/stan`` mówi stronie, czy jest i kto jest
+    zalogowany, a ``POST /wylogowanie`` kasuje ciasteczko logowania); ``status`` – stan obserwowania folderów
+    (serwuj --obserwuj) dla ``/api/stan``; ``sharing`` – co dzielą procesy robocze jednego serwera (``workers.py``;
+    bez tego – jeden proces); ``audit`` – dziennik zapytań (``audit.py``)."""
     mcp = build_mcp(index)
     mcp_app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
@@ -63,8 +74,7 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
         Route("/favicon.ico", lambda _: FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/api/pliki", lambda _: JSONResponse([info.to_json() for info in index.files()])),
-        Route("/api/stan", lambda _: JSONResponse({"obserwowanie": status() if status else None,
-                                                   "token": bool(token)})),
+        Route("/api/stan", _state(status, lambda: bool(token) or (accounts is not None and accounts.exist()))),
         Route("/api/szukaj", _search(index)),
         Route("/api/jednostka", _unit(index)),
         Route("/api/pytaj", _ask(index), methods=["POST"]),
@@ -75,7 +85,8 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
     ]
     return Starlette(
         routes=routes,
-        middleware=middleware(host, token, untimed_prefixes=("/mcp", "/api/pytaj"), sharing=sharing),
+        middleware=middleware(host, token, untimed_prefixes=("/mcp", "/api/pytaj"), sharing=sharing,
+                              accounts=accounts, audit=audit),
         lifespan=lifespan,
         exception_handlers={
             UserError: lambda _, exc: error(error_status(exc), exc.message("web")),
@@ -89,6 +100,15 @@ async def in_thread(function: Callable[..., T], *args: Any) -> T:
     """``function`` w wątku roboczym; gdy minie limit czasu zapytania, odpowiedź 503 wychodzi od razu, a wątek
     kończy się w tle (wątku nie da się przerwać, a Starlette czekałby na niego mimo limitu)."""
     return await anyio.to_thread.run_sync(lambda: function(*args), abandon_on_cancel=True)
+
+
+def _state(status: Callable[[], dict[str, object] | None] | None, guarded: Callable[[], bool]):
+    async def state(request: Request) -> Response:
+        user = request.scope.get("state", {}).get(USER_STATE)
+        return JSONResponse({"obserwowanie": status() if status else None, "token": guarded(),
+                             "uzytkownik": user if user not in (None, SHARED_TOKEN, OPEN) else None})
+
+    return state
 
 
 def _search(index: Index):

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from ..api import Index
 from ..errors import UserError
+from .accounts import ACCOUNTS_FILE, Accounts
+from .audit import AuditLog
 from .security import Sharing, resolve_token
 from .workers import WorkerApp, published_status
 
@@ -25,17 +27,23 @@ WORKER_PING_SECONDS = 120
 
 def serve(db: Path | None, model: str | None, server: str | None, host: str, port: int, token: str | None, *,
           processes: int = 1, status: Callable[[], dict[str, object]] | None = None, token_file: Path | None = None,
-          trusted_proxy: str | None = None) -> None:
-    """Strona, API i MCP na ``host:port`` nad bazą ``db``; poza pętlą zwrotną tylko z tokenem (inaczej
-    ``UserError``); ``processes`` > 1 – tyle procesów roboczych za jednym gniazdem (``workers.py``);
-    ``trusted_proxy`` – adres pośrednika TLS, któremu wolno ustawić ``X-Forwarded-Proto``/``-For``."""
+          trusted_proxy: str | None = None, audit: AuditLog | None = None) -> None:
+    """Strona, API i MCP na ``host:port`` nad bazą ``db``; poza pętlą zwrotną tylko z tokenem albo użytkownikami
+    (``accounts.py``; inaczej ``UserError``); ``processes`` > 1 – tyle procesów roboczych za jednym gniazdem
+    (``workers.py``); ``trusted_proxy`` – adres pośrednika TLS, któremu wolno ustawić ``X-Forwarded-Proto``/``-For``;
+    ``audit`` – dziennik zapytań."""
     import uvicorn
 
     from .shared_index import SharedIndex
 
-    token = resolve_token(host, token, token_file)
     index = SharedIndex(db, model=model, server=server)
+    accounts_file = index.store.work_dir / ACCOUNTS_FILE
+    accounts = Accounts(accounts_file)
+    accounts.exist()  # a broken list of users stops the start with its sentence, not every request later
+    token = resolve_token(host, token, token_file, accounts)
     index.store.require_existing()
+    if audit is not None:
+        audit.check_writable()
     _check_free(host, port)
     shown = f"[{host}]" if ":" in host else host
     workers = f", procesów: {processes}" if processes > 1 else ""
@@ -44,13 +52,14 @@ def serve(db: Path | None, model: str | None, server: str | None, host: str, por
     if processes == 1:
         from .app import build_app
 
-        app = build_app(index, host=host, token=token, status=status)
+        app = build_app(index, host=host, token=token, status=status, accounts=accounts, audit=audit)
         uvicorn.Server(server_config(app, host, port, trusted_proxy)).run()
         return
     from uvicorn.supervisors import Multiprocess
 
     with published_status(status) as status_file:
-        recipe = WorkerApp(db, model, server, host, token, Sharing(os.urandom(32), processes), status_file)
+        recipe = WorkerApp(db, model, server, host, token, Sharing(os.urandom(32), processes), status_file,
+                           accounts_file, audit)
         config = server_config(recipe, host, port, trusted_proxy, processes)
         Multiprocess(config, sockets=[config.bind_socket()]).run()
 

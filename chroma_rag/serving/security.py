@@ -23,6 +23,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ServiceError, UsageError, UserError
+from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts
+from .audit import AuditLog, AuditTrail
 from .limits import RequestLimits
 from .responses import McpErrors, SecurityHeaders, error
 
@@ -50,9 +52,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def resolve_token(host: str, token: str | None, token_file: Path | None = None) -> str | None:
+def resolve_token(host: str, token: str | None, token_file: Path | None = None,
+                  accounts: Accounts | None = None) -> str | None:
     """Token z pliku (``--token-plik``), z opcji (widać ją w ``ps`` – ostrzeżenie) albo ``CHROMA_RAG_TOKEN``;
-    poza pętlą zwrotną bez tokenu serwer nie wystartuje."""
+    poza pętlą zwrotną bez tokenu i bez użytkowników (``accounts``) serwer nie wystartuje."""
     if token_file is not None and token is not None:
         raise UsageError("Podaj token jednym sposobem: --token-plik PLIK albo --token, nie oba naraz.")
     if token_file is not None:
@@ -67,10 +70,11 @@ def resolve_token(host: str, token: str | None, token_file: Path | None = None) 
         print(f"Uwaga: token podany w --token widzi każdy na tym komputerze na liście procesów (ps) – użyj "
               f"--token-plik PLIK albo zmiennej {TOKEN_ENV}.", file=sys.stderr, flush=True)
     token = (token or os.environ.get(TOKEN_ENV) or "").strip() or None
-    if token is None and not is_loopback(host):
+    if token is None and not is_loopback(host) and not (accounts is not None and accounts.exist()):
         raise UsageError(
-            f"Serwer na adresie {host} byłby dostępny z sieci – podaj token: --token-plik PLIK (albo zmienna "
-            f"{TOKEN_ENV}); bez tokenu serwer działa tylko na 127.0.0.1."
+            f"Serwer na adresie {host} byłby dostępny z sieci – dodaj użytkowników (chroma-rag uzytkownicy dodaj "
+            f"NAZWA) albo podaj wspólny token: --token-plik PLIK (albo zmienna {TOKEN_ENV}); bez tego serwer działa "
+            "tylko na 127.0.0.1."
         )
     return token
 
@@ -78,7 +82,7 @@ def resolve_token(host: str, token: str | None, token_file: Path | None = None) 
 # UserError.kind → HTTP status: what is missing (404), a name of several files (409), no chat model (503)
 _STATUS_BY_KIND = {
     "nieznany_plik": 404, "nieznany_akt": 404, "brak_jednostki": 404, "niejednoznaczny_plik": 409, "brak_modelu": 503,
-    "nieznana_rozmowa": 404,
+    "nieznana_rozmowa": 404, "konfiguracja_serwera": 500,
 }
 
 
@@ -165,15 +169,22 @@ class FailedTokens:
 
 
 class TokenGuard:
-    """Każda ścieżka (strona, API, MCP, dokumenty) poza ``PUBLIC_PREFIX`` i formularzem logowania wymaga tokenu;
-    strona dostaje go z formularza logowania, który zapisuje w ciasteczku podpisany czas wygaśnięcia (sam token
-    nie trafia do przeglądarki; podpis zależy od tokenu i od uruchomienia serwera, więc restart kończy sesje)."""
+    """Każda ścieżka (strona, API, MCP, dokumenty) poza ``PUBLIC_PREFIX`` i formularzem logowania wymaga wspólnego
+    tokenu albo osobistego tokenu użytkownika (``accounts``, czytane przy każdym zapytaniu, więc dodany użytkownik
+    wchodzi, a usunięty wychodzi bez restartu). Strona dostaje dostęp z formularza logowania, który zapisuje
+    w ciasteczku podpisany czas wygaśnięcia i nazwę użytkownika (sam token nie trafia do przeglądarki; podpis zależy
+    od uruchomienia serwera i od skrótu tokenu użytkownika, więc restart, nowy token albo usunięcie kończy sesje).
+    Na pętli zwrotnej bez tokenu, dopóki nie ma użytkowników, przepuszcza wszystko, jak bez logowania. Kto pyta,
+    trafia do ``scope["state"][USER_STATE]`` (dziennik ``audit.py``)."""
 
-    def __init__(self, app: ASGIApp, token: str, sharing: Sharing | None = None) -> None:
+    def __init__(self, app: ASGIApp, token: str | None, sharing: Sharing | None = None,
+                 accounts: Accounts | None = None, open_without_access: bool = False) -> None:
         self.app = app
         self._token = token
+        self._accounts = accounts
+        self._open = open_without_access
         salt = sharing.session_key if sharing else os.urandom(16)
-        self._signing = hmac.new(token.encode(), b"chroma-rag-strona" + salt, hashlib.sha256).digest()
+        self._signing = hmac.new((token or "").encode(), b"chroma-rag-strona" + salt, hashlib.sha256).digest()
         processes = sharing.processes if sharing else 1
         self._failures = FailedTokens(max(1, MAX_FAILURES // processes), max(1, GLOBAL_FAILURES // processes))
 
@@ -181,18 +192,35 @@ class TokenGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        try:
+            await self._guarded(scope, receive, send)
+        except UserError as exc:  # an unreadable list of users: nobody gets in, everybody hears why
+            if exc.kind != "konfiguracja_serwera":
+                raise
+            await error(error_status(exc), exc.message("web"))(scope, receive, send)
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         client = request.client.host if request.client else ""
         given = self._bearer(request)
+        if request.url.path.startswith(PUBLIC_PREFIX):
+            await self.app(scope, receive, send)
+            return
+        if self._open and self._token is None:
+            # once a user exists, removing the last one must not open the server again (it may sit behind a proxy)
+            self._open = not self._has_accounts()
+            if self._open:
+                await self._let_in(OPEN, scope, receive, send)
+                return
         if request.url.path == LOGIN_PATH:
             response = await self._login(request, client)
-        elif self._valid_cookie(request) or request.url.path.startswith(PUBLIC_PREFIX):
-            await self.app(scope, receive, send)
+        elif (user := self._cookie_user(request)) is not None:
+            await self._let_in(user, scope, receive, send)
             return
         elif given is not None and (refused := self._too_many(client)) is not None:
             response = refused
-        elif given is not None and hmac.compare_digest(given.encode(), self._token.encode()):
-            await self.app(scope, receive, send)
+        elif given is not None and (user := self._token_user(given)) is not None:
+            await self._let_in(user, scope, receive, send)
             return
         elif request.method == "GET" and given is None and "text/html" in request.headers.get("accept", ""):
             # a shared link (/?q=…) comes back after the login: the search it holds is what the user came for
@@ -206,47 +234,81 @@ class TokenGuard:
                                   "albo zaloguj się na stronie.")
         await response(scope, receive, send)
 
+    async def _let_in(self, user: str, scope: Scope, receive: Receive, send: Send) -> None:
+        scope.setdefault("state", {})[USER_STATE] = user
+        await self.app(scope, receive, send)
+
+    def _has_accounts(self) -> bool:
+        return self._accounts is not None and self._accounts.exist()
+
+    def _token_user(self, given: str) -> str | None:
+        """Kto ma ten token: ``SHARED_TOKEN``, nazwa użytkownika albo ``None`` (zły token)."""
+        if self._token is not None and hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
+                                                           self._token.encode()):
+            return SHARED_TOKEN
+        account = self._accounts.who(given) if self._accounts is not None else None
+        return account.name if account is not None else None
+
     @staticmethod
     def _bearer(request: Request) -> str | None:
         scheme, _, given = request.headers.get("authorization", "").partition(" ")
         return given.strip() if scheme.lower() == "bearer" else None
 
-    def _too_many(self, client: str, page: bool = False) -> Response | None:
+    def _too_many(self, client: str, page: bool = False, back: str = "/") -> Response | None:
         wait = self._failures.wait_seconds(client)
         if not wait:
             return None
         seconds = max(1, round(wait))
         said = f"Za dużo prób z błędnym tokenem – odczekaj {seconds} s i spróbuj ponownie."
-        response = HTMLResponse(_login_page(said), status_code=429) if page else error(429, said)
+        response = HTMLResponse(_login_page(said, back), status_code=429) if page else error(429, said)
         response.headers["retry-after"] = str(seconds)
         return response
 
-    def _cookie_value(self, expires: int) -> str:
-        signature = hmac.new(self._signing, str(expires).encode(), hashlib.sha256).hexdigest()
-        return f"{expires}.{signature}"
+    def _cookie_value(self, expires: int, user: str) -> str | None:
+        """Wartość ciasteczka sesji ``user`` (``SHARED_TOKEN`` – pusta nazwa) do ``expires``; ``None``, gdy takiego
+        dostępu już nie ma."""
+        if user == SHARED_TOKEN or not user:
+            if self._token is None:
+                return None
+            name, stamp = "", ""
+        else:
+            account = self._accounts.named(user) if self._accounts is not None else None
+            if account is None:
+                return None
+            name, stamp = account.name, account.digest
+        signed = f"{expires}.{name}.{stamp}".encode()
+        return f"{expires}.{name}.{hmac.new(self._signing, signed, hashlib.sha256).hexdigest()}"
 
-    def _valid_cookie(self, request: Request) -> bool:
-        expires, _, _ = request.cookies.get(COOKIE, "").partition(".")
+    def _cookie_user(self, request: Request) -> str | None:
+        """Kto jest zalogowany ciasteczkiem (``SHARED_TOKEN`` albo nazwa użytkownika) albo ``None``."""
+        value = request.cookies.get(COOKIE, "")
+        expires, _, rest = value.partition(".")
+        name, _, _ = rest.rpartition(".")
         # a digit count bound first: int() of over 4300 digits raises (Python's limit), which would be a 500
         if not _small_number(expires, EXPIRY_DIGITS) or int(expires) < time.time():
-            return False
-        return hmac.compare_digest(request.cookies[COOKIE].encode(), self._cookie_value(int(expires)).encode())
+            return None
+        user = name or SHARED_TOKEN
+        expected = self._cookie_value(int(expires), user)
+        if expected is None or not hmac.compare_digest(value.encode("utf-8", "surrogatepass"), expected.encode()):
+            return None
+        return user
 
     async def _login(self, request: Request, client: str) -> Response:
         if request.method != "POST":
             return HTMLResponse(_login_page("", page_address(request.query_params.get(RETURN_FIELD, ""))))
-        refused = refused_state_change(request, needs_json=False) or self._too_many(client, page=True)
+        form = await request.form()  # RequestLimits, which wraps this guard, has already read and limited the body
+        back = page_address(str(form.get(RETURN_FIELD, "")))
+        refused = refused_state_change(request, needs_json=False) or self._too_many(client, page=True, back=back)
         if refused is not None:
             return refused
-        form = await request.form()  # RequestLimits, which wraps this guard, has already read and limited the body
-        given = str(form.get("token", ""))
-        back = page_address(str(form.get(RETURN_FIELD, "")))
-        if not hmac.compare_digest(given.encode(), self._token.encode()):
+        user = self._token_user(str(form.get("token", "")))
+        if user is None:
             self._failures.failed(client)
             return HTMLResponse(_login_page("Zły token – spróbuj jeszcze raz.", back), status_code=401)
+        expires = int(time.time()) + SESSION_SECONDS
         response = RedirectResponse(back, status_code=303)
         # Secure only over https: directly with TLS or from a proxy trusted with --zaufane-proxy (run.py)
-        response.set_cookie(COOKIE, self._cookie_value(int(time.time()) + SESSION_SECONDS), max_age=SESSION_SECONDS,
+        response.set_cookie(COOKIE, self._cookie_value(expires, user) or "", max_age=SESSION_SECONDS,
                             httponly=True, samesite="strict", path="/", secure=request.url.scheme == "https")
         return response
 
@@ -306,15 +368,19 @@ class LoopbackHost:
 
 
 def middleware(host: str, token: str | None, untimed_prefixes: tuple[str, ...],
-               sharing: Sharing | None = None) -> list[Middleware]:
+               sharing: Sharing | None = None, accounts: Accounts | None = None,
+               audit: AuditLog | None = None) -> list[Middleware]:
     """Warstwy przed aplikacją, od zewnętrznej: nagłówki bezpieczeństwa (na każdej odpowiedzi, także odmowach
-    niżej), nazwa hosta (na pętli zwrotnej), limity (obejmują też formularz logowania), token (gdy podany),
-    polskie odmowy transportu MCP."""
+    niżej), nazwa hosta (na pętli zwrotnej), limity (obejmują też formularz logowania), token wspólny albo osobisty
+    (gdy jest token albo lista użytkowników), dziennik zapytań (``audit``), polskie odmowy transportu MCP."""
     layers = [Middleware(SecurityHeaders)]
     if is_loopback(host):
         layers.append(Middleware(LoopbackHost))
     layers.append(Middleware(RequestLimits, untimed_prefixes=untimed_prefixes))
-    if token:
-        layers.append(Middleware(TokenGuard, token=token, sharing=sharing))
+    if token or accounts is not None:
+        layers.append(Middleware(TokenGuard, token=token or None, sharing=sharing, accounts=accounts,
+                                 open_without_access=is_loopback(host)))
+    if audit is not None:
+        layers.append(Middleware(AuditTrail, log=audit))
     layers.append(Middleware(McpErrors))
     return layers

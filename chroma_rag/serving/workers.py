@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .accounts import Accounts
+from .audit import AuditLog
 from .security import Sharing
 
 if TYPE_CHECKING:
@@ -42,7 +44,8 @@ class WorkerApp:
     """Przepis na aplikację jednego procesu roboczego; uvicorn przekazuje go procesowi (spawn, przez potok –
     token nie trafia na listę procesów) i woła jako fabrykę aplikacji. ``sharing`` – co procesy dzielą
     (``security.Sharing``: sól ciasteczka logowania, podział limitu błędnych tokenów); ``status_file`` – stan
-    obserwowania folderów publikowany przez nadzorcę (``published_status``)."""
+    obserwowania folderów publikowany przez nadzorcę (``published_status``); ``accounts_file`` – lista
+    użytkowników (każdy proces czyta ją sam, gdy się zmieni); ``audit`` – dziennik zapytań."""
 
     db: Path | None
     model: str | None
@@ -51,6 +54,8 @@ class WorkerApp:
     token: str | None
     sharing: Sharing
     status_file: Path | None = None
+    accounts_file: Path | None = None
+    audit: AuditLog | None = None
 
     def __call__(self) -> Starlette:
         for name in THREAD_VARIABLES:
@@ -61,7 +66,9 @@ class WorkerApp:
 
         index = SharedIndex(self.db, model=self.model, server=self.server)
         status = StatusReader(self.status_file) if self.status_file else None
-        return build_app(index, host=self.host, token=self.token, status=status, sharing=self.sharing)
+        accounts = Accounts(self.accounts_file) if self.accounts_file else None
+        return build_app(index, host=self.host, token=self.token, status=status, sharing=self.sharing,
+                         accounts=accounts, audit=self.audit)
 
 
 def _end_with_parent() -> None:

@@ -875,6 +875,7 @@ async function loadState() {
   let state;
   try { state = await fetchJson("/api/stan"); } catch (_) { return; }  // the page works without it
   $("wyloguj").hidden = !state.token;
+  $("wyloguj").textContent = state.uzytkownik ? `Wyloguj (${state.uzytkownik})` : "Wyloguj";
   const watch = state.obserwowanie;
   const box = $("obserwowanie");
   box.hidden = !watch;

@@ -1,0 +1,131 @@
+"""Osobiste dostępy do ``serwuj``: użytkownicy z własnymi tokenami w pliku ``uzytkownicy.json`` w folderze bazy.
+
+Token widzi tylko ten, komu go dano (``chroma-rag uzytkownicy dodaj``); plik trzyma jego skrót SHA-256. Token to
+256 losowych bitów, więc szybki skrót wystarcza (słownikowe zgadywanie nie ma tu czego zgadywać), a sprawdzenie
+przy każdym zapytaniu API kosztuje mikrosekundy. Serwer czyta plik od nowa, gdy się zmienił: dodany użytkownik
+loguje się bez restartu, a usunięty traci dostęp przy następnym zapytaniu (także jego zalogowana strona)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import tempfile
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..errors import UsageError, UserError
+
+ACCOUNTS_FILE = "uzytkownicy.json"
+USER_STATE = "uzytkownik"  # who sent a request (scope["state"]): an account's name, SHARED_TOKEN or OPEN
+SHARED_TOKEN = "(wspólny token)"
+OPEN = "(bez logowania)"
+FORMAT = 1
+# names go into the login cookie and the audit log: letters (Polish too), digits and . _ - only
+_NAME = re.compile(r"^[^\W_][\w.-]{0,39}$")
+
+
+@dataclass(frozen=True)
+class Account:
+    """Użytkownik: nazwa, skrót tokenu (``digest``: podpis jego sesji – nowy token albo usunięcie kończy je) i kiedy
+    go dodano."""
+
+    name: str
+    digest: str
+    created: str
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Accounts:
+    """Użytkownicy z pliku ``path``; odczyt zapamiętany do zmiany pliku (czas, rozmiar, i-węzeł), zapis atomowy."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._seen: tuple[int, int, int] | None = None
+        self._by_digest: dict[str, Account] = {}
+
+    def accounts(self) -> list[Account]:
+        """Wszyscy użytkownicy, po nazwie."""
+        return sorted(self._current().values(), key=lambda account: account.name)
+
+    def exist(self) -> bool:
+        """Czy jest choć jeden użytkownik (wtedy serwer wymaga logowania także na pętli zwrotnej)."""
+        return bool(self._current())
+
+    def who(self, token: str) -> Account | None:
+        """Użytkownik o tym tokenie albo ``None``."""
+        return self._current().get(token_digest(token))
+
+    def named(self, name: str) -> Account | None:
+        return next((a for a in self._current().values() if a.name == name), None)
+
+    def add(self, name: str) -> str:
+        """Dodaje użytkownika i zwraca jego nowy token (pokazywany raz: plik ma tylko skrót)."""
+        if not _NAME.match(name):
+            raise UsageError(f"Nazwa użytkownika „{name[:40]}” jest niedozwolona – użyj liter, cyfr, kropek, "
+                             "myślników i podkreśleń (do 40 znaków), np. anna.nowak.")
+        token = secrets.token_urlsafe(32)
+        with self._lock:
+            accounts = list(self._read().values())
+            if any(a.name == name for a in accounts):
+                raise UsageError(f"Użytkownik „{name}” już jest – nowy token: usuń go (chroma-rag uzytkownicy usun "
+                                 f"{name}) i dodaj ponownie.")
+            created = datetime.now(UTC).isoformat(timespec="seconds")
+            self._write([*accounts, Account(name, token_digest(token), created)])
+        return token
+
+    def remove(self, name: str) -> None:
+        with self._lock:
+            accounts = list(self._read().values())
+            if not any(a.name == name for a in accounts):
+                known = ", ".join(sorted(a.name for a in accounts)) or "żadnego"
+                raise UsageError(f"Nie ma użytkownika „{name[:40]}” – są: {known}.")
+            self._write([a for a in accounts if a.name != name])
+
+    def _current(self) -> dict[str, Account]:
+        with self._lock:
+            return self._read()
+
+    def _read(self) -> dict[str, Account]:
+        try:
+            found = os.stat(self.path)
+        except FileNotFoundError:
+            self._seen, self._by_digest = None, {}
+            return self._by_digest
+        except OSError as exc:
+            raise UserError(f"Nie da się odczytać pliku użytkowników „{self.path}” ({exc.strerror}).",
+                            web="Nie da się odczytać listy użytkowników serwera – powiedz o tym osobie, która "
+                                "prowadzi ten serwer.", kind="konfiguracja_serwera") from exc
+        seen = (found.st_mtime_ns, found.st_size, found.st_ino)
+        if seen != self._seen:
+            try:
+                rows = json.loads(self.path.read_text(encoding="utf-8"))["uzytkownicy"]
+                accounts = [Account(r["nazwa"], r["skrot"], r.get("dodano", "")) for r in rows]
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise UserError(f"Plik użytkowników „{self.path}” jest uszkodzony – popraw go albo usuń i dodaj "
+                                "użytkowników ponownie (chroma-rag uzytkownicy dodaj NAZWA).",
+                                web="Lista użytkowników serwera jest uszkodzona – powiedz o tym osobie, która "
+                                    "prowadzi ten serwer.", kind="konfiguracja_serwera") from exc
+            self._seen, self._by_digest = seen, {a.digest: a for a in accounts}
+        return self._by_digest
+
+    def _write(self, accounts: list[Account]) -> None:
+        rows = [{"nazwa": a.name, "skrot": a.digest, "dodano": a.created} for a in accounts]
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".uzytkownicy-", suffix=".json")
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:  # mkstemp: readable by the owner only
+                json.dump({"format": FORMAT, "uzytkownicy": rows}, file, ensure_ascii=False, indent=1)
+            os.replace(temporary, self.path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        self._seen = None
