@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 from llm_server import FakeLlm, Reply, running_fake_llm
+from starlette.applications import Starlette
 
 from chroma_rag.serving.accounts import Accounts
 from chroma_rag.serving.app import build_app
@@ -38,6 +39,13 @@ def running_server(db: Path, token: str | None = None, production: bool = False,
     stan obserwowania folderów dla ``/api/stan`` (jak ``serwuj --obserwuj``); ``accounts`` – użytkownicy
     z osobistymi tokenami, ``audit`` – dziennik zapytań."""
     app = build_app(SharedIndex(db), host="127.0.0.1", token=token, status=status, accounts=accounts, audit=audit)
+    with running_app(app, production, trusted_proxy) as url:
+        yield url
+
+
+@contextmanager
+def running_app(app: Starlette, production: bool = False, trusted_proxy: str | None = None) -> Iterator[str]:
+    """Adres bazowy prawdziwego uvicorn z aplikacją ``app`` na wolnym porcie pętli zwrotnej (``running_server``)."""
     config = (server_config(app, "127.0.0.1", 0, trusted_proxy) if production
               else uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
     server = uvicorn.Server(config)

@@ -573,6 +573,35 @@ def test_a_user_logs_in_with_a_personal_token_and_loses_access_when_removed(brow
         page.close()
 
 
+def test_a_user_of_one_base_of_several_searches_and_asks_in_it(browser, two_acts_db: Path, same_named_db: Path,
+                                                                 tmp_path: Path) -> None:
+    from serving_support import running_app
+
+    from chroma_rag.serving.accounts import Accounts
+    from chroma_rag.serving.app import build_bases_app
+    from chroma_rag.serving.shared_index import SharedIndex
+
+    accounts = Accounts(tmp_path / "uzytkownicy.json")
+    token = accounts.add("anna", ["ustawy"])
+    app = build_bases_app({"ustawy": SharedIndex(two_acts_db), "kadry": SharedIndex(same_named_db)},
+                          accounts=accounts)
+    with running_app(app) as url:
+        page = browser.new_page()
+        page.goto(f"{url}/?q=prawo+do+informacji+o+stanie+zdrowia")
+        page.fill("input[name=token]", token)
+        page.click("button[type=submit]")
+        page.wait_for_selector("#wyniki li")  # straight into her only base, with the shared link's search
+        assert page.url.startswith(f"{url}/b/ustawy/?")
+        assert PATIENTS in page.inner_text("#wyniki") and "regulamin.md" not in page.inner_text("#wyniki")
+        # the page's own (relative) API address is its base's
+        files = page.evaluate("fetch('api/pliki').then((r) => r.json()).then((f) => f.map((i) => i.plik))")
+        assert PATIENTS in files and not any("regulamin" in name for name in files)
+        link = page.locator("#wyniki a[href*='dokumenty/']").first.get_attribute("href")
+        assert page.request.get(f"{url}/b/ustawy/{link}").status == 200
+        assert page.request.get(f"{url}/b/kadry/api/pliki").status == 404
+        page.close()
+
+
 def test_watched_folders_state_is_shown(browser, two_acts_db: Path) -> None:
     from serving_support import running_server
 

@@ -49,6 +49,16 @@ def serve_command(
                      help="Ile procesów odpowiada na zapytania (domyślnie tyle, ile rdzeni, najwyżej 4); każdy "
                      "trzyma w pamięci własny model i gorące dane wyszukiwania."),
     ] = None,
+    bases: Annotated[
+        list[str] | None,
+        typer.Option("--bazy", metavar="NAZWA=FOLDER", help="Kilka baz w jednym serwerze, każda pod /b/NAZWA/ "
+                     "(strona, API, MCP); można powtarzać; zamiast --baza (domyślnie żadna).", show_default=False),
+    ] = None,
+    accounts_file: Annotated[
+        Path | None,
+        typer.Option("--uzytkownicy", metavar="PLIK", help="Lista użytkowników z osobistymi tokenami (domyślnie "
+                     "uzytkownicy.json w folderze bazy, przy --bazy – pierwszej).", show_default=False),
+    ] = None,
     audit_file: Annotated[
         Path | None,
         typer.Option("--dziennik", metavar="PLIK", help="Dopisuj do PLIKU wiersz JSON o każdym zapytaniu: kto, kiedy, "
@@ -71,10 +81,15 @@ def serve_command(
     if audit_answers and audit_file is None:
         raise UsageError("--dziennik-odpowiedzi działa tylko z --dziennik PLIK.")
     audit = AuditLog(audit_file.absolute(), answers=audit_answers) if audit_file else None
+    named = named_bases(bases or [])
+    if named and (db is not None or server is not None or watch):
+        raise UsageError("--bazy NAZWA=FOLDER zastępuje --baza i --serwer i nie działa z --obserwuj – podaj jedno "
+                         "albo drugie.")
     processes = processes or default_processes()
     if not watch:
         serve(db, model, server, host, port, token, processes=processes, token_file=token_file,
-              trusted_proxy=trusted_proxy, audit=audit)
+              trusted_proxy=trusted_proxy, audit=audit, bases=named or None,
+              accounts_file=accounts_file.absolute() if accounts_file else None)
         return
     from ..indexing.watch import BackgroundWatch
     from .options import open_index
@@ -90,9 +105,25 @@ def serve_command(
     watcher.start()
     try:
         serve(db, model, server, host, port, token, processes=processes, status=watcher.state.to_json,
-              token_file=token_file, trusted_proxy=trusted_proxy, audit=audit)
+              token_file=token_file, trusted_proxy=trusted_proxy, audit=audit,
+              accounts_file=accounts_file.absolute() if accounts_file else None)
     finally:
         watcher.stop()
+
+
+def named_bases(given: list[str]) -> dict[str, Path]:
+    """``--bazy NAZWA=FOLDER`` → nazwa → folder (bezwzględny: procesy robocze nie dziedziczą katalogu)."""
+    from ..serving.accounts import check_base_name
+
+    bases: dict[str, Path] = {}
+    for item in given:
+        name, equals, folder = item.partition("=")
+        if not equals or not folder.strip():
+            raise UsageError(f"--bazy „{item}”: podaj NAZWA=FOLDER, np. --bazy umowy=/srv/umowy/chroma_db.")
+        if check_base_name(name.strip()) in bases:
+            raise UsageError(f"--bazy: nazwa „{name.strip()}” powtarza się – każda baza potrzebuje własnej.")
+        bases[name.strip()] = Path(folder.strip()).expanduser().absolute()
+    return bases
 
 
 def mcp_command(db: DbOption = None, model: ModelOption = None, server: ServerOption = None) -> None:

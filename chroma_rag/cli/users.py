@@ -4,7 +4,8 @@ Lista leży w folderze bazy (``uzytkownicy.json``, same skróty tokenów); dzia�
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -12,6 +13,9 @@ from rich.table import Table
 from .help import PolishTyper
 from .options import DbOption, JsonOption, ServerOption, open_index
 from .output import err, out, print_json
+
+if TYPE_CHECKING:
+    from ..serving.accounts import Accounts
 
 users_app = PolishTyper(
     help="Osobiste tokeny dostępu do serwuj: każdy użytkownik loguje się własnym tokenem, a usunięty traci dostęp "
@@ -22,20 +26,37 @@ users_app = PolishTyper(
 
 NameArgument = Annotated[str, typer.Argument(metavar="NAZWA", help="Nazwa użytkownika, np. anna.nowak.",
                                              show_default=False)]
+AccountsOption = Annotated[
+    Path | None,
+    typer.Option("--uzytkownicy", metavar="PLIK", help="Plik listy użytkowników, jak serwuj --uzytkownicy "
+                 "(domyślnie uzytkownicy.json w folderze bazy).", show_default=False),
+]
 
 
-def _accounts(db, server):
+def _accounts(accounts_file: Path | None, db: Path | None, server: str | None) -> Accounts:
     from ..serving.accounts import ACCOUNTS_FILE, Accounts
 
+    if accounts_file is not None:
+        return Accounts(accounts_file)
     index = open_index(db, server=server)
     index.store.require_existing()
     return Accounts(index.store.work_dir / ACCOUNTS_FILE)
 
 
 @users_app.command("dodaj")
-def add_user(name: NameArgument, db: DbOption = None, server: ServerOption = None) -> None:
+def add_user(
+    name: NameArgument,
+    only: Annotated[
+        list[str] | None,
+        typer.Option("--tylko", metavar="BAZA", help="Tylko ta baza serwera z kilkoma bazami (serwuj --bazy "
+                     "NAZWA=FOLDER); można powtarzać (domyślnie wszystkie).", show_default=False),
+    ] = None,
+    accounts_file: AccountsOption = None,
+    db: DbOption = None,
+    server: ServerOption = None,
+) -> None:
     """Dodaje użytkownika i wypisuje jego token – jedyny raz: zapisany jest tylko skrót."""
-    token = _accounts(db, server).add(name)
+    token = _accounts(accounts_file, db, server).add(name, only or None)
     err.print(f"Dodano użytkownika „{name}”. Przekaż mu token (nie da się go później odczytać); "
               "loguje się nim na stronie albo wysyła w nagłówku Authorization: Bearer.", markup=False,
               highlight=False)
@@ -43,18 +64,21 @@ def add_user(name: NameArgument, db: DbOption = None, server: ServerOption = Non
 
 
 @users_app.command("usun")
-def remove_user(name: NameArgument, db: DbOption = None, server: ServerOption = None) -> None:
+def remove_user(name: NameArgument, accounts_file: AccountsOption = None, db: DbOption = None,
+                server: ServerOption = None) -> None:
     """Usuwa użytkownika: jego token i zalogowane strony przestają działać przy następnym zapytaniu."""
-    _accounts(db, server).remove(name)
+    _accounts(accounts_file, db, server).remove(name)
     err.print(f"Usunięto użytkownika „{name}”.", markup=False, highlight=False)
 
 
 @users_app.command("lista")
-def list_users(as_json: JsonOption = False, db: DbOption = None, server: ServerOption = None) -> None:
-    """Użytkownicy z osobistym tokenem (bez tokenów)."""
-    accounts = _accounts(db, server).accounts()
+def list_users(as_json: JsonOption = False, accounts_file: AccountsOption = None, db: DbOption = None,
+               server: ServerOption = None) -> None:
+    """Użytkownicy z osobistym tokenem (bez tokenów) i bazy, które mogą czytać."""
+    accounts = _accounts(accounts_file, db, server).accounts()
     if as_json:
-        print_json([{"nazwa": a.name, "dodano": a.created} for a in accounts])
+        print_json([{"nazwa": a.name, "dodano": a.created, "bazy": list(a.bases) if a.bases is not None else None}
+                    for a in accounts])
         return
     if not accounts:
         err.print("Nie ma użytkowników – dodaj pierwszego: chroma-rag uzytkownicy dodaj NAZWA.", markup=False,
@@ -63,6 +87,8 @@ def list_users(as_json: JsonOption = False, db: DbOption = None, server: ServerO
     table = Table(title="Użytkownicy serwuj")
     table.add_column("Nazwa", overflow="fold")
     table.add_column("Dodano")
+    table.add_column("Bazy", overflow="fold")
     for account in accounts:
-        table.add_row(account.name, account.created)
+        table.add_row(account.name, account.created, ", ".join(account.bases) if account.bases is not None else
+                      "wszystkie")
     out.print(table)

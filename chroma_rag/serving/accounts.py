@@ -31,12 +31,24 @@ _NAME = re.compile(r"^[^\W_][\w.-]{0,39}$")
 
 @dataclass(frozen=True)
 class Account:
-    """Użytkownik: nazwa, skrót tokenu (``digest``: podpis jego sesji – nowy token albo usunięcie kończy je) i kiedy
-    go dodano."""
+    """Użytkownik: nazwa, skrót tokenu (``digest``: podpis jego sesji – nowy token albo usunięcie kończy je), kiedy
+    go dodano i które bazy może czytać."""
 
     name: str
     digest: str
     created: str
+    bases: tuple[str, ...] | None = None  # the bases of a server with several (serwuj --bazy) it may read; None: all
+
+    def reads(self, base: str) -> bool:
+        return self.bases is None or base in self.bases
+
+
+def check_base_name(name: str) -> str:
+    """Nazwa bazy serwera z kilkoma bazami: część adresu (``/b/NAZWA/``), więc tylko litery, cyfry, . _ -."""
+    if not _NAME.match(name):
+        raise UsageError(f"Nazwa bazy „{name[:40]}” jest niedozwolona – użyj liter, cyfr, kropek, myślników "
+                         "i podkreśleń (do 40 znaków), np. umowy-2024.")
+    return name
 
 
 def token_digest(token: str) -> str:
@@ -67,11 +79,14 @@ class Accounts:
     def named(self, name: str) -> Account | None:
         return next((a for a in self._current().values() if a.name == name), None)
 
-    def add(self, name: str) -> str:
-        """Dodaje użytkownika i zwraca jego nowy token (pokazywany raz: plik ma tylko skrót)."""
+    def add(self, name: str, bases: list[str] | None = None) -> str:
+        """Dodaje użytkownika (``bases``: tylko te bazy serwera z kilkoma bazami; ``None`` – wszystkie) i zwraca jego
+        nowy token (pokazywany raz: plik ma tylko skrót)."""
         if not _NAME.match(name):
             raise UsageError(f"Nazwa użytkownika „{name[:40]}” jest niedozwolona – użyj liter, cyfr, kropek, "
                              "myślników i podkreśleń (do 40 znaków), np. anna.nowak.")
+        for base in bases or []:
+            check_base_name(base)
         token = secrets.token_urlsafe(32)
         with self._lock:
             accounts = list(self._read().values())
@@ -79,7 +94,8 @@ class Accounts:
                 raise UsageError(f"Użytkownik „{name}” już jest – nowy token: usuń go (chroma-rag uzytkownicy usun "
                                  f"{name}) i dodaj ponownie.")
             created = datetime.now(UTC).isoformat(timespec="seconds")
-            self._write([*accounts, Account(name, token_digest(token), created)])
+            self._write([*accounts, Account(name, token_digest(token), created,
+                                            tuple(dict.fromkeys(bases)) if bases is not None else None)])
         return token
 
     def remove(self, name: str) -> None:
@@ -108,7 +124,8 @@ class Accounts:
         if seen != self._seen:
             try:
                 rows = json.loads(self.path.read_text(encoding="utf-8"))["uzytkownicy"]
-                accounts = [Account(r["nazwa"], r["skrot"], r.get("dodano", "")) for r in rows]
+                accounts = [Account(r["nazwa"], r["skrot"], r.get("dodano", ""),
+                                    tuple(r["bazy"]) if r.get("bazy") is not None else None) for r in rows]
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise UserError(f"Plik użytkowników „{self.path}” jest uszkodzony – popraw go albo usuń i dodaj "
                                 "użytkowników ponownie (chroma-rag uzytkownicy dodaj NAZWA).",
@@ -118,7 +135,8 @@ class Accounts:
         return self._by_digest
 
     def _write(self, accounts: list[Account]) -> None:
-        rows = [{"nazwa": a.name, "skrot": a.digest, "dodano": a.created} for a in accounts]
+        rows = [{"nazwa": a.name, "skrot": a.digest, "dodano": a.created,
+                 **({"bazy": list(a.bases)} if a.bases is not None else {})} for a in accounts]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         descriptor, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".uzytkownicy-", suffix=".json")
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import logging
 import mimetypes
 import os
@@ -16,16 +17,17 @@ import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..api import Index
 from ..errors import UserError
 from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts
 from .answers import answer_events, sse
 from .audit import AuditLog
-from .mcp_tools import build_mcp, mcp_transport_security
+from .mcp_tools import MCPServer, build_mcp, mcp_transport_security
 from .params import query_from_body, query_from_params
 from .security import (
     COOKIE,
@@ -50,11 +52,53 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
               status: Callable[[], dict[str, object] | None] | None = None,
               sharing: Sharing | None = None, accounts: Accounts | None = None,
               audit: AuditLog | None = None) -> Starlette:
-    """Cała aplikacja nad ``index``; ``token`` – wspólny token, ``accounts`` – użytkownicy z osobistymi tokenami:
-    gdy jest jedno albo drugie, każda ścieżka wymaga logowania (``/api/stan`` mówi stronie, czy jest i kto jest
-    zalogowany, a ``POST /wylogowanie`` kasuje ciasteczko logowania); ``status`` – stan obserwowania folderów
+    """Cała aplikacja nad jedną bazą ``index``; ``token`` – wspólny token, ``accounts`` – użytkownicy z osobistymi
+    tokenami: gdy jest jedno albo drugie, każda ścieżka wymaga logowania (``/api/stan`` mówi stronie, czy jest i kto
+    jest zalogowany, a ``POST /wylogowanie`` kasuje ciasteczko logowania); ``status`` – stan obserwowania folderów
     (serwuj --obserwuj) dla ``/api/stan``; ``sharing`` – co dzielą procesy robocze jednego serwera (``workers.py``;
     bez tego – jeden proces); ``audit`` – dziennik zapytań (``audit.py``)."""
+    routes, mcp = _base_routes(index, host, status, _guarded(token, accounts))
+    return _application([*_common_routes(), *routes], [mcp], host, token, sharing, accounts, audit)
+
+
+def build_bases_app(bases: dict[str, Index], host: str = "127.0.0.1", token: str | None = None,
+                    sharing: Sharing | None = None, accounts: Accounts | None = None,
+                    audit: AuditLog | None = None) -> Starlette:
+    """Serwer z kilkoma bazami (``serwuj --bazy NAZWA=FOLDER``): każda pod ``/b/NAZWA/`` ze stroną, API i MCP
+    jednej bazy (jak ``build_app``), ``/`` – wybór baz, ``/api/bazy`` – ich lista. Użytkownik widzi tylko bazy,
+    które może czytać (``Account.bases``): o innej słyszy to samo co o nieistniejącej (404), więc nie dowie się
+    nawet jej nazwy. Wyszukiwanie nigdy nie sięga poza bazę z adresu."""
+    guarded = _guarded(token, accounts)
+    apps, mcps = {}, []
+    for name, index in bases.items():
+        routes, mcp = _base_routes(index, host, None, guarded)
+        apps[name] = Router(routes)
+        mcps.append(mcp)
+    routes = [
+        Route("/", _base_choice(list(bases), accounts)),
+        Route("/api/bazy", lambda request: JSONResponse([{"nazwa": name} for name in bases
+                                                         if _reads(request, name, accounts)])),
+        *_common_routes(),
+        Mount("/b/{baza}", app=BaseAccess(apps, accounts)),
+    ]
+    return _application(routes, mcps, host, token, sharing, accounts, audit)
+
+
+def _guarded(token: str | None, accounts: Accounts | None) -> Callable[[], bool]:
+    return lambda: bool(token) or (accounts is not None and accounts.exist())
+
+
+def _common_routes() -> list[BaseRoute]:
+    return [
+        Route("/favicon.ico", lambda _: FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Route(LOGOUT_PATH, _logout, methods=["POST"]),
+    ]
+
+
+def _base_routes(index: Index, host: str, status: Callable[[], dict[str, object] | None] | None,
+                 guarded: Callable[[], bool]) -> tuple[list[BaseRoute], MCPServer]:
+    """Strona, API, dokumenty i MCP jednej bazy (w korzeniu albo pod ``/b/NAZWA``)."""
     mcp = build_mcp(index)
     mcp_app = mcp.streamable_http_app(
         streamable_http_path="/mcp",
@@ -63,26 +107,29 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
         transport_security=mcp_transport_security(host),
         host=host,
     )
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        async with mcp.session_manager.run():
-            yield
-
     routes: list[BaseRoute] = [
         Route("/", lambda _: FileResponse(STATIC / "index.html")),
-        Route("/favicon.ico", lambda _: FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/api/pliki", lambda _: JSONResponse([info.to_json() for info in index.files()])),
-        Route("/api/stan", _state(status, lambda: bool(token) or (accounts is not None and accounts.exist()))),
+        Route("/api/stan", _state(status, guarded)),
         Route("/api/szukaj", _search(index)),
         Route("/api/jednostka", _unit(index)),
         Route("/api/pytaj", _ask(index), methods=["POST"]),
         Route("/api/rozmowy/{rozmowa}", _conversation(index), methods=["GET", "DELETE"]),
         Route("/dokumenty/{plik}", _document(index)),
-        Route(LOGOUT_PATH, _logout, methods=["POST"]),
         *mcp_app.routes,
     ]
+    return routes, mcp
+
+
+def _application(routes: list[BaseRoute], mcps: list[MCPServer], host: str, token: str | None,
+                 sharing: Sharing | None, accounts: Accounts | None, audit: AuditLog | None) -> Starlette:
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            for mcp in mcps:
+                await stack.enter_async_context(mcp.session_manager.run())
+            yield
+
     return Starlette(
         routes=routes,
         middleware=middleware(host, token, untimed_prefixes=("/mcp", "/api/pytaj"), sharing=sharing,
@@ -94,6 +141,54 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
             Exception: _unexpected,
         },
     )
+
+
+NO_BASE = "Nie ma takiej bazy – listę baz, które możesz przeglądać, zwraca /api/bazy."
+
+
+def _reads(request_or_scope: Request | Scope, base: str, accounts: Accounts | None) -> bool:
+    """Czy ten, kto pyta, może czytać bazę ``base``: wspólny token i serwer bez logowania – każdą, użytkownik –
+    swoje (``Account.bases``)."""
+    scope = request_or_scope.scope if isinstance(request_or_scope, Request) else request_or_scope
+    user = scope.get("state", {}).get(USER_STATE, OPEN)
+    if user in (OPEN, SHARED_TOKEN):
+        return True
+    account = accounts.named(user) if accounts is not None else None
+    return account is not None and account.reads(base)
+
+
+class BaseAccess:
+    """``/b/NAZWA/…``: aplikacja bazy ``NAZWA``, jeśli istnieje i ten, kto pyta, może ją czytać; inaczej 404 z tym
+    samym zdaniem w obu przypadkach."""
+
+    def __init__(self, apps: dict[str, ASGIApp], accounts: Accounts | None) -> None:
+        self.apps = apps
+        self.accounts = accounts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        name = scope.get("path_params", {}).get("baza", "")
+        app = self.apps.get(name)
+        if app is None or not _reads(scope, name, self.accounts):
+            await error(404, NO_BASE)(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+
+def _base_choice(names: list[str], accounts: Accounts | None):
+    async def choice(request: Request) -> Response:
+        readable = [name for name in names if _reads(request, name, accounts)]
+        if len(readable) == 1:  # nothing to choose: straight to the base, with a shared link's parameters
+            query = f"?{request.url.query}" if request.url.query else ""
+            return RedirectResponse(f"/b/{quote(readable[0])}/{query}", status_code=303)
+        items = "".join(f'<li><a href="/b/{quote(name)}/">{html.escape(name)}</a></li>' for name in readable)
+        body = (f"<ul>{items}</ul>" if readable else
+                "<p>Nie masz dostępu do żadnej bazy – poproś o niego osobę, która prowadzi ten serwer.</p>")
+        return HTMLResponse(f"""<!doctype html>
+<html lang="pl"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>chroma-rag – bazy</title><link rel="stylesheet" href="/static/style.css"></head>
+<body><main class="logowanie"><h1>chroma-rag</h1><p>Wybierz bazę dokumentów:</p>{body}</main></body></html>""")
+
+    return choice
 
 
 async def in_thread(function: Callable[..., T], *args: Any) -> T:

@@ -1,5 +1,6 @@
-"""Dziennik zapytań ``serwuj`` (``--dziennik PLIK``): kto o co pytał, kiedy i z jakim skutkiem – jeden wiersz JSON
-na zapytanie do API, MCP albo dokumentu, bez treści odpowiedzi, chyba że ją włączono (``--dziennik-odpowiedzi``).
+"""Dziennik zapytań ``serwuj`` (``--dziennik PLIK``): kto o co pytał, w której bazie, kiedy i z jakim skutkiem – jeden
+wiersz JSON na zapytanie do API, MCP albo dokumentu, bez treści odpowiedzi, chyba że ją włączono
+(``--dziennik-odpowiedzi``).
 
 Każdy wiersz to jedno dopisanie (``O_APPEND``) do pliku otwieranego na nowo: administrator może plik przenieść
 (logrotate) i następne zapytanie założy nowy, a wiersze kilku procesów roboczych nie przeplatają się."""
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,7 +62,7 @@ class AuditTrail:
         self.log = log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
+        path = _within_base(scope.get("path", ""))[1]
         if scope["type"] != "http" or not path.startswith(AUDITED_PREFIXES) or path in UNAUDITED:
             await self.app(scope, receive, send)
             return
@@ -101,11 +103,14 @@ def _entry(scope: Scope, body: bytes, status: int, answer: bytes | None) -> dict
         "sciezka": scope.get("path", ""),
         "status": status or 499,  # no response started: the client left first
     }
+    base, path = _within_base(entry["sciezka"])
+    if base:
+        entry["baza"] = base
     query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
     if query:
         entry["parametry"] = _bounded(query)
     request = _json(body)
-    if isinstance(request, dict) and scope.get("path") == "/mcp":
+    if isinstance(request, dict) and path == "/mcp":
         params = request.get("params") if isinstance(request.get("params"), dict) else {}
         entry["mcp"] = _bounded({"metoda": request.get("method"), "narzedzie": params.get("name"),
                                  "argumenty": params.get("arguments")})
@@ -114,6 +119,15 @@ def _entry(scope: Scope, body: bytes, status: int, answer: bytes | None) -> dict
     if answer is not None:
         entry["odpowiedz"] = _answer_text(answer)
     return entry
+
+
+_BASE = re.compile(r"^/b/([^/]+)(/.*)?$")
+
+
+def _within_base(path: str) -> tuple[str, str]:
+    """Baza serwera z kilkoma bazami (``/b/NAZWA/api/…``) i ścieżka w niej; bez bazy – pusta nazwa."""
+    found = _BASE.match(path)
+    return (found.group(1), found.group(2) or "/") if found else ("", path)
 
 
 def _json(data: bytes) -> Any:

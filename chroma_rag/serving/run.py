@@ -27,21 +27,25 @@ WORKER_PING_SECONDS = 120
 
 def serve(db: Path | None, model: str | None, server: str | None, host: str, port: int, token: str | None, *,
           processes: int = 1, status: Callable[[], dict[str, object]] | None = None, token_file: Path | None = None,
-          trusted_proxy: str | None = None, audit: AuditLog | None = None) -> None:
+          trusted_proxy: str | None = None, audit: AuditLog | None = None, bases: dict[str, Path] | None = None,
+          accounts_file: Path | None = None) -> None:
     """Strona, API i MCP na ``host:port`` nad bazą ``db``; poza pętlą zwrotną tylko z tokenem albo użytkownikami
     (``accounts.py``; inaczej ``UserError``); ``processes`` > 1 – tyle procesów roboczych za jednym gniazdem
     (``workers.py``); ``trusted_proxy`` – adres pośrednika TLS, któremu wolno ustawić ``X-Forwarded-Proto``/``-For``;
-    ``audit`` – dziennik zapytań."""
+    ``audit`` – dziennik zapytań; ``bases`` – kilka baz (nazwa → folder) zamiast ``db``, każda pod ``/b/NAZWA/``;
+    ``accounts_file`` – lista użytkowników (domyślnie w folderze bazy, przy kilku – pierwszej)."""
     import uvicorn
 
     from .shared_index import SharedIndex
 
-    index = SharedIndex(db, model=model, server=server)
-    accounts_file = index.store.work_dir / ACCOUNTS_FILE
+    indexes = {name: SharedIndex(folder, model=model) for name, folder in (bases or {}).items()}
+    index = next(iter(indexes.values())) if indexes else SharedIndex(db, model=model, server=server)
+    accounts_file = accounts_file or index.store.work_dir / ACCOUNTS_FILE
     accounts = Accounts(accounts_file)
     accounts.exist()  # a broken list of users stops the start with its sentence, not every request later
     token = resolve_token(host, token, token_file, accounts)
-    index.store.require_existing()
+    for each in indexes.values() or [index]:
+        each.store.require_existing()
     if audit is not None:
         audit.check_writable()
     _check_free(host, port)
@@ -50,16 +54,17 @@ def serve(db: Path | None, model: str | None, server: str | None, host: str, por
     print(f"chroma-rag: strona http://{shown}:{port}/ , MCP http://{shown}:{port}/mcp"
           f"{' (z tokenem)' if token else ''}{workers}; Ctrl-C kończy.", file=sys.stderr, flush=True)
     if processes == 1:
-        from .app import build_app
+        from .app import build_app, build_bases_app
 
-        app = build_app(index, host=host, token=token, status=status, accounts=accounts, audit=audit)
+        app = (build_bases_app(indexes, host=host, token=token, accounts=accounts, audit=audit) if indexes else
+               build_app(index, host=host, token=token, status=status, accounts=accounts, audit=audit))
         uvicorn.Server(server_config(app, host, port, trusted_proxy)).run()
         return
     from uvicorn.supervisors import Multiprocess
 
     with published_status(status) as status_file:
         recipe = WorkerApp(db, model, server, host, token, Sharing(os.urandom(32), processes), status_file,
-                           accounts_file, audit)
+                           accounts_file, audit, tuple((bases or {}).items()))
         config = server_config(recipe, host, port, trusted_proxy, processes)
         Multiprocess(config, sockets=[config.bind_socket()]).run()
 

@@ -9,6 +9,7 @@ import hmac
 import html
 import ipaddress
 import os
+import re
 import sys
 import time
 from collections import deque
@@ -224,8 +225,9 @@ class TokenGuard:
             return
         elif request.method == "GET" and given is None and "text/html" in request.headers.get("accept", ""):
             # a shared link (/?q=…) comes back after the login: the search it holds is what the user came for
-            back = f"?{urlencode({RETURN_FIELD: '/?' + request.url.query})}" if request.url.path == "/" and \
-                request.url.query else ""
+            path, query = request.url.path, request.url.query
+            page = path + (f"?{query}" if query else "")
+            back = f"?{urlencode({RETURN_FIELD: page})}" if _PAGE_PATH.match(path) and page != "/" else ""
             response = RedirectResponse(LOGIN_PATH + back, status_code=303)
         else:
             if given is not None:
@@ -313,13 +315,19 @@ class TokenGuard:
         return response
 
 
+# the page: "/" or a base's "/b/NAME/" on a server with several bases (NAME as accounts.check_base_name allows)
+_PAGE_PATH = re.compile(r"^/(?:b/[^\W_][\w.-]{0,39}/)?$")
+
+
 def page_address(requested: str) -> str:
-    """Adres, pod który wrócić po zalogowaniu: tylko strona z jej parametrami (``/?q=…``), z parametrami
-    zakodowanymi od nowa – nigdy inny host (``//evil``), inna ścieżka ani znaki nowej linii w nagłówku."""
-    if not requested.startswith("/?"):
+    """Adres, pod który wrócić po zalogowaniu: tylko strona (``/`` albo ``/b/NAZWA/``) z jej parametrami
+    (``?q=…``), zakodowanymi od nowa – nigdy inny host (``//evil``), inna ścieżka ani znaki nowej linii
+    w nagłówku."""
+    path, _, query = requested.partition("?")
+    if not _PAGE_PATH.match(path):
         return "/"
-    query = urlencode(parse_qsl(requested[2:], keep_blank_values=True))
-    return f"/?{query}" if query else "/"
+    query = urlencode(parse_qsl(query, keep_blank_values=True))
+    return f"{path}?{query}" if query else path
 
 
 def _login_page(message: str, back: str = "/") -> str:

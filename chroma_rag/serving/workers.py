@@ -45,7 +45,7 @@ class WorkerApp:
     token nie trafia na listę procesów) i woła jako fabrykę aplikacji. ``sharing`` – co procesy dzielą
     (``security.Sharing``: sól ciasteczka logowania, podział limitu błędnych tokenów); ``status_file`` – stan
     obserwowania folderów publikowany przez nadzorcę (``published_status``); ``accounts_file`` – lista
-    użytkowników (każdy proces czyta ją sam, gdy się zmieni); ``audit`` – dziennik zapytań."""
+    użytkowników (każdy proces czyta ją sam, gdy się zmieni); ``audit`` – dziennik zapytań; ``bases`` – kilka baz."""
 
     db: Path | None
     model: str | None
@@ -56,17 +56,22 @@ class WorkerApp:
     status_file: Path | None = None
     accounts_file: Path | None = None
     audit: AuditLog | None = None
+    bases: tuple[tuple[str, Path], ...] = ()  # serwuj --bazy: name and folder of each base, instead of ``db``
 
     def __call__(self) -> Starlette:
         for name in THREAD_VARIABLES:
             os.environ.setdefault(name, "1")
         _end_with_parent()
-        from .app import build_app
+        from .app import build_app, build_bases_app
         from .shared_index import SharedIndex
 
+        accounts = Accounts(self.accounts_file) if self.accounts_file else None
+        if self.bases:
+            indexes = {name: SharedIndex(folder, model=self.model) for name, folder in self.bases}
+            return build_bases_app(indexes, host=self.host, token=self.token, sharing=self.sharing,
+                                   accounts=accounts, audit=self.audit)
         index = SharedIndex(self.db, model=self.model, server=self.server)
         status = StatusReader(self.status_file) if self.status_file else None
-        accounts = Accounts(self.accounts_file) if self.accounts_file else None
         return build_app(index, host=self.host, token=self.token, status=status, sharing=self.sharing,
                          accounts=accounts, audit=self.audit)
 

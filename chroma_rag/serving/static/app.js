@@ -1,5 +1,6 @@
 // Strona chroma-rag: szukaj (/api/szukaj), cała jednostka (/api/jednostka), odpowiedź strumieniem (/api/pytaj).
-// Bez kroku budowania; treść z serwera trafia do DOM wyłącznie przez textContent.
+// Bez kroku budowania; treść z serwera trafia do DOM wyłącznie przez textContent. Adresy API są względne: ta sama
+// strona działa pod / (jedna baza) i pod /b/NAZWA/ (serwer z kilkoma bazami).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -51,7 +52,7 @@ function documentLink(file, page, path) {
   const isPdf = /\.pdf$/i.test(file);
   const link = element("a", isPdf ? `PDF, str. ${page}` : "otwórz plik");
   const where = path ? `?sciezka=${encodeURIComponent(path)}` : "";
-  link.href = `/dokumenty/${encodeURIComponent(file)}${where}${isPdf ? `#page=${page}` : ""}`;
+  link.href = `dokumenty/${encodeURIComponent(file)}${where}${isPdf ? `#page=${page}` : ""}`;
   link.target = "_blank";
   link.rel = "noopener";
   return link;
@@ -338,7 +339,7 @@ async function fetchJson(url, options) {
 
 async function loadFilters() {
   try {
-    const files = await fetchJson("/api/pliki");
+    const files = await fetchJson("api/pliki");
     const fill = (id, values) => {  // the first option ("wszystkie") stays; the chosen value survives a reload
       const chosen = $(id).value;
       $(id).replaceChildren($(id).options[0]);
@@ -418,14 +419,14 @@ async function search(event, fromAddress) {
   if (!question) { say("Wpisz pytanie.", true); return; }
   const params = filterParams();
   params.set("q", question);
-  if (!fromAddress && window.location.search !== `?${params}`) history.pushState(null, "", `/?${params}`);
+  if (!fromAddress && window.location.search !== `?${params}`) history.pushState(null, "", `?${params}`);
   remember(question);
   say("Szukam…", false, true);
   $("wyniki").replaceChildren();
   clearAnswer();
   showPlan(null);
   try {
-    const result = await fetchJson(`/api/szukaj?${params}`);
+    const result = await fetchJson(`api/szukaj?${params}`);
     showPlan(result.plan);
     showHits(result.wyniki, result.powod);
   } catch (error) {
@@ -470,7 +471,7 @@ async function showUnit(file, art, path, passage) {
   $("jednostka-tresc").replaceChildren(element("p", "Wczytuję…"));
   if (!dialog.open) dialog.showModal();
   try {
-    const unit = await fetchJson(`/api/jednostka?${new URLSearchParams({ plik: path || file, art })}`);
+    const unit = await fetchJson(`api/jednostka?${new URLSearchParams({ plik: path || file, art })}`);
     const parts = [];
     if (unit.tytul) parts.push(element("p", unit.tytul, "rozdzial"));
     for (const version of unit.wersje) {
@@ -666,7 +667,8 @@ function addTurn(turn) {
 }
 
 // The conversations this browser started (the server lists none: on a shared server they are each person's own).
-const CONVERSATIONS_KEY = "chroma-rag:rozmowy";
+// per base: a server with several bases (/b/NAZWA/) keeps each one's conversations, and a link opens in its base
+const CONVERSATIONS_KEY = `chroma-rag:rozmowy${window.location.pathname === "/" ? "" : window.location.pathname}`;
 const CONVERSATIONS_SIZE = 50;
 
 function myConversations() {
@@ -686,7 +688,7 @@ function showConversations() {
   $("rozmowy-lista").replaceChildren(...list.map((saved) => {
     const item = element("li");
     const link = element("a", saved.pytanie);
-    link.href = `/?rozmowa=${encodeURIComponent(saved.id)}`;
+    link.href = `?rozmowa=${encodeURIComponent(saved.id)}`;
     const when = new Date(saved.czas).toLocaleString("pl-PL");
     const remove = element("button", "usuń", "drugi");
     remove.type = "button";
@@ -699,7 +701,7 @@ function showConversations() {
 
 async function deleteConversations(ids) {
   for (const id of ids) {
-    const response = await fetch(`/api/rozmowy/${encodeURIComponent(id)}`, {
+    const response = await fetch(`api/rozmowy/${encodeURIComponent(id)}`, {
       method: "DELETE", headers: { "Content-Type": "application/json" }, body: "{}",
     });
     if (!response.ok && response.status !== 404) {  // 404: already gone – only the list entry is left
@@ -715,7 +717,7 @@ async function deleteConversations(ids) {
 
 function showConversation(id, standalone) {
   conversation = id;
-  $("rozmowa-link").href = `/?rozmowa=${encodeURIComponent(id)}`;
+  $("rozmowa-link").href = `?rozmowa=${encodeURIComponent(id)}`;
   $("szukano").textContent = standalone ? `Szukano: „${standalone}”.` : "";
   $("rozmowa-stan").hidden = false;
 }
@@ -733,7 +735,7 @@ function newConversation() {
 // A shared link (/?rozmowa=ID) shows the saved conversation as it was, without asking the model again.
 async function openConversation(id) {
   try {
-    const saved = await fetchJson(`/api/rozmowy/${encodeURIComponent(id)}`);
+    const saved = await fetchJson(`api/rozmowy/${encodeURIComponent(id)}`);
     const turns = saved.tury;
     if (!turns.length) return;
     for (const turn of turns.slice(0, -1)) addTurn(turn);
@@ -785,7 +787,7 @@ async function ask() {
   let text = "";
   try {
     // Stop aborts the request: the server sees the client gone and stops reading from the chat model.
-    const response = await fetch("/api/pytaj", {
+    const response = await fetch("api/pytaj", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify(body),
@@ -873,7 +875,7 @@ let syncsSeen = null;  // the watcher's number of synchronizations when the filt
 
 async function loadState() {
   let state;
-  try { state = await fetchJson("/api/stan"); } catch (_) { return; }  // the page works without it
+  try { state = await fetchJson("api/stan"); } catch (_) { return; }  // the page works without it
   $("wyloguj").hidden = !state.token;
   $("wyloguj").textContent = state.uzytkownik ? `Wyloguj (${state.uzytkownik})` : "Wyloguj";
   const watch = state.obserwowanie;
