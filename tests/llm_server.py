@@ -34,6 +34,7 @@ class Reply:
     cost: float | None = 0.00042
     fail_after: int | None = None  # streaming: an SSE error event after this many pieces
     piece_delay: float = 0.0  # streaming: seconds before each piece (a slow model the client may walk away from)
+    gate: threading.Event | None = None  # a hung model: the reply waits until the test opens it
 
 
 @dataclass
@@ -122,6 +123,8 @@ def _handler_for(fake: FakeLlm) -> type[BaseHTTPRequestHandler]:
             reply = fake.next_reply(Request(self.path, headers, body))
             if reply.delay:
                 time.sleep(reply.delay)
+            if reply.gate is not None:
+                reply.gate.wait(600)  # a hang guard only: the test opens it
             if self.path != "/v1/chat/completions":
                 self._send_json(404, _error(404, f"Nieznana ścieżka {self.path}"), reply.headers)
             elif reply.status != 200:

@@ -404,22 +404,29 @@ def test_slow_request_gets_503_not_a_hang(base: str, monkeypatch: pytest.MonkeyP
 
 
 def test_too_many_requests_at_once_get_a_polish_503(
-    base: str, fake_llm: FakeLlm, monkeypatch: pytest.MonkeyPatch
+    base: str, two_acts_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import threading
 
     from chroma_rag.serving import limits
 
     monkeypatch.setattr(limits, "MAX_REQUESTS", 1)
-    fake_llm.default = Reply(text=ANSWER, delay=3)
-    slow = threading.Thread(target=lambda: httpx.post(f"{base}/api/pytaj", json={"pytanie": "dane"}, timeout=60))
-    try:
+    # a slow MCP call holds the one place (questions have their own pool: test_pytania_pula.py)
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "szukaj", "arguments": {
+        "pytanie": "dane osobowe"}}}
+    monkeypatch.setattr(limits, "REQUEST_SECONDS", 600.0)
+    from chroma_rag.storage.locking import DbLock
+
+    with DbLock(two_acts_db, 10).writing(None, "indeksuj"):  # the search waits for the lock, holding its place
+        slow = threading.Thread(target=lambda: httpx.post(
+            f"{base}/mcp", json=call, headers={"Accept": "application/json, text/event-stream"}, timeout=60))
         slow.start()
-        time.sleep(1)
-        busy = get(base, "/api/szukaj", q="dane osobowe")
-    finally:
-        slow.join()
-        fake_llm.default = Reply(text=ANSWER)
+        for _ in range(1200):  # hang guard: until the held search has its place
+            busy = get(base, "/api/szukaj", q="dane osobowe")
+            if busy.status_code == 503:
+                break
+            time.sleep(0.05)
+    slow.join()
     assert busy.status_code == 503
     assert "za dużo zapytań naraz" in busy.json()["blad"]
     assert get(base, "/api/szukaj", q="dane osobowe").status_code == 200

@@ -10,15 +10,20 @@ import json
 import logging
 import threading
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 from ..api import Index
 from ..errors import UserError
 from ..models import SearchResult
+from .limits import MAX_QUESTIONS
 from .params import Query
 from .security import error_status
 
 log = logging.getLogger("chroma_rag.serwuj")
+# one thread per question the limits let in: asyncio's default pool has cpu_count + 4 threads (6 on 2 cores), so the
+# 7th question waiting for a slow model would wait for a thread instead, holding its place and its client
+_QUESTION_THREADS = ThreadPoolExecutor(MAX_QUESTIONS, thread_name_prefix="chroma-rag-pytanie")
 UNEXPECTED = "Nieoczekiwany błąd przy odpowiedzi – szczegóły są w dzienniku serwera; zgłoś go razem z pytaniem."
 
 
@@ -43,6 +48,8 @@ async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent
     gone = threading.Event()
 
     def put(kind: str, data: dict[str, Any], status: int = 200) -> None:
+        if loop.is_closed():  # the question's time ran out and the server has since stopped: nobody to tell
+            raise _ClientGone
         loop.call_soon_threadsafe(queue.put_nowait, AnswerEvent(kind, data, status))
 
     def on_token(text: str) -> None:
@@ -71,7 +78,7 @@ async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent
             log.exception("Nieoczekiwany błąd przy odpowiedzi na pytanie")
             put("blad", {"blad": UNEXPECTED}, 500)
 
-    worker = loop.run_in_executor(None, work)
+    worker = loop.run_in_executor(_QUESTION_THREADS, work)
     try:
         while True:
             event = await queue.get()

@@ -1,6 +1,7 @@
 """Limity zapytań w aplikacji: treść odebrana w całości (najwyżej ``MAX_BODY_BYTES`` w ``BODY_SECONDS``), zanim
-zapytanie zajmie miejsce wśród ``MAX_REQUESTS`` obsługiwanych naraz, osobna pula na bezczynne strumienie MCP,
-limit czasu odpowiedzi i zerwane połączenia jako jedna linia dziennika."""
+zapytanie zajmie miejsce wśród ``MAX_REQUESTS`` obsługiwanych naraz, osobne pule na pytania do modelu czatu
+(``MAX_QUESTIONS``, ``QUESTION_SECONDS``) i bezczynne strumienie MCP, część każdej puli dla jednego adresu, limit
+czasu odpowiedzi i zerwane połączenia jako jedna linia dziennika."""
 
 from __future__ import annotations
 
@@ -15,11 +16,22 @@ from .responses import error
 MAX_BODY_BYTES = 64 * 1024
 BODY_SECONDS = 10.0  # the whole body, from the end of the headers; uvicorn itself waits for it forever
 REQUEST_SECONDS = 60.0
+# A question waits for the chat model (the plan, then the answer: 24–194 s seen with a slow one): questions have their
+# own pool and limit, so a slow or hung model holds neither the searches' places nor anything for ever.
+QUESTION_SECONDS = 180.0
 MAX_REQUESTS = 64  # more at once get 503 instead of queueing on a 2-core machine
+MAX_QUESTIONS = 8  # POST /api/pytaj at once (per process): each may hold a model call
 MAX_STREAMS = 16  # GET /mcp: a stream the client may hold open idle, so it has its own pool
+# one address may not take a whole pool: the others' searches and questions still get places
+MAX_CLIENT_REQUESTS = 16
+MAX_CLIENT_QUESTIONS = 2
 TOO_LARGE = f"Treść zapytania jest za duża (najwyżej {MAX_BODY_BYTES // 1024} KiB)."
 TOO_SLOW = f"Treść zapytania nie nadeszła w ciągu {BODY_SECONDS:.0f} s – wyślij ją w całości od razu."
 BUSY = "Serwer obsługuje teraz za dużo zapytań naraz – spróbuj za chwilę."
+BUSY_QUESTIONS = "Serwer odpowiada teraz na za dużo pytań naraz – spróbuj za chwilę albo użyj samego wyszukiwania."
+CLIENT_BUSY = "Z tego adresu trwa już za dużo zapytań naraz – poczekaj, aż się skończą."
+QUESTION_TOO_SLOW = (f"Odpowiedź trwała dłużej niż {QUESTION_SECONDS:.0f} s – model czatu jest teraz za wolny; "
+                     "spróbuj za chwilę.")
 log = logging.getLogger("chroma_rag.serwuj")
 
 
@@ -35,7 +47,8 @@ class RequestLimits:
     def __init__(self, app: ASGIApp, untimed_prefixes: tuple[str, ...]) -> None:
         self.app = app
         self._untimed = untimed_prefixes
-        self._active = {"requests": 0, "streams": 0}
+        self._active = {"requests": 0, "streams": 0, "questions": 0}
+        self._clients: dict[tuple[str, str], int] = {}  # (pool, address) → requests in it now
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -56,9 +69,11 @@ class RequestLimits:
         if refusal:
             await error(*refusal)(scope, receive, send)
             return
-        pool = "streams" if scope["method"] == "GET" and scope["path"].startswith("/mcp") else "requests"
-        if self._active[pool] >= (MAX_STREAMS if pool == "streams" else MAX_REQUESTS):
-            await error(503, BUSY)(scope, receive, send)
+        pool = _pool(scope)
+        client = (pool, scope["client"][0] if scope.get("client") else "")
+        refusal = self._refusal(pool, client)
+        if refusal is not None:
+            await error(503, refusal)(scope, receive, send)
             return
 
         replayed = False
@@ -71,13 +86,30 @@ class RequestLimits:
             return {"type": "http.request", "body": body, "more_body": False}
 
         self._active[pool] += 1
+        self._clients[client] = self._clients.get(client, 0) + 1
         try:
-            await self._timed(scope, replay, send)
+            await self._timed(scope, replay, send, pool)
         finally:
             self._active[pool] -= 1
+            self._clients[client] -= 1
+            if not self._clients[client]:
+                del self._clients[client]
 
-    async def _timed(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["path"].startswith(self._untimed):
+    def _refusal(self, pool: str, client: tuple[str, str]) -> str | None:
+        """Zdanie odmowy (503), gdy pula albo jej część dla jednego adresu jest pełna; ``None`` – jest miejsce."""
+        limit = {"streams": MAX_STREAMS, "questions": MAX_QUESTIONS}.get(pool, MAX_REQUESTS)
+        if self._active[pool] >= limit:
+            return BUSY_QUESTIONS if pool == "questions" else BUSY
+        per_client = {"questions": MAX_CLIENT_QUESTIONS, "requests": MAX_CLIENT_REQUESTS}.get(pool)
+        if per_client is not None and self._clients.get(client, 0) >= per_client:
+            return CLIENT_BUSY
+        return None
+
+    async def _timed(self, scope: Scope, receive: Receive, send: Send, pool: str) -> None:
+        if pool == "questions":
+            await self._question(scope, receive, send)
+            return
+        if route(scope["path"]).startswith(self._untimed):
             await self.app(scope, receive, send)
             return
         started = False
@@ -93,6 +125,43 @@ class RequestLimits:
             await error(503, f"Odpowiedź trwała dłużej niż {REQUEST_SECONDS:.0f} s – spróbuj węższego pytania.")(
                 scope, receive, send
             )
+
+
+    async def _question(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pytanie do modelu czatu najwyżej ``QUESTION_SECONDS``: przed pierwszym bajtem odpowiedzi – 503 z polskim
+        zdaniem, w trakcie strumienia – jego koniec (model przestaje być czytany)."""
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        with anyio.move_on_after(QUESTION_SECONDS) as deadline:
+            await self.app(scope, receive, tracking_send)
+        if deadline.cancelled_caught:
+            log.warning("Pytanie przekroczyło %.0f s – przerwane.", QUESTION_SECONDS)
+            if not started:
+                await error(503, QUESTION_TOO_SLOW)(scope, receive, send)
+
+
+def _pool(scope: Scope) -> str:
+    """Pula zapytania: ``streams`` (``GET /mcp``, także bazy ``/b/NAZWA/mcp``), ``questions`` (``POST
+    /api/pytaj``) albo ``requests`` (reszta)."""
+    path = route(scope["path"])
+    if scope["method"] == "GET" and path.startswith("/mcp"):
+        return "streams"
+    if scope["method"] == "POST" and path == "/api/pytaj":
+        return "questions"
+    return "requests"
+
+
+def route(path: str) -> str:
+    """Ścieżka w bazie: ``/b/NAZWA/api/pytaj`` serwera z kilkoma bazami to ``/api/pytaj`` jednej."""
+    if not path.startswith("/b/"):
+        return path
+    _, _, rest = path[3:].partition("/")
+    return "/" + rest
 
 
 async def _read_body(receive: Receive) -> tuple[tuple[int, str] | None, bytes]:
