@@ -106,12 +106,17 @@ class RequestLimits:
         return None
 
     async def _timed(self, scope: Scope, receive: Receive, send: Send, pool: str) -> None:
+        """Odpowiedź w ciągu ``REQUEST_SECONDS`` (pytanie: ``QUESTION_SECONDS``, poza ``untimed_prefixes``: bez
+        limitu); przed pierwszym bajtem odpowiedzi – 503 z polskim zdaniem, w trakcie strumienia – jego koniec
+        (model czatu przestaje być czytany)."""
         if pool == "questions":
-            await self._question(scope, receive, send)
-            return
-        if route(scope["path"]).startswith(self._untimed):
+            seconds, late = QUESTION_SECONDS, QUESTION_TOO_SLOW
+        elif route(scope["path"]).startswith(self._untimed):
             await self.app(scope, receive, send)
             return
+        else:
+            seconds = REQUEST_SECONDS
+            late = f"Odpowiedź trwała dłużej niż {seconds:.0f} s – spróbuj węższego pytania."
         started = False
 
         async def tracking_send(message: Message) -> None:
@@ -119,30 +124,12 @@ class RequestLimits:
             started = True
             await send(message)
 
-        with anyio.move_on_after(REQUEST_SECONDS) as deadline:
-            await self.app(scope, receive, tracking_send)
-        if deadline.cancelled_caught and not started:
-            await error(503, f"Odpowiedź trwała dłużej niż {REQUEST_SECONDS:.0f} s – spróbuj węższego pytania.")(
-                scope, receive, send
-            )
-
-
-    async def _question(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Pytanie do modelu czatu najwyżej ``QUESTION_SECONDS``: przed pierwszym bajtem odpowiedzi – 503 z polskim
-        zdaniem, w trakcie strumienia – jego koniec (model przestaje być czytany)."""
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = True
-            await send(message)
-
-        with anyio.move_on_after(QUESTION_SECONDS) as deadline:
+        with anyio.move_on_after(seconds) as deadline:
             await self.app(scope, receive, tracking_send)
         if deadline.cancelled_caught:
-            log.warning("Pytanie przekroczyło %.0f s – przerwane.", QUESTION_SECONDS)
+            log.warning("Zapytanie %s przekroczyło %.0f s – przerwane.", scope["path"], seconds)
             if not started:
-                await error(503, QUESTION_TOO_SLOW)(scope, receive, send)
+                await error(503, late)(scope, receive, send)
 
 
 def _pool(scope: Scope) -> str:
