@@ -261,6 +261,24 @@ def test_dokumenty_of_a_same_named_file_needs_its_path(same_named_db: Path) -> N
         assert other.status_code == 404 and "root:" not in other.text
 
 
+def test_dokumenty_refusals_show_no_server_folder(same_named_db: Path, tmp_path: Path) -> None:
+    gone = tmp_path / "akta" / "zniknie.md"
+    gone.parent.mkdir()
+    gone.write_text("# Zarządzenie\n\nArt. 1. Biuro jest czynne od ósmej.\n", encoding="utf-8")
+    Index(tmp_path / "db").add([gone])
+    gone.unlink()
+    with running_server(same_named_db) as url:
+        refused = [get(url, "/dokumenty/regulamin.md"), get(url, "/dokumenty/nie-ma.md"),
+                   get(url, "/dokumenty/regulamin.md", sciezka=str(same_named_db.parent / "it" / "inny.md"))]
+    with running_server(tmp_path / "db") as url:
+        refused.append(get(url, "/dokumenty/zniknie.md"))
+    assert [r.status_code for r in refused] == [409, 404, 404, 404]
+    for response in refused:
+        said = response.json()["blad"]
+        assert str(same_named_db.parent) not in said and str(tmp_path) not in said, said
+    assert "(it/regulamin.md, kadry/regulamin.md)" in refused[0].json()["blad"]  # named as in citations
+
+
 def raw_get(base: str, raw_path: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
     """Ścieżka wysłana dokładnie tak, jak podana (httpx usunąłby z niej „../”)."""
     address = urlsplit(base)
