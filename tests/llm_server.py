@@ -19,11 +19,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 ERROR_TYPES = {401: "invalid_request_error", 404: "not_found_error", 429: "rate_limit_exceeded"}
+# A held reply waits for its release at most this long: only so that a failing test cannot hang the suite.
+HOLD_LIMIT = 120.0
+
+
+@dataclass
+class Hold:
+    """Model zajęty tak długo, jak chce test: ``arrived`` – zapytanie dostało tę odpowiedź i czeka, aż test
+    ustawi ``release``. Kolejność zdarzeń zamiast zgadywania, ile sekund wystarczy."""
+
+    arrived: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
 class Reply:
-    """Jedna zaplanowana odpowiedź: tekst albo status błędu, opcjonalnie po ``delay`` sekundach."""
+    """Jedna zaplanowana odpowiedź: tekst albo status błędu, opcjonalnie po ``delay`` sekundach albo dopiero po
+    zwolnieniu ``hold``."""
 
     text: str = "Odpowiedź testowa."
     status: int = 200
@@ -34,7 +46,7 @@ class Reply:
     cost: float | None = 0.00042
     fail_after: int | None = None  # streaming: an SSE error event after this many pieces
     piece_delay: float = 0.0  # streaming: seconds before each piece (a slow model the client may walk away from)
-    gate: threading.Event | None = None  # a hung model: the reply waits until the test opens it
+    hold: Hold | None = None
 
 
 @dataclass
@@ -123,8 +135,9 @@ def _handler_for(fake: FakeLlm) -> type[BaseHTTPRequestHandler]:
             reply = fake.next_reply(Request(self.path, headers, body))
             if reply.delay:
                 time.sleep(reply.delay)
-            if reply.gate is not None:
-                reply.gate.wait(600)  # a hang guard only: the test opens it
+            if reply.hold is not None:
+                reply.hold.arrived.set()
+                reply.hold.release.wait(HOLD_LIMIT)
             if self.path != "/v1/chat/completions":
                 self._send_json(404, _error(404, f"Nieznana ścieżka {self.path}"), reply.headers)
             elif reply.status != 200:

@@ -29,8 +29,8 @@ def cli(*args: object) -> list[str]:
     return [sys.executable, "-m", "chroma_rag", *(str(a) for a in args)]
 
 
-def start(*args: object) -> subprocess.Popen[str]:
-    return subprocess.Popen(cli(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO)
+def start(*args: object, stdout: int = subprocess.PIPE) -> subprocess.Popen[str]:
+    return subprocess.Popen(cli(*args), stdout=stdout, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO)
 
 
 def run(*args: object, timeout: float = 600) -> subprocess.CompletedProcess[str]:

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from conftest import PATIENTS
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from serving_support import running_server
 
 TOOLS = {"szukaj", "pokaz_jednostke", "lista_plikow"}
@@ -159,5 +161,24 @@ def test_mcp_wrong_arguments_are_one_polish_sentence_each(base: str) -> None:
             assert "Nieznany rodzaj dokumentu „ustwa”" in await refused("szukaj", {"pytanie": "urlop", "typ": "ustwa"})
             years = await refused("szukaj", {"pytanie": "urlop", "od_roku": 2020, "do_roku": 2000})
             assert "Rok początkowy 2020 jest późniejszy niż końcowy 2000" in years
+
+    anyio.run(main)
+
+
+def test_mcp_unknown_tool_resource_and_template_are_one_polish_sentence(base: str) -> None:
+    tools = "szukaj, pokaz_jednostke, lista_plikow"
+
+    async def main() -> None:
+        async with Client(f"{base}/mcp", read_timeout_seconds=120) as client:
+            tool = await client.call_tool("szukac", {"pytanie": "urlop"})
+            assert tool.is_error and tool.content[0].text == (
+                f"Nie ma narzędzia „szukac” (może chodziło o „szukaj”?) – narzędzia tego serwera to: {tools}.")
+            with pytest.raises(MCPError) as resource:
+                await client.read_resource("chroma-rag://pliki")
+            assert resource.value.message == f"Nie ma zasobu „chroma-rag://pliki” – ten serwer daje tylko narzędzia: " \
+                                             f"{tools}."
+            with pytest.raises(MCPError) as template:
+                await client.get_prompt("prawnik", {})
+            assert template.value.message == f"Nie ma szablonu „prawnik” – ten serwer daje tylko narzędzia: {tools}."
 
     anyio.run(main)

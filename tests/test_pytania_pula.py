@@ -1,7 +1,7 @@
 """Issue 39: pytania do modelu czatu mają własną pulę z limitem czasu i część dla jednego adresu – wolny albo
 zawieszony model nie zabiera miejsc wyszukiwaniom, a jeden klient nie zabiera wszystkich miejsc innym.
 
-Zawieszony model to zastępczy serwer czatu, który odpowiada dopiero po otwarciu bramki (``Reply.gate``); kolejność
+Zawieszony model to zastępczy serwer czatu, który odpowiada dopiero po zwolnieniu (``Reply.hold``); kolejność
 zdarzeń wyznacza liczba zapytań, które do niego doszły, nie czas."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from llm_server import FakeLlm, Reply
+from llm_server import FakeLlm, Hold, Reply
 from serving_support import chat_model, running_server
 
 from chroma_rag.serving import limits
@@ -23,13 +23,14 @@ QUESTION = {"pytanie": "Ile dni urlopu przysługuje pracownikowi?"}
 
 @pytest.fixture
 def hung_model() -> Iterator[tuple[FakeLlm, threading.Event]]:
-    gate = threading.Event()
+    """Model, który nie odpowiada, dopóki test nie ustawi zwróconego zdarzenia."""
+    hold = Hold()
     with chat_model("Urlop [regulamin.md, art. 1].") as fake:
-        fake.default = Reply(text="Urlop [regulamin.md, art. 1].", gate=gate)
+        fake.default = Reply(text="Urlop [regulamin.md, art. 1].", hold=hold)
         try:
-            yield fake, gate
+            yield fake, hold.release
         finally:
-            gate.set()
+            hold.release.set()
 
 
 def from_address(address: str) -> httpx.Client:
@@ -54,7 +55,7 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
 
 
 def test_one_address_gets_two_questions_at_once_and_searches_go_on(one_article_db: Path, hung_model) -> None:
-    fake, gate = hung_model
+    fake, release = hung_model
     results: list[int] = []
     with running_server(one_article_db) as url, from_address("127.0.0.1") as client, \
             from_address("127.0.0.2") as other:
@@ -65,14 +66,14 @@ def test_one_address_gets_two_questions_at_once_and_searches_go_on(one_article_d
         assert client.get(f"{url}/api/szukaj", params={"q": "urlop"}).status_code == 200
         held.append(asking(other, url, results))  # another address still gets a place
         wait_for(lambda: len(fake.requests) > limits.MAX_CLIENT_QUESTIONS, "pytanie z innego adresu doszło")
-        gate.set()
+        release.set()
         for thread in held:
             thread.join()
     assert results.count(200) == len(results) == limits.MAX_CLIENT_QUESTIONS + 1
 
 
 def test_a_hung_model_fills_only_the_question_pool(one_article_db: Path, hung_model) -> None:
-    fake, gate = hung_model
+    fake, release = hung_model
     results: list[int] = []
     clients = [from_address(f"127.0.0.{n}") for n in range(2, 2 + limits.MAX_QUESTIONS)]
     try:
@@ -84,7 +85,7 @@ def test_a_hung_model_fills_only_the_question_pool(one_article_db: Path, hung_mo
                 assert refused.status_code == 503 and "za dużo pytań naraz" in refused.json()["blad"]
                 assert late.get(f"{url}/api/szukaj", params={"q": "urlop"}).status_code == 200
                 assert late.get(f"{url}/api/pliki").status_code == 200
-            gate.set()
+            release.set()
             for thread in held:
                 thread.join()
     finally:

@@ -489,6 +489,17 @@ def test_wrong_tokens_are_limited_with_a_polish_429(small_db: Path) -> None:
     assert logged_in.status_code == 200
 
 
+def test_login_refused_for_too_many_wrong_tokens_keeps_the_page_to_come_back_to(small_db: Path) -> None:
+    with running_server(small_db, token=TOKEN, production=True) as base:
+        for n in range(MAX_FAILURES):
+            httpx.get(f"{base}/api/pliki", headers={"Authorization": f"Bearer zly-{n}"}, timeout=30)
+        refused = httpx.post(f"{base}/logowanie", data={"token": TOKEN, "dalej": "/?q=urlop wypoczynkowy&tryb=slowa"},
+                             timeout=30)
+    assert refused.status_code == 429 and "Za dużo prób" in refused.text
+    # the form shown again sends the shared search on, as the form after a wrong token does
+    assert 'name="dalej" value="/?q=urlop+wypoczynkowy&amp;tryb=slowa"' in refused.text
+
+
 # --- co jest publiczne przy tokenie: tylko własne skrypty i style strony oraz formularz logowania ---
 
 @pytest.mark.parametrize("path", ["/static/style.css", "/static/app.js", "/logowanie"])

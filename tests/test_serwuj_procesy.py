@@ -4,6 +4,7 @@ adresem – wspólne logowanie, zapytania rozłożone na procesy, czyste Ctrl-C 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -129,4 +130,51 @@ def _alive(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
+        return False
+
+
+def test_a_killed_supervisor_leaves_no_folder_for_good(db: Path, tmp_path: Path) -> None:
+    """Stan obserwowania idzie do procesów roboczych przez folder w katalogu tymczasowym: ``kill -9`` nadzorcy go
+    zostawia, następny start go sprząta – folderów nie przybywa z każdym zabiciem."""
+    temp, watched = tmp_path / "tmp", tmp_path / "folder"
+    temp.mkdir()
+    watched.mkdir()
+    (watched / "zarzadzenie.md").write_text("# Zarządzenie\n\nArt. 1. Biuro jest czynne od ósmej.\n", encoding="utf-8")
+    own_db = tmp_path / "db"
+    shutil.copytree(db, own_db)
+
+    def folders() -> list[Path]:
+        return sorted(temp.glob("chroma-rag-serwuj-*"))
+
+    def started() -> subprocess.Popen[str]:
+        port = free_port()  # the workers of a killed supervisor may still hold the last one for a moment
+        process = subprocess.Popen(cli("serwuj", "--baza", own_db, "--port", port, "--obserwuj", watched,
+                                       "--procesy", "2"),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                   env={**ENV, "TMPDIR": str(temp)}, cwd=REPO, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while not _watching(f"http://127.0.0.1:{port}"):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "serwuj nie wystartował w 120 s"
+            time.sleep(0.2)
+        return process
+
+    first = started()
+    assert len(folders()) == 1
+    first.kill()  # kill -9: no cleanup
+    first.wait(timeout=30)
+    assert len(folders()) == 1
+    second = started()
+    try:
+        assert len(folders()) == 1  # the killed one's folder is gone, the new one's is there
+    finally:
+        os.killpg(second.pid, signal.SIGINT)
+        second.communicate(timeout=60)
+    assert folders() == []  # a clean stop removes its own
+
+
+def _watching(base: str) -> bool:
+    try:
+        return httpx.get(f"{base}/api/stan", timeout=5).json()["obserwowanie"]["stan"] == "czeka"
+    except (httpx.TransportError, ValueError, KeyError, TypeError):
         return False

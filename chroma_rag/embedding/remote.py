@@ -112,6 +112,7 @@ class HttpEmbedder:
         timeout: float | None = None,
         retries: int | None = None,
         backoff: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.spec = ModelSpec(self.provider, name, dimensions)
         self.name = name
@@ -121,6 +122,7 @@ class HttpEmbedder:
         self.timeout = timeout or float(_env_int("CHROMA_RAG_EMBED_TIMEOUT", 120))
         self.retries = _env_int("CHROMA_RAG_EMBED_PROBY", 4) if retries is None else retries
         self.backoff = backoff
+        self._sleep = sleep  # tests see the pauses asked for instead of measuring them
         self.dim: int | None = dimensions
 
     @property
@@ -168,7 +170,7 @@ class HttpEmbedder:
                 if attempt == self.retries:
                     raise ServiceError(f"{exc.message} (prób: {self.retries + 1}).") from None
                 wait = exc.retry_after
-                time.sleep(self.backoff * 2**attempt if wait is None else wait)
+                self._sleep(self.backoff * 2**attempt if wait is None else wait)
         raise AssertionError("unreachable")
 
     def _check(self, vectors: list[list[float]], expected: int) -> np.ndarray:

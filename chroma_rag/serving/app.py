@@ -22,6 +22,7 @@ from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..answering.answer import distinct_names
 from ..api import Index
 from ..errors import UserError
 from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts
@@ -303,9 +304,10 @@ def _document(index: Index):
         if not recorded:
             return error(404, f"W indeksie nie ma pliku „{name}”; listę plików zwraca /api/pliki.")
         if len(recorded) > 1:
-            folders = ", ".join(str(Path(path).parent) for path in recorded)
-            return error(409, f"Plik „{name}” jest w kilku folderach ({folders}) – otwórz go z wyników wyszukiwania "
-                              "albo dodaj ?sciezka=PEŁNA_ŚCIEŻKA.")
+            # named as in citations (it/regulamin.md): the server's folders are none of the team's business
+            names = ", ".join(sorted(distinct_names(recorded).values()))
+            return error(409, f"Plik „{name}” jest w kilku folderach ({names}) – otwórz właściwy z wyników "
+                              "wyszukiwania albo z listy plików.")
         path = Path(recorded[0])
         handle = _open_indexed(path)
         if handle is None:

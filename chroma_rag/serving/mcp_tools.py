@@ -12,7 +12,8 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from ..answering.answer import citation_label, citation_names
@@ -21,6 +22,7 @@ from ..errors import FiltersMatchNothing, UserError
 from ..filters import SearchFilters
 from ..models import Hit
 from .params import MAX_QUESTION_CHARS, MAX_RESULTS, MAX_VALUES
+from .responses import POLISH_ERROR_DATA
 from .security import is_loopback
 
 INSTRUCTIONS = (
@@ -51,7 +53,7 @@ def build_mcp(index: Index) -> MCPServer:
     arguments: dict[str, list[str]] = {}  # tool → its arguments, filled once the tools are defined below
     server = MCPServer(
         "chroma-rag", instructions=INSTRUCTIONS, log_level="WARNING", version=_version(),
-        middleware=[polish_errors, refusing_unknown_arguments(arguments)],
+        middleware=[polish_errors, refusing_unknown_names(arguments)],
     )
 
     @server.tool(annotations=_READ_ONLY, description=SEARCH_DESCRIPTION)
@@ -181,28 +183,47 @@ def polish_error(text: str) -> str:
     return rest or f"Nieoczekiwany błąd narzędzia {tool} – szczegóły są w dzienniku serwera."
 
 
-def refusing_unknown_arguments(arguments: dict[str, list[str]]) -> Any:
-    """Pośrednik MCP: argument, którego narzędzie nie ma („pliki” zamiast „plik”), to błąd z podpowiedzią –
-    SDK by go pominął, a wyszukiwanie bez filtra wyglądałoby jak odpowiedź na pytanie z filtrem."""
+def refusing_unknown_names(arguments: dict[str, list[str]]) -> Any:
+    """Pośrednik MCP: nieznane narzędzie, zasób albo szablon i argument, którego narzędzie nie ma („pliki” zamiast
+    „plik”), to polskie zdanie z podpowiedzią. SDK odpowiadałby po angielsku („Unknown tool”), nieznany szablon
+    – błędem wewnętrznym z wyjątkiem w dzienniku, a nieznany argument by pominął: wyszukiwanie bez filtra
+    wyglądałoby jak odpowiedź na pytanie z filtrem."""
 
     async def refuse_unknown(ctx: Any, call_next: Any) -> Any:
         params = ctx.params or {}
-        known = arguments.get(str(params.get("name")))
-        given = params.get("arguments") or {}
-        unknown = [name for name in given if known is not None and name not in known] if isinstance(given, dict) else []
-        if ctx.method != "tools/call" or not unknown:
+        tools = ", ".join(arguments)
+        if ctx.method in ("resources/read", "prompts/get"):  # the server offers tools only
+            what = f"zasobu „{params.get('uri')}”" if ctx.method == "resources/read" else \
+                f"szablonu „{params.get('name')}”"
+            raise MCPError(INVALID_PARAMS, f"Nie ma {what} – ten serwer daje tylko narzędzia: {tools}.",
+                           POLISH_ERROR_DATA)
+        if ctx.method != "tools/call":
             return await call_next(ctx)
-        said = []
-        for name in unknown:
-            close = difflib.get_close_matches(name, known or [], n=1, cutoff=0.6)
-            said.append(f"„{name}”" + (f" (może chodziło o „{close[0]}”?)" if close else ""))
-        allowed = ", ".join(known or []) or "żadnych"
-        text = (f"Narzędzie {params.get('name')} nie ma argumentu {', '.join(said)} – jego argumenty to: "
-                f"{allowed}.")
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True).model_dump(
-            by_alias=True, exclude_none=True, mode="json")
+        name = str(params.get("name"))
+        if name not in arguments:
+            return _tool_error(f"Nie ma narzędzia „{name}”{_maybe(name, list(arguments))} – narzędzia tego serwera "
+                               f"to: {tools}.")
+        given = params.get("arguments") or {}
+        unknown = [arg for arg in given if arg not in arguments[name]] if isinstance(given, dict) else []
+        if not unknown:
+            return await call_next(ctx)
+        said = ", ".join(f"„{arg}”{_maybe(arg, arguments[name])}" for arg in unknown)
+        return _tool_error(f"Narzędzie {name} nie ma argumentu {said} – jego argumenty to: "
+                           f"{', '.join(arguments[name]) or 'żadnych'}.")
 
     return refuse_unknown
+
+
+def _maybe(name: str, known: list[str]) -> str:
+    """Podpowiedź najbliższej znanej nazwy, o ile jakaś jest blisko."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f" (może chodziło o „{close[0]}”?)" if close else ""
+
+
+def _tool_error(text: str) -> dict[str, Any]:
+    # the SDK hands middleware results already shaped for the wire
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True).model_dump(
+        by_alias=True, exclude_none=True, mode="json")
 
 
 async def polish_errors(ctx: Any, call_next: Any) -> Any:

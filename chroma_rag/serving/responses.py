@@ -47,6 +47,8 @@ class SecurityHeaders:
 
 
 MCP_PREFIX = "/mcp"
+# ``data`` of a JSON-RPC error this server has already worded in Polish (``mcp_tools``): McpErrors keeps its message
+POLISH_ERROR_DATA = {"jezyk": "pl"}
 _MCP_MESSAGES = {
     400: "Zapytanie MCP nie jest poprawnym komunikatem JSON-RPC 2.0 – sprawdź jego treść.",
     403: "Zapytanie MCP ze strony innej niż ten serwer jest odrzucane (nagłówek Origin).",
@@ -64,7 +66,8 @@ _MCP_MESSAGES = {
 class McpErrors:
     """Odmowy transportu MCP (``Invalid Origin header``, ``Not Acceptable: …``, błędy walidacji pydantic) po
     polsku: biblioteka MCP pisze je po angielsku, a klient pokazuje je użytkownikowi. Odpowiedź JSON-RPC
-    zachowuje ``id`` i ``code``, zmienia się tylko ``message``."""
+    zachowuje ``id`` i ``code``, zmienia się tylko ``message`` – poza błędem, który serwer już sformułował po polsku
+    (``POLISH_ERROR_DATA``)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -103,6 +106,8 @@ def _polish_mcp_error(status: int, body: bytes) -> bytes:
     except ValueError:
         reply = None
     if isinstance(reply, dict) and isinstance(reply.get("error"), dict):
+        if reply["error"].get("data") == POLISH_ERROR_DATA:
+            return body
         reply["error"] = {"code": reply["error"].get("code", -32600), "message": said}
     else:
         reply = {"blad": said}

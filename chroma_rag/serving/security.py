@@ -256,13 +256,15 @@ class TokenGuard:
         scheme, _, given = request.headers.get("authorization", "").partition(" ")
         return given.strip() if scheme.lower() == "bearer" else None
 
-    def _too_many(self, client: str, page: bool = False, back: str = "/") -> Response | None:
+    def _too_many(self, client: str, back: str | None = None) -> Response | None:
+        """429, gdy z tego adresu (albo ze wszystkich) było za dużo błędnych tokenów; ``back`` – adres strony
+        po zalogowaniu: odmowa to wtedy formularz, który go zachowuje."""
         wait = self._failures.wait_seconds(client)
         if not wait:
             return None
         seconds = max(1, round(wait))
         said = f"Za dużo prób z błędnym tokenem – odczekaj {seconds} s i spróbuj ponownie."
-        response = HTMLResponse(_login_page(said, back), status_code=429) if page else error(429, said)
+        response = HTMLResponse(_login_page(said, back), status_code=429) if back is not None else error(429, said)
         response.headers["retry-after"] = str(seconds)
         return response
 
@@ -298,9 +300,12 @@ class TokenGuard:
     async def _login(self, request: Request, client: str) -> Response:
         if request.method != "POST":
             return HTMLResponse(_login_page("", page_address(request.query_params.get(RETURN_FIELD, ""))))
+        refused = refused_state_change(request, needs_json=False)
+        if refused is not None:
+            return refused
         form = await request.form()  # RequestLimits, which wraps this guard, has already read and limited the body
         back = page_address(str(form.get(RETURN_FIELD, "")))
-        refused = refused_state_change(request, needs_json=False) or self._too_many(client, page=True, back=back)
+        refused = self._too_many(client, back)  # the form shown again keeps the search to come back to
         if refused is not None:
             return refused
         user = self._token_user(str(form.get("token", "")))

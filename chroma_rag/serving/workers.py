@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import tempfile
 import threading
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..storage.locking import process_alive
 from .accounts import Accounts
 from .audit import AuditLog
 from .security import Sharing
@@ -31,6 +33,7 @@ MAX_DEFAULT_PROCESSES = 4  # each process keeps its own model and hot search str
 # took as long as on one (40 ms) and burned twice the CPU; with several processes, requests fill the cores.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 STATUS_SECONDS = 0.2
+STATUS_FOLDER_PREFIX = "chroma-rag-serwuj-"  # then the supervisor's pid: a folder of a dead one can go
 PARENT_CHECK_SECONDS = 1.0
 
 
@@ -109,7 +112,8 @@ def published_status(status: Callable[[], dict[str, object]] | None) -> Iterator
     if status is None:
         yield None
         return
-    with tempfile.TemporaryDirectory(prefix="chroma-rag-serwuj-") as folder:
+    _remove_orphaned_status_folders(Path(tempfile.gettempdir()))
+    with tempfile.TemporaryDirectory(prefix=f"{STATUS_FOLDER_PREFIX}{os.getpid()}-") as folder:
         path = Path(folder) / "stan.json"
         stop = threading.Event()
 
@@ -132,3 +136,12 @@ def published_status(status: Callable[[], dict[str, object]] | None) -> Iterator
         finally:
             stop.set()
             thread.join()
+
+
+def _remove_orphaned_status_folders(root: Path) -> None:
+    """Foldery stanu po nadzorcach zabitych bez sprzątania (``kill -9``), których proces z nazwy folderu już nie
+    żyje – inaczej każde takie zabicie zostawiałoby folder w katalogu tymczasowym na zawsze."""
+    for folder in root.glob(f"{STATUS_FOLDER_PREFIX}*-*"):
+        pid = folder.name.removeprefix(STATUS_FOLDER_PREFIX).partition("-")[0]
+        if pid.isdigit() and not process_alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)  # another user's folder is theirs to remove
