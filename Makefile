@@ -117,6 +117,12 @@ POWTORZENIA ?= 1
 bench-indeksowanie: $(STAMP)
 	$(PY) bench/indeksowanie.py --pliki $(PLIKI) --powtorzenia $(POWTORZENIA) $(if $(ZAPISZ),--zapisz)
 
+# OCR skanów (issue 41): strony ze środka 11 wspólnych PDF-ów jako skany 300 i 150 dpi i krzywo o 1,5°, CER wobec
+# warstwy tekstowej i odsetek jednostek znalezionych w skanie; kilka minut na 2 rdzeniach. ZAPISZ=1 wpisuje tabelę
+# do docs/BENCHMARKS.md.
+bench-ocr: $(STAMP) ocr
+	$(PY) bench/ocr.py $(if $(ZAPISZ),--zapisz)
+
 # Serwer Chromy dla trybu zespołowego (--serwer http://127.0.0.1:8000), zob. docs/SERWER.md.
 serwer: $(STAMP)
 	$(VENV)/bin/chroma run --path chroma_db_serwer --host 127.0.0.1 --port 8000

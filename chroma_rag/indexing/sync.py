@@ -263,14 +263,14 @@ class _Preparing:
     """Pliki wczytywane i cięte po kolei w wątku w tle (z wyprzedzeniem, w kolejności ``sources``), podczas gdy
     model liczy wektory wcześniejszych. Wątek nie dotyka bazy ani postępu; wyniki odbiera wątek główny."""
 
-    def __init__(self, sources: list[SourceFile], doc_type: str | None, ocr: Ocr) -> None:
+    def __init__(self, sources: list[SourceFile], doc_type: str | None, ocr: OcrEngine, ocr_cache: PageCache) -> None:
         self.sources = sources
         self._results: list[_Ready | BaseException] = []
         self._pages: list[tuple[Path, int, int, bool]] = []  # scan pages read, not yet reported
         self._ready = threading.Condition()
         self._stop = threading.Event()
-        ocr.on_page = self._page_read
-        self._thread = threading.Thread(target=self._run, args=(doc_type, ocr), name="chroma-rag-wczytywanie",
+        ocr_run = Ocr(ocr, ocr_cache, self._page_read)
+        self._thread = threading.Thread(target=self._run, args=(doc_type, ocr_run), name="chroma-rag-wczytywanie",
                                         daemon=True)
         self._thread.start()
 
@@ -399,8 +399,7 @@ class _Pipeline:
         if not todo:
             self.progress.start(0, 0)
             return
-        self.preparing = _Preparing(todo, self.run.options.doc_type,
-                                    Ocr(self.run.options.ocr, self.run.ocr_cache))
+        self.preparing = _Preparing(todo, self.run.options.doc_type, self.run.options.ocr, self.run.ocr_cache)
         storage = _Storage()
         try:
             if sum(source.size for source in todo) <= PREPARE_AHEAD_BYTES:

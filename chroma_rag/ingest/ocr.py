@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -123,7 +124,8 @@ class Ocr:
         import pypdfium2 as pdfium
 
         with _opened(path) as pdf:
-            return [i for i in few if any(True for _ in pdf[i].get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE]))]
+            images = (pdf[i].get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE]) for i in few)
+            return [i for i, found in zip(few, images, strict=True) if next(found, None) is not None]
 
     def read(self, path: Path, pages: list[int]) -> dict[int, str]:
         """Tekst stron ``pages`` (od 0): z pamięci albo z OCR, każda odczytana strona od razu zapamiętana.
@@ -192,7 +194,13 @@ def _scans(pages: list[int], total: int) -> str:
     return f"{len(pages)} z {total} stron PDF to skany bez warstwy tekstowej"
 
 
+# Tesseract's Polish model reads the paragraph sign opening a unit as "8" (or "$", "&"): "8 44. Księga przyjęć"
+# is "§ 44." (bench/ocr.py: every § unit of the two regulations was lost before this)
+_PARAGRAPH_SIGN = re.compile(r"^[ \t]*(?:8[ \t]|[$&][ \t]?)(?=\d{1,4}[a-z]{0,2}\.(?:\s|$))")
+
+
 def ocr_lines(text: str) -> list[str]:
     """Wiersze tekstu z OCR jak wiersze warstwy tekstowej: bez pustych wierszy między akapitami i znaku końca
-    strony (``\\f``), którymi Tesseract rozdziela bloki."""
-    return [line.rstrip() for line in text.replace("\f", "\n").split("\n") if line.strip()]
+    strony (``\\f``), którymi Tesseract rozdziela bloki, z „§” na początku jednostki."""
+    lines = text.replace("\f", "\n").split("\n")
+    return [_PARAGRAPH_SIGN.sub("§ ", line.rstrip()) for line in lines if line.strip()]
