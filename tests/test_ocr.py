@@ -19,7 +19,7 @@ from chroma_rag.errors import UnreadableFile
 from chroma_rag.indexing.report import Progress
 from chroma_rag.ingest.chunking import chunk_document
 from chroma_rag.ingest.loading import load_document
-from chroma_rag.ingest.ocr import Ocr, OcrEngine, PageCache
+from chroma_rag.ingest.ocr import Ocr, OcrEngine, PageCache, ocr_lines
 
 # Pages 2–3 of the patients' rights act: art. 4 (compensation) on the first, art. 6–9 on the second.
 SCANNED = [1, 2]
@@ -145,3 +145,16 @@ def test_blank_and_corrupt_scans_are_skipped_with_one_sentence(tmp_path: Path, u
         assert reason == (f"{name}: OCR nie rozpoznał tekstu na żadnej stronie skanu (puste strony albo nieczytelny "
                           "obraz).")
         assert len(re.findall(r"[.!?](?:\s|$)", reason)) == 1
+
+
+@pytest.mark.parametrize(("read", "line"), [
+    ("8 44. Księga przyjęć", "§ 44. Księga przyjęć"),  # "§" read as "8" (bench/ocr.py)
+    ("$ 45. Kartoteka", "§ 45. Kartoteka"),
+    ("5 93.1. Ustawa zmieniająca", "§ 93.1. Ustawa zmieniająca"),  # a skewed page
+    ("891. 1. Nie nowelizuje się", "891. 1. Nie nowelizuje się"),  # glued: a number, not guessed
+    ("5 000. zł", "5 000. zł"),
+    ("8 10.2005 r.", "8 10.2005 r."),
+    ('wyrazy „ ..... " zastępuje', "wyrazy „ ..... ” zastępuje"),  # the closing quote, so cutting sees it closed
+])
+def test_ocr_lines_repair_what_tesseract_misreads_in_acts(read: str, line: str) -> None:
+    assert ocr_lines(f"{read}\n\n\f") == [line]

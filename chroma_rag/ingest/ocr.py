@@ -28,7 +28,8 @@ INSTALL_HINT = "zainstaluj Tesseract z modelem polskim (apt-get install tesserac
 class OcrSettings:
     """Liczby OCR dobrane pomiarem (bench/ocr.py, docs/BENCHMARKS.md)."""
 
-    # Tesseract reads best at ≥300 dpi (its documentation); here ~2 s a page of a statute on one core.
+    # Tesseract's documentation asks for ≥300 dpi. bench/ocr.py: CER 0.034 at 300 and at 200, units found 95 % and
+    # 97 % of 88 (a sample too small to tell them apart), 2.7–3.8 s a page on one core of the shared machine.
     dpi: int = 300
     # A page with fewer non-space characters than this in its text layer, and with an image, is a scan. The 11
     # shared statutes have ≥225 on every text page; 5 annex pages of the medical-records regulation carry 33–49
@@ -194,13 +195,17 @@ def _scans(pages: list[int], total: int) -> str:
     return f"{len(pages)} z {total} stron PDF to skany bez warstwy tekstowej"
 
 
-# Tesseract's Polish model reads the paragraph sign opening a unit as "8" (or "$", "&"): "8 44. Księga przyjęć"
-# is "§ 44." (bench/ocr.py: every § unit of the two regulations was lost before this)
-_PARAGRAPH_SIGN = re.compile(r"^[ \t]*(?:8[ \t]|[$&][ \t]?)(?=\d{1,4}[a-z]{0,2}\.(?:\s|$))")
+# Tesseract's Polish model reads the paragraph sign opening a unit as "8", "$" or "&" (on a skewed page also "5",
+# "6"): "8 44. Księga przyjęć" and "5 93.1. Ustawa" are "§ 44." and "§ 93.1." (bench/ocr.py: every § unit of the
+# two regulations was lost before this); "891." stays a number, and so does "5 000." (no leading zero)
+_PARAGRAPH_SIGN = re.compile(r"^[ \t]*(?:[5-8][ \t]|[$&][ \t]?)([1-9]\d{0,3}[a-z]{0,2}\.)(?=\s|$|\d{1,2}\.)")
 
 
 def ocr_lines(text: str) -> list[str]:
     """Wiersze tekstu z OCR jak wiersze warstwy tekstowej: bez pustych wierszy między akapitami i znaku końca
-    strony (``\\f``), którymi Tesseract rozdziela bloki, z „§” na początku jednostki."""
-    lines = text.replace("\f", "\n").split("\n")
-    return [_PARAGRAPH_SIGN.sub("§ ", line.rstrip()) for line in lines if line.strip()]
+    strony (``\\f``), którymi Tesseract rozdziela bloki, z „§” na początku jednostki i z polskim cudzysłowem
+    zamykającym."""
+    # Polish acts quote „…”; Tesseract reads the closing ” as '"', and an unclosed „ makes cutting take every
+    # following unit for quoted text of an amended act (bench/ocr.py: § 86–99 of technika prawodawcza)
+    text = text.replace("\f", "\n").replace('"', "”")
+    return [_PARAGRAPH_SIGN.sub(r"§ \1", line.rstrip()) for line in text.split("\n") if line.strip()]
