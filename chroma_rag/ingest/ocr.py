@@ -131,6 +131,8 @@ class Ocr:
     def read(self, path: Path, pages: list[int]) -> dict[int, str]:
         """Tekst stron ``pages`` (od 0): z pamięci albo z OCR, każda odczytana strona od razu zapamiętana.
         Brak programu OCR, zepsuty obraz strony – ``UnreadableFile`` z jednym zdaniem."""
+        if not pages:  # a text PDF: neither hashed nor opened again
+            return {}
         settings = self.engine.settings
         file_hash = _file_hash(path) if self.cache else ""
         known = {i: self.cache.get(file_hash, settings, i + 1) for i in pages} if self.cache else {}
