@@ -29,7 +29,7 @@ class OcrSettings:
     """Liczby OCR dobrane pomiarem (bench/ocr.py, docs/BENCHMARKS.md)."""
 
     # Tesseract's documentation asks for ≥300 dpi. bench/ocr.py: CER 0.034 at 300 and at 200, units found 95 % and
-    # 97 % of 88 (a sample too small to tell them apart), 2.7–3.8 s a page on one core of the shared machine.
+    # 97 % of 88 (a sample too small to tell them apart), 2–4 s a page on one core of the shared machine.
     dpi: int = 300
     # A page with fewer non-space characters than this in its text layer, and with an image, is a scan. The 11
     # shared statutes have ≥225 on every text page; 5 annex pages of the medical-records regulation carry 33–49
