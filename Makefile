@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zainstalowano
 
-.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan bench-indeksowanie ocena ocena-plan ocena-biblioteka serwer serwuj przegladarka narzedzia-js inspektor-mcp
+.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan bench-indeksowanie ocena ocena-plan ocena-biblioteka serwer serwuj przegladarka narzedzia-js inspektor-mcp ocr bench-ocr
 
 install: $(STAMP)
 
@@ -18,12 +18,17 @@ run: $(STAMP)
 	$(VENV)/bin/chroma-rag indeksuj dane/
 	$(VENV)/bin/chroma-rag szukaj "Ile dni urlopu przysługuje pracownikowi?"
 
-test: $(STAMP) przegladarka narzedzia-js inspektor-mcp
+test: $(STAMP) przegladarka narzedzia-js inspektor-mcp ocr
 	$(PY) -m pytest
 
 # Test strony (tests/test_strona.py) steruje Debianowym chromium przez Playwright – bez pobierania przeglądarki.
 przegladarka:
 	@test -x /usr/bin/chromium || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
+
+# OCR skanów (ingest/ocr.py): Debianowy Tesseract z modelem polskim, doinstalowany tylko, gdy go brak.
+ocr:
+	@tesseract --list-langs 2>/dev/null | grep -qx pol || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y tesseract-ocr tesseract-ocr-pol)
 
 # axe-core (dostępność strony) w wersji z tests/js/package-lock.json
 narzedzia-js: tests/js/node_modules/axe-core/axe.min.js
@@ -111,6 +116,12 @@ PLIKI ?= 0
 POWTORZENIA ?= 1
 bench-indeksowanie: $(STAMP)
 	$(PY) bench/indeksowanie.py --pliki $(PLIKI) --powtorzenia $(POWTORZENIA) $(if $(ZAPISZ),--zapisz)
+
+# OCR skanów (issue 41): strony ze środka 11 wspólnych PDF-ów jako skany 300 i 150 dpi i krzywo o 1,5°, CER wobec
+# warstwy tekstowej i odsetek jednostek znalezionych w skanie; kilka minut na 2 rdzeniach. ZAPISZ=1 wpisuje tabelę
+# do docs/BENCHMARKS.md.
+bench-ocr: $(STAMP) ocr
+	$(PY) bench/ocr.py $(if $(ZAPISZ),--zapisz)
 
 # Serwer Chromy dla trybu zespołowego (--serwer http://127.0.0.1:8000), zob. docs/SERWER.md.
 serwer: $(STAMP)

@@ -34,6 +34,7 @@ from .indexing.consistency import ConsistencyReport, check
 from .indexing.removal import remove_file
 from .indexing.report import IndexReport, Progress
 from .indexing.sync import SyncOptions, sync
+from .ingest.ocr import OcrEngine
 from .ingest.preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
 from .llm import LlmSettings
 from .models import Plan, SearchResult
@@ -147,12 +148,14 @@ class Index:
         force: bool = False,
         wait: float = DEFAULT_WAIT,
         on_wait: Callable[[str], None] | None = None,
+        ocr: OcrEngine | None = None,
     ) -> IndexReport:
         """Synchronizuje indeks z plikami i folderami (rekurencyjnie): niezmienione pomija, zmienione zastępuje,
-        ``prune`` usuwa pliki, które zniknęły z podanych folderów (pusty folder tylko z ``force``)."""
+        ``prune`` usuwa pliki, które zniknęły z podanych folderów (pusty folder tylko z ``force``). Strony PDF bez
+        warstwy tekstowej czyta ``ocr`` (domyślnie ``tesseract`` z PATH)."""
         self.store.require_writable()
         doc_type = normalize_type(doc_type) if doc_type is not None else None
-        options = SyncOptions(doc_type=doc_type, prune=prune, force=force, wait=wait)
+        options = SyncOptions(doc_type=doc_type, prune=prune, force=force, wait=wait, ocr=ocr or OcrEngine())
         embedder = self._get_embedder(wait, on_wait)
         known_dim(embedder)  # a remote model's errors surface before the DB is created or changed
         report = sync([Path(p) for p in paths], self.store, embedder, options, progress, on_wait)

@@ -25,7 +25,7 @@ EXPECTED_REASONS = {
     "obciety.pdf": ("uszkodzony",),
     "strona-bledu.pdf": ("nie jest PDF",),
     "zaszyfrowany.pdf": ("zaszyfrowany",),
-    "skan.pdf": ("OCR",),
+    "skan.pdf": ("puste strony",),
     "smieci.txt": ("binarny",),
 }
 

@@ -50,16 +50,17 @@ def test_unreadable_files_say_why_in_polish(tmp_path: Path, name: str, content: 
     assert message.startswith(f"{name}: ") and reason in message and message.endswith(".")
 
 
-def test_pdf_without_text_layer_needs_ocr(tmp_path: Path) -> None:
-    with pytest.raises(UnreadableFile, match="OCR"):
-        load_document(blank_pdf(tmp_path / "skan.pdf"))
+def test_pdf_of_blank_pages_has_nothing_to_read(tmp_path: Path) -> None:
+    # no text layer and no image: nothing for OCR either (scans: tests/test_ocr.py)
+    with pytest.raises(UnreadableFile, match="puste strony"):
+        load_document(blank_pdf(tmp_path / "puste.pdf"))
 
 
 def test_encrypted_pdf(tmp_path: Path) -> None:
     with pytest.raises(UnreadableFile, match="zaszyfrowany"):
         load_document(blank_pdf(tmp_path / "tajne.pdf", password="tajne"))
     # an empty user password opens the file: we get past encryption to the (missing) text layer
-    with pytest.raises(UnreadableFile, match="OCR"):
+    with pytest.raises(UnreadableFile, match="puste strony"):
         load_document(blank_pdf(tmp_path / "otwarte.pdf", password=""))
 
 

@@ -59,12 +59,12 @@ def test_preparation_runs_while_the_model_embeds_and_a_reader_error_is_the_same_
     prepare_file = indexing.prepare_file
     overlapped = threading.Event()
 
-    def preparing(source, doc_type=None):
+    def preparing(source, doc_type=None, ocr=None):
         if source.path.name == "b.txt":  # prepared only once the model has started on a.txt
             overlapped.set() if progress.started("a.txt").wait(WAIT_S) else None
         if source.path.name == "d.txt":
             raise RuntimeError("błąd czytnika w wątku")  # a reader bug in the background thread
-        return prepare_file(source, doc_type)
+        return prepare_file(source, doc_type, ocr)
 
     monkeypatch.setattr(indexing, "prepare_file", preparing)
     report = Index(tmp_path / "db").add([docs], progress=progress)

@@ -25,6 +25,11 @@ def eta(seconds: float) -> str:
     return f"~{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
+def ocr_status(path: Path, done: int, pages: int, cached: bool) -> str:
+    """„OCR: skan.pdf – strona 3/20” (strony bez warstwy tekstowej tego pliku)."""
+    return f"OCR: {path.name} – strona {done}/{pages}{' (z pamięci)' if cached else ''}"
+
+
 class RunProgress(IndexProgress):
     """Stan całego przebiegu: plik i/N, fragmenty gotowe/wszystkie, tempo, pozostały czas, bieżący plik."""
 
@@ -97,6 +102,9 @@ class BarProgress(RunProgress):
         super().reading(path)
         self.bar.update(self.task, description=f"Wczytywanie: {path.name}")
 
+    def ocr_page(self, path: Path, done: int, pages: int, cached: bool) -> None:
+        self.bar.update(self.task, description=ocr_status(path, done, pages, cached))
+
     def start(self, files: int, chunks: int) -> None:
         super().start(files, chunks)
         self.bar.update(self.task, total=chunks or None, completed=self.done, description=self.status())
@@ -135,6 +143,11 @@ class PlainProgress(RunProgress):
 
     def finish_file(self, path: Path) -> None:
         self._line(f"Gotowe: {path.name} ({self.status(with_file=False)})")
+
+    def ocr_page(self, path: Path, done: int, pages: int, cached: bool) -> None:
+        # a page takes seconds: the first one says OCR has begun, then a line as often as the other lines
+        if done in (1, pages) or self.clock() - self.last_line >= PLAIN_EVERY_S:
+            self._line(ocr_status(path, done, pages, cached))
 
     def _line(self, text: str) -> None:
         self.last_line = self.clock()

@@ -14,6 +14,7 @@ from ..ingest.acts import cited_short_name
 from ..ingest.chunking import chunk_document, embedding_text
 from ..ingest.loading import load_document
 from ..ingest.metadata import detect_publication, detect_title, detect_type, detect_year
+from ..ingest.ocr import Ocr
 from ..models import Chunk, Document
 from ..storage.documents import path_tag
 from .discovery import SourceFile
@@ -35,10 +36,11 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def prepare_file(source: SourceFile, doc_type: str | None = None) -> tuple[PreparedFile, float, float]:
-    """Wczytuje i tnie plik; zwraca też czasy wczytywania i cięcia."""
+def prepare_file(source: SourceFile, doc_type: str | None = None,
+                 ocr: Ocr | None = None) -> tuple[PreparedFile, float, float]:
+    """Wczytuje (skany przez ``ocr``) i tnie plik; zwraca też czasy wczytywania i cięcia."""
     started = time.perf_counter()
-    document = load_document(source.path)
+    document = load_document(source.path, ocr)
     loaded = time.perf_counter()
     chunks = [c for c in chunk_document(document) if c.text.strip()]
     if not chunks:

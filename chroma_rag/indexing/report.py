@@ -39,16 +39,22 @@ class IndexReport:
 
 class Progress:
     """Powiadomienia o postępie (CLI rysuje z nich pasek; API może je pominąć), zawsze z wątku wywołującego.
-    Kolejność: ``reading`` przy wczytywaniu pliku, ``start`` z sumą plików i fragmentów do zapisania, potem dla
-    każdego pliku ``start_file``, ``advance`` (fragmenty gotowe, także wzięte z bazy) i ``finish_file`` (wektory
-    gotowe, zapis idzie w tle). W długim przebiegu pliki wczytuje wątek w tle, a model zaczyna od razu, więc
-    ``start`` przychodzi dopiero po wczytaniu wszystkich – zwykle w trakcie pierwszego pliku."""
+    Kolejność: ``reading`` przy wczytywaniu pliku (i ``ocr_page`` po każdej stronie skanu), ``start`` z sumą plików
+    i fragmentów do zapisania, potem dla każdego pliku ``start_file``, ``advance`` (fragmenty gotowe, także wzięte
+    z bazy) i ``finish_file`` (wektory gotowe, zapis idzie w tle). W długim przebiegu pliki wczytuje wątek w tle,
+    a model zaczyna od razu, więc ``start`` przychodzi dopiero po wczytaniu wszystkich – zwykle w trakcie pierwszego
+    pliku."""
 
     def reading(self, path: Path) -> None: ...
     def start(self, files: int, chunks: int) -> None: ...
     def start_file(self, path: Path, chunks: int) -> None: ...
     def advance(self, chunks: int) -> None: ...
     def finish_file(self, path: Path) -> None: ...
+
+    def ocr_page(self, path: Path, done: int, pages: int, cached: bool) -> None:
+        """Strona skanu ``path`` gotowa: ``done`` z ``pages`` stron tego pliku bez warstwy tekstowej, odczytana
+        przez OCR albo wzięta z pamięci odczytanych stron (``cached``). Przychodzi przy odbieraniu wczytanych
+        plików, więc strony wczytane w tle, gdy model liczył, zgłaszane są z opóźnieniem."""
 
     def reuse(self, chunks: int) -> None:
         """Fragmenty gotowe bez modelu (wektory z bazy, z pamięci przerwanego przebiegu, druga ścieżka tej samej

@@ -15,7 +15,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ import numpy as np
 from ..embedding.embedder import Embedder
 from ..errors import UnreadableFile, UserError
 from ..ingest.chunking import CHUNKER_VERSION
+from ..ingest.ocr import Ocr, OcrEngine, PageCache
 from ..plural import FRAGMENT, count
 from ..storage.collection import ChunkCollection
 from ..storage.documents import aliases, owner_of, standing, this_host
@@ -52,6 +53,7 @@ class SyncOptions:
     # a chunk (8,693 e5 chunks: 1.4 s reading the vectors, 1.3 s querying), so up to ~15 s; a larger one is
     # left to `sprawdz --napraw` (the product's search reads its own snapshot, not the HNSW).
     check_findable_up_to: int = 50_000
+    ocr: OcrEngine = field(default_factory=OcrEngine)  # scanned PDF pages
 
 
 def is_up_to_date(record: FileRecord | None, source: SourceFile, doc_type: str | None) -> bool:
@@ -74,6 +76,8 @@ class _Sync:
         self.options = options
         self.on_wait = on_wait
         self.cache = VectorCache(store.work_dir / f"wektory-{collection_name(self.model)}", embedder.dim)
+        # OCR text does not depend on the model: every model's run (and a run resumed after Ctrl-C) reads it here
+        self.ocr_cache = PageCache(store.work_dir / "ocr")
 
     def _collection(self, create: bool = False) -> ChunkCollection | None:
         if not create and self.model not in self.store.indexed_models():
@@ -259,21 +263,23 @@ class _Preparing:
     """Pliki wczytywane i cięte po kolei w wątku w tle (z wyprzedzeniem, w kolejności ``sources``), podczas gdy
     model liczy wektory wcześniejszych. Wątek nie dotyka bazy ani postępu; wyniki odbiera wątek główny."""
 
-    def __init__(self, sources: list[SourceFile], doc_type: str | None) -> None:
+    def __init__(self, sources: list[SourceFile], doc_type: str | None, ocr: OcrEngine, ocr_cache: PageCache) -> None:
         self.sources = sources
         self._results: list[_Ready | BaseException] = []
+        self._pages: list[tuple[Path, int, int, bool]] = []  # scan pages read, not yet reported
         self._ready = threading.Condition()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(doc_type,), name="chroma-rag-wczytywanie",
+        ocr_run = Ocr(ocr, ocr_cache, self._page_read)
+        self._thread = threading.Thread(target=self._run, args=(doc_type, ocr_run), name="chroma-rag-wczytywanie",
                                         daemon=True)
         self._thread.start()
 
-    def _run(self, doc_type: str | None) -> None:
+    def _run(self, doc_type: str | None, ocr: Ocr) -> None:
         for source in self.sources:
             if self._stop.is_set():
                 return
             try:
-                result: _Ready | BaseException = _prepare(source, doc_type)
+                result: _Ready | BaseException = _prepare(source, doc_type, ocr)
             except BaseException as exc:  # handed to the main thread, raised there
                 result = exc
             with self._ready:
@@ -281,6 +287,17 @@ class _Preparing:
                 self._ready.notify_all()
             if isinstance(result, BaseException):
                 return
+
+    def _page_read(self, path: Path, done: int, pages: int, cached: bool) -> None:
+        with self._ready:
+            self._pages.append((path, done, pages, cached))
+            self._ready.notify_all()
+
+    def pages_read(self) -> list[tuple[Path, int, int, bool]]:
+        """Strony skanów odczytane od ostatniego pytania (dla ``Progress.ocr_page`` w wątku głównym)."""
+        with self._ready:
+            pages, self._pages = self._pages, []
+        return pages
 
     def done(self) -> int:
         """Ile plików jest już przygotowanych."""
@@ -291,12 +308,17 @@ class _Preparing:
         found = self._results[position] if position < len(self._results) else None
         return found if isinstance(found, _Ready) else None
 
-    def get(self, position: int) -> _Ready:
-        """Plik nr ``position``; czeka, aż wątek go przygotuje (błąd wątku wychodzi tutaj)."""
-        with self._ready:
-            while position >= len(self._results):
-                self._ready.wait()
-            found = self._results[position]
+    def get(self, position: int, progress: Progress) -> _Ready:
+        """Plik nr ``position``; czeka, aż wątek go przygotuje, zgłaszając w tym czasie odczytane strony skanów
+        (błąd wątku wychodzi tutaj)."""
+        while True:
+            with self._ready:
+                while position >= len(self._results) and not self._pages:
+                    self._ready.wait()
+                found = self._results[position] if position < len(self._results) else None
+            _report_pages(self, progress)
+            if found is not None:
+                break
         if isinstance(found, BaseException):
             raise found
         return found
@@ -377,7 +399,7 @@ class _Pipeline:
         if not todo:
             self.progress.start(0, 0)
             return
-        self.preparing = _Preparing(todo, self.run.options.doc_type)
+        self.preparing = _Preparing(todo, self.run.options.doc_type, self.run.options.ocr, self.run.ocr_cache)
         storage = _Storage()
         try:
             if sum(source.size for source in todo) <= PREPARE_AHEAD_BYTES:
@@ -434,9 +456,10 @@ class _Pipeline:
             ready = self.preparing.peek(self.received)
             if ready is None or not self.announced:
                 self.progress.reading(path)
+            _report_pages(self.preparing, self.progress)
             if ready is None:
                 started = time.perf_counter()
-                ready = self.preparing.get(self.received)
+                ready = self.preparing.get(self.received, self.progress)
                 _add(self.seconds, "czekanie na wczytanie", time.perf_counter() - started)
             self.seconds["wczytywanie"] += ready.load_s
             self.seconds["ciecie"] += ready.chunk_s
@@ -557,10 +580,15 @@ def _standing_owner(records: list[FileRecord], same_content: list[FileRecord], k
     return None
 
 
-def _prepare(source: SourceFile, doc_type: str | None) -> _Ready:
+def _report_pages(preparing: _Preparing, progress: Progress) -> None:
+    for path, done, pages, cached in preparing.pages_read():
+        progress.ocr_page(path, done, pages, cached)
+
+
+def _prepare(source: SourceFile, doc_type: str | None, ocr: Ocr) -> _Ready:
     """Plik wczytany i pocięty; nieczytelny – z powodem pominięcia."""
     try:
-        prepared, load_s, chunk_s = prepare_file(source, doc_type)
+        prepared, load_s, chunk_s = prepare_file(source, doc_type, ocr)
     except UnreadableFile as exc:
         return _Ready(source, None, str(exc))
     except Exception as exc:  # one odd file (a reader bug, a missing codec) must not stop the whole run

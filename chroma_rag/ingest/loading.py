@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import UnreadableFile, os_reason
 from ..models import Document
 from .cleaning import has_mojibake, repair_mojibake
 from .encoding import decode_text
+
+if TYPE_CHECKING:
+    from .ocr import Ocr
 
 SUPPORTED_SUFFIXES = (".pdf", ".docx", ".odt", ".rtf", ".html", ".htm", ".txt", ".md")
 # Office's owner files ("~$umowa.docx") and editors' temp copies sit next to documents; they are not documents.
@@ -24,8 +28,9 @@ def is_temporary(path: Path) -> bool:
     return name.startswith(_TEMPORARY_PREFIXES) or name.endswith(("~", "#")) or name.startswith("#")
 
 
-def load_document(path: Path) -> Document:
-    """Czyta plik; gdy się nie da, rzuca ``UnreadableFile`` z powodem po polsku."""
+def load_document(path: Path, ocr: Ocr | None = None) -> Document:
+    """Czyta plik (skany w PDF przez ``ocr``, domyślnie Tesseract bez pamięci odczytanych stron); gdy się nie da,
+    rzuca ``UnreadableFile`` z powodem po polsku."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise UnreadableFile(f"{path.name}: nieobsługiwany typ pliku.")
@@ -35,7 +40,7 @@ def load_document(path: Path) -> Document:
     except OSError as exc:
         raise UnreadableFile(f"{path.name}: nie da się otworzyć pliku ({os_reason(exc)}).") from exc
     if suffix == ".pdf":
-        return _load_pdf(path)
+        return _load_pdf(path, ocr)
     if suffix == ".docx":
         return Document(path=path, pages=[_read_docx(path)], kind="docx")
     # HTML, ODT and RTF come out as Markdown-like text ("#" headings), cut into sections like a .md file
@@ -54,10 +59,10 @@ def load_document(path: Path) -> Document:
     return Document(path=path, pages=[_read_text(path)], kind=suffix[1:])
 
 
-def _load_pdf(path: Path) -> Document:
+def _load_pdf(path: Path, ocr: Ocr | None) -> Document:
     from .pdftext import read_pdf
 
-    pdf = read_pdf(path)
+    pdf = read_pdf(path, ocr)
     pages = pdf.pages
     if has_mojibake("".join(pages)):
         pages = [repair_mojibake(p) for p in pages]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UnreadableFile
+from .ocr import Ocr, ocr_lines
 
 # Footnote markers removed from the running text are kept in place as FN_OPEN + marker + FN_CLOSE,
 # so chunking can attach the footnote to the unit that cites it.
@@ -65,21 +66,31 @@ class _Page:
     width: float
     height: float
     sups: list[tuple[str, str]]  # (printed base number, raised digits) of unit numbers
+    ocr: bool = False  # lines read by OCR: text only, no font sizes or positions to lay out by
 
 
 # pypdf's own messages are English and name stream internals; what a user can act on is the repair
 REPAIR_HINT = "otwórz go i zapisz ponownie jako PDF (np. „Drukuj do PDF”)"
 
 
-def read_pdf(path: Path) -> PdfText:
-    """Czyta PDF; rzuca ``UnreadableFile`` z powodem po polsku, gdy się nie da."""
+def read_pdf(path: Path, ocr: Ocr | None = None) -> PdfText:
+    """Czyta PDF, strony bez warstwy tekstowej przez OCR (``ocr``; domyślnie Tesseract bez pamięci odczytanych
+    stron); rzuca ``UnreadableFile`` z powodem po polsku, gdy się nie da."""
     reader = _open(path)
     try:
         pages = [_read_page(page) for page in reader.pages]
     except Exception as exc:  # pypdf raises many unrelated types on broken streams
         raise UnreadableFile(f"{path.name}: uszkodzony PDF, nie da się odczytać treści – {REPAIR_HINT}.") from exc
+    ocr = ocr or Ocr()
+    scanned = ocr.scanned_pages(path, [sum(len("".join(ln.text.split())) for ln in page.lines) for page in pages])
+    for index, text in ocr.read(path, scanned).items():
+        pages[index] = _Page([Line(line, 0.0, 0.0, 0.0) for line in ocr_lines(text)], pages[index].width,
+                             pages[index].height, [], ocr=True)
     if not any(line.text.strip() for page in pages for line in page.lines):
-        raise UnreadableFile(f"{path.name}: PDF nie ma warstwy tekstowej (skan?) – potrzebny OCR.")
+        if scanned:
+            raise UnreadableFile(f"{path.name}: OCR nie rozpoznał tekstu na żadnej stronie skanu (puste strony albo "
+                                 "nieczytelny obraz).")
+        raise UnreadableFile(f"{path.name}: PDF ma tylko puste strony (bez warstwy tekstowej i bez obrazów).")
     return _clean(pages)
 
 
@@ -193,19 +204,21 @@ def _clean(pages: list[_Page]) -> PdfText:
     out: list[str] = []
     for number, page in enumerate(pages):
         lines = [ln for ln in page.lines if ln.text.strip() and not _is_header(ln.text.strip())]
-        lines = [ln for ln in lines if not _is_margin_note(ln, page.width, body_size)]
-        lines = _reading_order(lines, body_size)
+        if not page.ocr:  # OCR gives lines in reading order, without the sizes these steps go by
+            lines = [ln for ln in lines if not _is_margin_note(ln, page.width, body_size)]
+            lines = _reading_order(lines, body_size)
         if number == 0:
             lines = [ln for ln in page.lines if MASTHEAD.match(ln.text.strip())] + lines
-        lines, notes = _split_footnotes(lines, body_size)
-        footnotes.update(notes)
+        if not page.ocr:
+            lines, notes = _split_footnotes(lines, body_size)
+            footnotes.update(notes)
         out.append(_apply_superscripts("\n".join(ln.text.rstrip() for ln in lines), page.sups))
     return PdfText(pages=out, footnotes=footnotes)
 
 
 def _body_size(pages: list[_Page]) -> float:
     sizes: Counter[float] = Counter()
-    for page in pages:
+    for page in (p for p in pages if not p.ocr):
         for line in page.lines:
             sizes[round(line.size, 1)] += len(line.text.strip())
     return sizes.most_common(1)[0][0] if sizes else 10.0
