@@ -171,3 +171,23 @@ def test_plan_replay_still_finds_the_question(db: Path, monkeypatch: pytest.Monk
     assert f"- {PETTY_OFFENCES} | Kodeks wykroczeń (k.w.) | kodeks | 1971" in content
     assert result.plan is not None and result.plan.documents == [PETTY_OFFENCES] and result.plan.error is None
     assert result and result[0].file == PETTY_OFFENCES and result[0].art == "51"
+
+
+def test_control_characters_in_file_names_reach_the_terminal_escaped(capsys: pytest.CaptureFixture[str],
+                                                                     tmp_path: Path) -> None:
+    """Issue 39: nazwa pliku z sekwencją terminala (kolor, tytuł okna) albo nową linią nie działa w ``lista``."""
+    from conftest import run_cli
+
+    folder = tmp_path / "dokumenty"
+    folder.mkdir()
+    (folder / "zly\x1b]0;TYTUL\x07\x1b[31mczerwony.md").write_text("# Regulamin A\n\nArt. 1. Urlop.\n",
+                                                                    encoding="utf-8")
+    (folder / "nowa\nlinia.md").write_text("# Regulamin B\n\nArt. 1. Praca zdalna.\n", encoding="utf-8")
+    code, _, _ = run_cli(capsys, "indeksuj", folder, "--baza", tmp_path / "db")
+    assert code == 0
+    for columns in ("200", "40"):  # the table and the narrow line layout
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("COLUMNS", columns)
+            code, listed, _ = run_cli(capsys, "lista", "--baza", tmp_path / "db")
+        assert code == 0 and "\x1b" not in listed and "\x07" not in listed
+        assert "zly\\x1b]0;TYTUL\\x07\\x1b[31mczerwony.md" in listed and "nowa\\nlinia.md" in listed

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from ..answering.answer import distinct_names
 from ..plural import FRAGMENT, count
-from .output import out, shorten
+from .output import out, printable, shorten
 
 if TYPE_CHECKING:
     from ..api import FileInfo
@@ -53,7 +53,8 @@ def print_files(infos: Sequence[FileInfo]) -> None:
     """Tabela (albo wiersze) plików pogrupowanych według rodzaju; imienniki z różnych folderów z folderem, jak
     w cytacie i w ``--plik`` („it/regulamin.md”)."""
     shown = distinct_names(info.path for info in infos)
-    infos = [replace(info, name=shown[info.path]) for info in infos]
+    infos = [replace(info, name=printable(shown[info.path]), title=printable(info.title),
+                     other_paths=[printable(path) for path in info.other_paths]) for info in infos]
     models = sorted({model for info in infos for model in info.models})
     same_model = len({tuple(info.models) for info in infos}) <= 1
     summary = f"Zaindeksowane pliki: {len(infos)}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import IO
 
@@ -64,6 +65,15 @@ def discard_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):  # stdout without a descriptor (tests capture it in memory)
         pass
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Napis z dysku (nazwa pliku, tytuł z pierwszej linii) do terminala: znaki sterujące jako ``\x1b``, ``\n`` –
+    nazwa pliku nie zmieni tytułu okna ani kolorów terminala i nie rozbije wiersza listy."""
+    return _CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def shorten(text: str, limit: int) -> str:
