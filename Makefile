@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zainstalowano
 
-.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan bench-indeksowanie ocena ocena-plan ocena-biblioteka serwer serwuj przegladarka narzedzia-js inspektor-mcp ocr bench-ocr
+.PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan bench-indeksowanie ocena ocena-plan ocena-biblioteka ocena-biblioteka-pomysly serwer serwuj przegladarka narzedzia-js inspektor-mcp ocr bench-ocr
 
 install: $(STAMP)
 
@@ -78,6 +78,10 @@ BIBLIOTEKA ?= ../shared/dane/biblioteka
 ocena-biblioteka: $(STAMP)
 	$(VENV)/bin/chroma-rag indeksuj $(USTAWY) $(BIBLIOTEKA) --baza $(BIBLIOTEKA_BAZA)
 	$(PY) bench/biblioteka.py --baza $(BIBLIOTEKA_BAZA) $(if $(ZAPISZ),--zapisz)
+
+# Warianty rankingu w bibliotece (wybór aktu, sąsiednie artykuły, wagi, głębokość) na tej samej bazie, poza produktem.
+ocena-biblioteka-pomysly: $(STAMP)
+	$(PY) bench/biblioteka_pomysly.py --baza $(BIBLIOTEKA_BAZA) $(if $(ZAPISZ),--zapisz)
 
 # Wyszukiwanie planowane (issue 12) bez sieci: plany silnego modelu z $(PLANY) odtwarza testowy serwer czatu
 # (tests/plan_replay.py); ZAMIEN=1 oddaje każdemu pytaniu plan następnego (plany błędne).
