@@ -117,9 +117,18 @@ def _base_routes(index: Index, host: str, status: Callable[[], dict[str, object]
         Route("/api/pytaj", _ask(index), methods=["POST"]),
         Route("/api/rozmowy/{rozmowa}", _conversation(index), methods=["GET", "DELETE"]),
         Route("/dokumenty/{plik}", _document(index)),
+        Route("/mcp", _no_mcp_stream, methods=["GET"]),
         *mcp_app.routes,
     ]
     return routes, mcp
+
+
+async def _no_mcp_stream(_: Request) -> Response:
+    """``GET /mcp``: bezstanowy serwer (każde wywołanie to jedno POST) nie ma czego wysyłać strumieniem, więc zgodnie
+    ze specyfikacją MCP odmawia (405), zamiast trzymać bezczynne połączenie i jego miejsce."""
+    response = error(405, "Ten serwer MCP nie prowadzi strumieni – wysyłaj wywołania metodą POST na ten sam adres.")
+    response.headers["allow"] = "POST"
+    return response
 
 
 def _application(routes: list[BaseRoute], mcps: list[MCPServer], host: str, token: str | None,

@@ -1,7 +1,7 @@
 """Limity zapytań w aplikacji: treść odebrana w całości (najwyżej ``MAX_BODY_BYTES`` w ``BODY_SECONDS``), zanim
-zapytanie zajmie miejsce wśród ``MAX_REQUESTS`` obsługiwanych naraz, osobne pule na pytania do modelu czatu
-(``MAX_QUESTIONS``, ``QUESTION_SECONDS``) i bezczynne strumienie MCP, część każdej puli dla jednego adresu, limit
-czasu odpowiedzi i zerwane połączenia jako jedna linia dziennika."""
+zapytanie zajmie miejsce wśród ``MAX_REQUESTS`` obsługiwanych naraz, osobna pula na pytania do modelu czatu
+(``MAX_QUESTIONS``, ``QUESTION_SECONDS``), część każdej puli dla jednego adresu, limit czasu odpowiedzi i zerwane
+połączenia jako jedna linia dziennika."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ REQUEST_SECONDS = 60.0
 QUESTION_SECONDS = 180.0
 MAX_REQUESTS = 64  # more at once get 503 instead of queueing on a 2-core machine
 MAX_QUESTIONS = 8  # POST /api/pytaj at once (per process): each may hold a model call
-MAX_STREAMS = 16  # GET /mcp: a stream the client may hold open idle, so it has its own pool
 # one address may not take a whole pool: the others' searches and questions still get places
 MAX_CLIENT_REQUESTS = 16
 MAX_CLIENT_QUESTIONS = 2
@@ -41,13 +40,13 @@ class _Gone(Exception):
 
 class RequestLimits:
     """Treść zapytania czytana w całości przed aplikacją (413 za dużą, 408 za wolną – powolna treść nie trzyma
-    miejsca wyszukiwania), najwyżej ``MAX_REQUESTS`` zapytań i ``MAX_STREAMS`` strumieni ``GET /mcp`` naraz
-    (503), odpowiedź – poza ``untimed_prefixes`` – w ciągu ``REQUEST_SECONDS`` (503)."""
+    miejsca wyszukiwania), najwyżej ``MAX_REQUESTS`` zapytań i ``MAX_QUESTIONS`` pytań naraz, z jednego adresu
+    ich część (503), odpowiedź – poza ``untimed_prefixes`` – w ciągu ``REQUEST_SECONDS`` (503)."""
 
     def __init__(self, app: ASGIApp, untimed_prefixes: tuple[str, ...]) -> None:
         self.app = app
         self._untimed = untimed_prefixes
-        self._active = {"requests": 0, "streams": 0, "questions": 0}
+        self._active = {"requests": 0, "questions": 0}
         self._clients: dict[tuple[str, str], int] = {}  # (pool, address) → requests in it now
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -97,7 +96,7 @@ class RequestLimits:
 
     def _refusal(self, pool: str, client: tuple[str, str]) -> str | None:
         """Zdanie odmowy (503), gdy pula albo jej część dla jednego adresu jest pełna; ``None`` – jest miejsce."""
-        limit = {"streams": MAX_STREAMS, "questions": MAX_QUESTIONS}.get(pool, MAX_REQUESTS)
+        limit = MAX_QUESTIONS if pool == "questions" else MAX_REQUESTS
         if self._active[pool] >= limit:
             return BUSY_QUESTIONS if pool == "questions" else BUSY
         per_client = {"questions": MAX_CLIENT_QUESTIONS, "requests": MAX_CLIENT_REQUESTS}.get(pool)
@@ -133,11 +132,8 @@ class RequestLimits:
 
 
 def _pool(scope: Scope) -> str:
-    """Pula zapytania: ``streams`` (``GET /mcp``, także bazy ``/b/NAZWA/mcp``), ``questions`` (``POST
-    /api/pytaj``) albo ``requests`` (reszta)."""
+    """Pula zapytania: ``questions`` (``POST /api/pytaj``, także bazy ``/b/NAZWA/api/pytaj``) albo ``requests``."""
     path = route(scope["path"])
-    if scope["method"] == "GET" and path.startswith("/mcp"):
-        return "streams"
     if scope["method"] == "POST" and path == "/api/pytaj":
         return "questions"
     return "requests"
