@@ -158,3 +158,22 @@ def test_blank_and_corrupt_scans_are_skipped_with_one_sentence(tmp_path: Path, u
 ])
 def test_ocr_lines_repair_what_tesseract_misreads_in_acts(read: str, line: str) -> None:
     assert ocr_lines(f"{read}\n\n\f") == [line]
+
+
+def test_a_scan_longer_than_the_page_limit_is_skipped_saying_how_to_index_it(
+    capsys: pytest.CaptureFixture[str], scan: Path, tmp_path: Path
+) -> None:
+    """Issue 41: długi skan (segregator 500 stron to pół godziny OCR) nie trzyma całego przebiegu – jest pomijany
+    jednym zdaniem z poleceniem, które go zaindeksuje osobno; tu limit 1 strony na skanie 2 stron."""
+    docs = tmp_path / "dokumenty"
+    docs.mkdir()
+    (docs / "notatka.txt").write_text("Zebranie zarządu w piątek o 10:00 w sali 204.", encoding="utf-8")
+    shutil.copy(scan, docs / scan.name)
+    code, _, said = run_cli(capsys, "indeksuj", docs, "--ocr-stron", "1", "--baza", tmp_path / "db")
+    said = " ".join(said.split())  # the terminal wraps the sentence
+    assert code == 3 and "Traceback" not in said and "Pominięto" in said
+    assert "to 2 stron OCR" in said and "chroma-rag indeksuj PLIK --ocr-stron 2" in said
+    code, listed, _ = run_cli(capsys, "lista", "--json", "--baza", tmp_path / "db")
+    assert [row["plik"] for row in json.loads(listed)] == ["notatka.txt"]
+    code, _, _ = run_cli(capsys, "indeksuj", docs / scan.name, "--ocr-stron", "2", "--baza", tmp_path / "db")
+    assert code == 0

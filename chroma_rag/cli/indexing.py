@@ -12,10 +12,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import UserError
+from ..ingest.ocr import OcrEngine, OcrSettings
 from ..plural import FILE, FRAGMENT, ORPHAN, count
 from .completion import complete_indexed_files
 from .options import DbOption, DimensionsOption, JsonOption, ModelOption, ServerOption, open_index
-from .output import err, out, page_range, print_json, shorten
+from .output import err, out, page_range, print_json, printable, shorten
 
 if TYPE_CHECKING:
     from ..api import Index
@@ -62,6 +63,11 @@ def index_command(
     ] = False,
     wait: WaitOption = 120.0,
     quiet: Annotated[bool, typer.Option("--cicho", help="Bez postępu na stderr (domyślnie postęp widać).")] = False,
+    ocr_pages: Annotated[
+        int, typer.Option("--ocr-stron", metavar="N", min=0, help="Najwięcej stron skanu jednego pliku do OCR "
+                          "w tym przebiegu (kilka sekund każda); dłuższy skan jest pomijany z informacją; 0 – bez "
+                          "limitu.")
+    ] = OcrSettings().max_pages,
     watch: WatchOption = False,
     polling: PollingOption = False,
     db: DbOption = None,
@@ -85,6 +91,7 @@ def index_command(
         report = index.add(
             paths, doc_type=doc_type, progress=progress, prune=prune, force=force, wait=wait,
             on_wait=lambda message: err.print(f"[yellow]{message}[/]"),
+            ocr=OcrEngine(settings=OcrSettings(max_pages=ocr_pages)),
         )
     _print_report(report, started)
     if report.skipped and not (report.indexed or report.unchanged):
@@ -96,7 +103,7 @@ def index_command(
 def _print_report(report: IndexReport, started: float) -> None:
     for path, reason in report.skipped.items():
         reason = reason.removeprefix(f"{Path(path).name}: ")  # readers' messages start with the file name
-        err.print(f"[yellow]Pominięto[/] {escape(path)}: {escape(reason)}")
+        err.print(f"[yellow]Pominięto[/] {escape(printable(path))}: {escape(printable(reason))}")
     for note in report.notes:
         err.print(f"[yellow]Uwaga:[/] {note}")
     if report.indexed:

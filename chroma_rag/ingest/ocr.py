@@ -38,6 +38,10 @@ class OcrSettings:
     language: str = "pol"
     # One page takes seconds; a page still running after this is an engine stuck on a broken image.
     page_timeout_s: float = 300.0
+    # Pages of one file to OCR in a run (0: no limit). At 2–4 s a page (bench/ocr.py) 200 pages take 7–13 minutes on
+    # 2 cores; a scanned binder of 500 would hold every other file of the run (and the watched folder) for half an
+    # hour, so it is skipped with a sentence saying how to index it on its own (indeksuj PLIK --ocr-stron N).
+    max_pages: int = 200
 
 
 # (file, pages done, pages of this file to OCR, the page's text came from the cache rather than the engine)
@@ -141,6 +145,12 @@ class Ocr:
             if any(known.get(i) is None for i in pages) and (missing := self.engine.missing()):
                 raise UnreadableFile(f"{path.name}: {_scans(pages, len(pdf))} – do odczytania potrzebny jest OCR: "
                                      f"{missing}.")
+            unread = sum(known.get(i) is None for i in pages)
+            if settings.max_pages and unread > settings.max_pages:
+                raise UnreadableFile(
+                    f"{path.name}: {_scans(pages, len(pdf))} – to {unread} stron OCR (kilka sekund każda), więcej niż "
+                    f"{settings.max_pages} naraz; zaindeksuj go osobno: chroma-rag indeksuj PLIK --ocr-stron "
+                    f"{unread}.")
             for done, index in enumerate(pages, start=1):
                 text = known.get(index)
                 if text is None:
