@@ -6,7 +6,11 @@ STAMP := $(VENV)/.zainstalowano
 
 .PHONY: install run test test-wolne lint bench bench-skala bench-czystosc bench-serwuj bench-plan bench-indeksowanie ocena ocena-plan ocena-biblioteka ocena-biblioteka-pomysly serwer serwuj przegladarka narzedzia-js inspektor-mcp ocr bench-ocr
 
+# OCR skanów (Tesseract z modelem polskim) instalowany, gdzie się da (apt, uprawnienia); gdzie nie – skany są pomijane
+# z jednym zdaniem, co zainstalować, a reszta działa.
 install: $(STAMP)
+	@$(MAKE) --no-print-directory ocr >/dev/null 2>&1 || echo "Uwaga: nie udało się zainstalować Tesseracta (OCR \
+	skanów) – skany będą pomijane; zainstaluj: apt-get install tesseract-ocr tesseract-ocr-pol (albo make ocr)."
 
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
