@@ -436,14 +436,18 @@ def test_too_many_requests_at_once_get_a_polish_503(
     from chroma_rag.storage.locking import DbLock
 
     with DbLock(two_acts_db, 10).writing(None, "indeksuj"):  # the search waits for the lock, holding its place
-        slow = threading.Thread(target=lambda: httpx.post(
-            f"{base}/mcp", json=call, headers={"Accept": "application/json, text/event-stream"}, timeout=60))
+        def hold_the_place() -> None:  # until it gets in: a probe below may have the place for a moment
+            while httpx.post(f"{base}/mcp", json=call, headers={"Accept": "application/json, text/event-stream"},
+                             timeout=60).status_code == 503:
+                time.sleep(0.05)
+
+        slow = threading.Thread(target=hold_the_place)
         slow.start()
-        for _ in range(1200):  # hang guard: until the held search has its place
-            busy = get(base, "/api/szukaj", q="dane osobowe")
-            if busy.status_code == 503:
+        for _ in range(1200):  # hang guard: until the held call has the place (/api/stan never waits for the base)
+            if get(base, "/api/stan").status_code == 503:
                 break
             time.sleep(0.05)
+        busy = get(base, "/api/szukaj", q="dane osobowe")
     slow.join()
     assert busy.status_code == 503
     assert "za dużo zapytań naraz" in busy.json()["blad"]
