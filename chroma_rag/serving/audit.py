@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import UsageError, os_reason
 from .accounts import OPEN, USER_STATE
+from .limits import within_base
 
 log = logging.getLogger("chroma_rag.serwuj")
 AUDITED_PREFIXES = ("/api/", "/mcp", "/dokumenty/")
@@ -62,7 +62,7 @@ class AuditTrail:
         self.log = log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = _within_base(scope.get("path", ""))[1]
+        path = within_base(scope.get("path", ""))[1]
         if scope["type"] != "http" or not path.startswith(AUDITED_PREFIXES) or path in UNAUDITED:
             await self.app(scope, receive, send)
             return
@@ -103,7 +103,7 @@ def _entry(scope: Scope, body: bytes, status: int, answer: bytes | None) -> dict
         "sciezka": scope.get("path", ""),
         "status": status or 499,  # no response started: the client left first
     }
-    base, path = _within_base(entry["sciezka"])
+    base, path = within_base(entry["sciezka"])
     if base:
         entry["baza"] = base
     query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
@@ -119,15 +119,6 @@ def _entry(scope: Scope, body: bytes, status: int, answer: bytes | None) -> dict
     if answer is not None:
         entry["odpowiedz"] = _answer_text(answer)
     return entry
-
-
-_BASE = re.compile(r"^/b/([^/]+)(/.*)?$")
-
-
-def _within_base(path: str) -> tuple[str, str]:
-    """Baza serwera z kilkoma bazami (``/b/NAZWA/api/…``) i ścieżka w niej; bez bazy – pusta nazwa."""
-    found = _BASE.match(path)
-    return (found.group(1), found.group(2) or "/") if found else ("", path)
 
 
 def _json(data: bytes) -> Any:

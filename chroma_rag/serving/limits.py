@@ -110,7 +110,7 @@ class RequestLimits:
         (model czatu przestaje być czytany)."""
         if pool == "questions":
             seconds, late = QUESTION_SECONDS, QUESTION_TOO_SLOW
-        elif route(scope["path"]).startswith(self._untimed):
+        elif within_base(scope["path"])[1].startswith(self._untimed):
             await self.app(scope, receive, send)
             return
         else:
@@ -133,18 +133,19 @@ class RequestLimits:
 
 def _pool(scope: Scope) -> str:
     """Pula zapytania: ``questions`` (``POST /api/pytaj``, także bazy ``/b/NAZWA/api/pytaj``) albo ``requests``."""
-    path = route(scope["path"])
+    path = within_base(scope["path"])[1]
     if scope["method"] == "POST" and path == "/api/pytaj":
         return "questions"
     return "requests"
 
 
-def route(path: str) -> str:
-    """Ścieżka w bazie: ``/b/NAZWA/api/pytaj`` serwera z kilkoma bazami to ``/api/pytaj`` jednej."""
+def within_base(path: str) -> tuple[str, str]:
+    """Baza serwera z kilkoma bazami i ścieżka w niej: ``/b/NAZWA/api/pytaj`` → (``NAZWA``, ``/api/pytaj``); bez
+    bazy – pusta nazwa i ta sama ścieżka."""
     if not path.startswith("/b/"):
-        return path
-    _, _, rest = path[3:].partition("/")
-    return "/" + rest
+        return "", path
+    base, _, rest = path[3:].partition("/")
+    return base, "/" + rest
 
 
 async def _read_body(receive: Receive) -> tuple[tuple[int, str] | None, bytes]:
