@@ -75,13 +75,18 @@ def _article_variants(raw: str) -> list[str]:
     return [unit, f"§ {unit}"]
 
 
+# "§ 1", "ust. 2", "pkt 3", "lit. a", "zd. 2" after the unit's number, in any sequence
+_SUBDIVISIONS = r"(?:\s*(?:§|ust\.?|pkt|lit\.?|zd\.?|zdanie)\s*[0-9a-z^]+\.?\)?)*"
+
+
 def normalize_article(raw: str) -> str:
     """Numer jednostki w postaci zapisanej w bazie: ``385^1`` z ``385¹``/``385[1]``/``art. 385^1``,
-    ``§ 6`` z ``§6``/``par. 6``; litery małe (``178A`` → ``178a``)."""
+    ``§ 6`` z ``§6``/``par. 6``; litery małe (``178A`` → ``178a``). Część jednostki, jak ją cytuje prawnik
+    (``art. 148 § 1``, ``art. 24 ust. 1 pkt 2``), to cała jednostka: w bazie jest jeden numer na artykuł."""
     text = raw.strip().lower()
     is_paragraph = text.startswith(("§", "par"))
-    text = re.sub(r"^(art\.?|artykuł|§|par\.?|paragraf)\s*", "", text).strip().rstrip(".")
-    match = re.fullmatch(r"(\d+[a-z]*)\s*(?:\^\s*(\d+)|\[(\d+)\]|([⁰¹²³⁴⁵⁶⁷⁸⁹]+))?", text)
+    text = re.sub(r"^(artykuł|art\.?|§|paragraf|par\.?)\s*", "", text).strip().rstrip(".")
+    match = re.fullmatch(r"(\d+[a-z]*)\s*(?:\^\s*(\d+)|\[(\d+)\]|([⁰¹²³⁴⁵⁶⁷⁸⁹]+))?" + _SUBDIVISIONS, text)
     if not match:
         return raw.strip()
     number, caret, bracket, sup = match.groups()

@@ -101,6 +101,15 @@ def test_pokaz_cli(two_acts_db: Path, capsys: pytest.CaptureFixture[str], monkey
     assert code == 2 and "ART" in err
 
 
+def test_pokaz_takes_the_unit_as_a_lawyer_writes_it(two_acts_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """„pokaz kpc art. 747”, „art. 24 ust. 1”, „Art. 9 § 2”: the whole article, not „Za dużo argumentów”."""
+    for spelled in (["art.", "24"], ["art", "24"], ["Art.", "24", "ust.", "1"], ["art. 24 pkt 2"], ["artykuł", "24"]):
+        code, out, err = run_cli(capsys, "pokaz", PATIENTS, *spelled, "--baza", two_acts_db)
+        assert code == 0, (spelled, err)
+        assert f"{PATIENTS} · art. 24 · str." in out
+    assert Index(two_acts_db).unit(PATIENTS, "art. 9 § 2").art == "9"
+
+
 def test_szukaj_says_how_to_open_the_whole_unit(two_acts_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "szukaj", "prawo do informacji o stanie zdrowia", "--baza", two_acts_db)
     assert code == 0

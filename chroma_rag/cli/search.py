@@ -172,8 +172,10 @@ def show_unit_command(
         metavar="PLIK", show_default=False,
         help="Nazwa pliku, jak w `chroma-rag lista` (pełna ścieżka, gdy ta sama nazwa jest w kilku folderach).",
     )],
-    art: Annotated[str, typer.Argument(metavar="ART", help="Artykuł lub paragraf, np. 23, 385^1, '§ 6'.",
-                                       show_default=False)],
+    art: Annotated[list[str], typer.Argument(
+        metavar="ART", show_default=False,
+        help="Artykuł lub paragraf, np. 23, 385^1, '§ 6', art. 148 § 1 (cały artykuł).",
+    )],
     as_json: JsonOption = False,
     db: DbOption = None,
     model: ModelOption = None,
@@ -185,7 +187,7 @@ def show_unit_command(
 
     from ..retrieval.units import VERSION_LABELS
 
-    unit = open_index(db, model, server=server).unit(file, art)
+    unit = open_index(db, model, server=server).unit(file, " ".join(art))  # "pokaz kpc art. 747": three words
     if as_json:
         print_json(unit.to_json())
         return
