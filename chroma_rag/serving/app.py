@@ -26,6 +26,7 @@ from ..answering.answer import distinct_names
 from ..api import Index
 from ..errors import UserError
 from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts
+from .across_bases import asked_bases, search_bases
 from .answers import answer_events, sse
 from .audit import AuditLog
 from .mcp_tools import MCPServer, build_mcp, mcp_transport_security
@@ -68,7 +69,8 @@ def build_bases_app(bases: dict[str, Index], host: str = "127.0.0.1", token: str
     """Serwer z kilkoma bazami (``serwuj --bazy NAZWA=FOLDER``): każda pod ``/b/NAZWA/`` ze stroną, API i MCP
     jednej bazy (jak ``build_app``), ``/`` – wybór baz, ``/api/bazy`` – ich lista. Użytkownik widzi tylko bazy,
     które może czytać (``Account.bases``): o innej słyszy to samo co o nieistniejącej (404), więc nie dowie się
-    nawet jej nazwy. Wyszukiwanie nigdy nie sięga poza bazę z adresu."""
+    nawet jej nazwy. Wyszukiwanie sięga poza bazę z adresu tylko na życzenie: ``/api/szukaj?bazy=…``
+    (``across_bases``)."""
     guarded = _guarded(token, accounts)
     apps, mcps = {}, []
     for name, index in bases.items():
@@ -79,6 +81,7 @@ def build_bases_app(bases: dict[str, Index], host: str = "127.0.0.1", token: str
         Route("/", _base_choice(list(bases), accounts)),
         Route("/api/bazy", lambda request: JSONResponse([{"nazwa": name} for name in bases
                                                          if _reads(request, name, accounts)])),
+        Route("/api/szukaj", _search_bases(bases, accounts)),
         *_common_routes(),
         Mount("/b/{baza}", app=BaseAccess(apps, accounts)),
     ]
@@ -221,6 +224,17 @@ def _search(index: Index):
         query = query_from_params(request.query_params)
         result = await in_thread(index.search, query.question, query.k, query.filters, query.mode)
         return JSONResponse(result.to_json("web"))
+
+    return search
+
+
+def _search_bases(bases: dict[str, Index], accounts: Accounts | None):
+    async def search(request: Request) -> Response:
+        query = query_from_params(request.query_params)
+        names = asked_bases(request.query_params.getlist("bazy"), lambda name: _reads(request, name, accounts), bases)
+        if names is None:
+            return error(404, NO_BASE)
+        return JSONResponse(await in_thread(search_bases, {name: bases[name] for name in names}, query))
 
     return search
 
