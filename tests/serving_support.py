@@ -13,6 +13,7 @@ import uvicorn
 from llm_server import FakeLlm, Reply, running_fake_llm
 from starlette.applications import Starlette
 
+from chroma_rag import Index
 from chroma_rag.serving.accounts import Accounts
 from chroma_rag.serving.app import build_app
 from chroma_rag.serving.audit import AuditLog
@@ -62,3 +63,15 @@ def running_app(app: Starlette, production: bool = False, trusted_proxy: str | N
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+def index_bases(root: Path, texts: dict[str, tuple[str, str]]) -> dict[str, Path]:
+    """Bazy działów (``serwuj --bazy``): dla każdej nazwy jeden plik ``(nazwa pliku, treść)`` zaindeksowany we własnym
+    folderze bazy; nazwa bazy → folder bazy."""
+    bases = {}
+    for name, (file, text) in texts.items():
+        (root / name).mkdir()
+        (root / name / file).write_text(text, encoding="utf-8")
+        Index(root / name / "db").add([root / name / file])
+        bases[name] = root / name / "db"
+    return bases

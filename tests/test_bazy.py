@@ -13,9 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import run_cli
-from serving_support import chat_model, running_app
+from serving_support import chat_model, index_bases, running_app
 
-from chroma_rag import Index
 from chroma_rag.serving.accounts import ACCOUNTS_FILE, Accounts
 from chroma_rag.serving.app import build_bases_app
 from chroma_rag.serving.audit import AuditLog
@@ -28,18 +27,10 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 @pytest.fixture(scope="module")
 def two_bases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Dwie bazy działów kancelarii: spory (regulamin sądowy) i umowy (umowa najmu)."""
-    root = tmp_path_factory.mktemp("bazy")
-    texts = {
+    return index_bases(tmp_path_factory.mktemp("bazy"), {
         "spory": ("pozew-wzor.md", "# Wzór pozwu\n\nArt. 1. Pozew o zapłatę wnosi się do sądu rejonowego.\n"),
         "umowy": ("najem-klient.md", "# Umowa najmu lokalu\n\nArt. 1. Czynsz najmu wynosi 5000 zł miesięcznie.\n"),
-    }
-    bases = {}
-    for name, (file, text) in texts.items():
-        (root / name).mkdir()
-        (root / name / file).write_text(text, encoding="utf-8")
-        Index(root / name / "db").add([root / name / file])
-        bases[name] = root / name / "db"
-    return bases
+    })
 
 
 @pytest.fixture

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serving_support import running_app
+from serving_support import index_bases, running_app
 
-from chroma_rag import Index
 from chroma_rag.serving.accounts import ACCOUNTS_FILE, Accounts
 from chroma_rag.serving.app import NO_BASE, build_bases_app
 from chroma_rag.serving.shared_index import SharedIndex
@@ -24,14 +23,7 @@ TEXTS = {
 
 @pytest.fixture(scope="module")
 def bases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("bazy-razem")
-    folders = {}
-    for name, (file, text) in TEXTS.items():
-        (root / name).mkdir()
-        (root / name / file).write_text(text, encoding="utf-8")
-        Index(root / name / "db").add([root / name / file])
-        folders[name] = root / name / "db"
-    return folders
+    return index_bases(tmp_path_factory.mktemp("bazy-razem"), TEXTS)
 
 
 @pytest.fixture
