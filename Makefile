@@ -57,7 +57,7 @@ lint: $(STAMP)
 
 # Pomiary do docs/BENCHMARKS.md: podstawy (start, wyszukiwanie, etapy indeksowania), potem skala.
 bench: $(STAMP)
-	$(PY) bench/run.py
+	$(PY) -m bench.run
 	$(MAKE) bench-skala
 
 # Ocena jakości wyszukiwania na pytaniach dev: baza z 11 wspólnymi PDF-ami budowana raz (kilka-kilkanaście
@@ -81,11 +81,11 @@ BIBLIOTEKA_BAZA ?= chroma_db_biblioteka
 BIBLIOTEKA ?= ../shared/dane/biblioteka
 ocena-biblioteka: $(STAMP)
 	$(VENV)/bin/chroma-rag indeksuj $(USTAWY) $(BIBLIOTEKA) --baza $(BIBLIOTEKA_BAZA)
-	$(PY) bench/biblioteka.py --baza $(BIBLIOTEKA_BAZA) $(if $(ZAPISZ),--zapisz)
+	$(PY) -m bench.biblioteka --baza $(BIBLIOTEKA_BAZA) $(if $(ZAPISZ),--zapisz)
 
 # Warianty rankingu w bibliotece (wybór aktu, sąsiednie artykuły, wagi, głębokość) na tej samej bazie, poza produktem.
 ocena-biblioteka-pomysly: $(STAMP)
-	$(PY) bench/biblioteka_pomysly.py --baza $(BIBLIOTEKA_BAZA) $(if $(ZAPISZ),--zapisz)
+	$(PY) -m bench.biblioteka_pomysly --baza $(BIBLIOTEKA_BAZA) $(if $(ZAPISZ),--zapisz)
 
 # Wyszukiwanie planowane (issue 12) bez sieci: plany silnego modelu z $(PLANY) odtwarza testowy serwer czatu
 # (tests/plan_replay.py); ZAMIEN=1 oddaje każdemu pytaniu plan następnego (plany błędne).
@@ -98,23 +98,23 @@ ocena-plan: $(STAMP) $(OCENA_BAZA)/chroma.sqlite3
 # Fuzja planowana na wszystkich zbiorach dev: plany właściwe, błędne i słabsze, wybór ustawień walidacją krzyżową po aktach;
 # ZAPISZ=1 wpisuje wynik do docs/BENCHMARKS.md.
 bench-plan: $(STAMP) $(OCENA_BAZA)/chroma.sqlite3
-	$(PY) bench/planning.py --baza $(OCENA_BAZA) $(if $(ZAPISZ),--zapisz)
+	$(PY) -m bench.planning --baza $(OCENA_BAZA) $(if $(ZAPISZ),--zapisz)
 
 # Skala (issue 23): FRAGMENTY fragmentów w folderze i przez `chroma run` na tym samym katalogu – nasze
 # wyszukiwanie, pamięć, zimny start, dodanie pliku i surowa Chroma w jednym przebiegu; ostatnia linia to JSON,
 # ZAPISZ=1 wpisuje tabelę do docs/BENCHMARKS.md. Kolekcja budowana raz w $(SCRATCH) (przy 1 mln 35–70 min
 # na 2 rdzeniach, dane pochodne ok. 15 min), kolejne przebiegi – minuty.
-# 10k i 100k w folderze i na serwerze (issue 8): python bench/scale.py --scratch $(SCRATCH).
+# 10k i 100k w folderze i na serwerze (issue 8): python -m bench.scale --scratch $(SCRATCH).
 SCRATCH ?= .bench-cache/skala
 FRAGMENTY ?= 1000000
 bench-skala: $(STAMP) $(OCENA_BAZA)/chroma.sqlite3
-	$(PY) bench/scale.py --scratch $(SCRATCH) --fragmenty $(FRAGMENTY) --json $(if $(ZAPISZ),--zapisz)
+	$(PY) -m bench.scale --scratch $(SCRATCH) --fragmenty $(FRAGMENTY) --json $(if $(ZAPISZ),--zapisz)
 
 # Czystość fragmentów 11 wspólnych PDF-ów (issue 3): wczytanie i cięcie bez embeddingu, ~25 s.
 # Skan sprawdza rozbite słowa słownikiem simplemma (niezależnym od naprawy), więc doinstalowuje ten dodatek.
 bench-czystosc: $(STAMP)
 	$(PY) -m pip install --quiet -c requirements.lock -e '.[dev,lematyzatory]'
-	$(PY) bench/czystosc.py --zapisz
+	$(PY) -m bench.czystosc --zapisz
 
 # Indeksowanie biblioteki w tempie modelu (issue 37): sam model i pełne `indeksuj` (świeża baza tymczasowa) na tych
 # samych fragmentach 66 ustaw z ../shared/dane/biblioteka, fragm./s obu, stosunek i etapy; na 2 rdzeniach ok. 35 min
@@ -123,13 +123,13 @@ bench-czystosc: $(STAMP)
 PLIKI ?= 0
 POWTORZENIA ?= 1
 bench-indeksowanie: $(STAMP)
-	$(PY) bench/indeksowanie.py --pliki $(PLIKI) --powtorzenia $(POWTORZENIA) $(if $(ZAPISZ),--zapisz)
+	$(PY) -m bench.indeksowanie --pliki $(PLIKI) --powtorzenia $(POWTORZENIA) $(if $(ZAPISZ),--zapisz)
 
 # OCR skanów (issue 41): strony ze środka 11 wspólnych PDF-ów jako skany 300 i 150 dpi i krzywo o 1,5°, CER wobec
 # warstwy tekstowej i odsetek jednostek znalezionych w skanie; kilka minut na 2 rdzeniach. ZAPISZ=1 wpisuje tabelę
 # do docs/BENCHMARKS.md.
 bench-ocr: $(STAMP) ocr
-	$(PY) bench/ocr.py $(if $(ZAPISZ),--zapisz)
+	$(PY) -m bench.ocr $(if $(ZAPISZ),--zapisz)
 
 # Serwer Chromy dla trybu zespołowego (--serwer http://127.0.0.1:8000), zob. docs/SERWER.md.
 serwer: $(STAMP)
@@ -141,4 +141,4 @@ serwuj: $(STAMP)
 
 # Czasy /api/szukaj (p50/p95, 1 i 8 klientów) na bazie $(OCENA_BAZA) – do docs/BENCHMARKS.md.
 bench-serwuj: $(STAMP)
-	$(PY) bench/serwuj.py --baza $(OCENA_BAZA)
+	$(PY) -m bench.serwuj --baza $(OCENA_BAZA)

@@ -1,8 +1,8 @@
 """Próby ataku sąsiada z pętli zwrotnej na prawdziwy `chroma-rag serwuj` (issue #22) – liczby do sekcji serwera
 w docs/NIEZAWODNOSC.md. Każda próba ma ograniczoną liczbę połączeń i czas; serwer z tokenem nad małą bazą.
 
-    .venv/bin/python bench/atak.py                      # ten kod
-    .venv/bin/python bench/atak.py --cli /inne/.venv/bin/chroma-rag   # np. starszy kod, dla porównania
+    .venv/bin/python -m bench.atak                      # ten kod
+    .venv/bin/python -m bench.atak --cli /inne/.venv/bin/chroma-rag   # np. starszy kod, dla porównania
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from common import free_port
+
+from bench.common import free_port
 
 TOKEN = "tajny-token-do-proby"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -1,6 +1,6 @@
 """Jakość w bibliotece (issue 37): wszystkie zbiory dev na jednej bazie z 11 PDF-ami i 66 aktami biblioteki.
 
-    python bench/biblioteka.py --baza chroma_db_biblioteka [--zapisz]      (make ocena-biblioteka)
+    python -m bench.biblioteka --baza chroma_db_biblioteka [--zapisz]      (make ocena-biblioteka)
 
 Zbiory: egzaminy pięciu kodeksów z PDF-ów i sześciu kodeksów biblioteki (offline, bez planu), pytania mieszane
 i potoczne bez planu i z planami silnego modelu (odtwarzanymi przez testowy serwer czatu, jak ``make ocena-plan``),
@@ -13,26 +13,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests"))
+from bench.common import REPO, machine, write_section
+from chroma_rag import Index
+from chroma_rag.llm import LlmSettings
+from tests.llm_server import running_fake_llm
+from tests.plan_replay import load_plans, plan_responder
 
-from common import machine, write_section  # noqa: E402
-from llm_server import running_fake_llm  # noqa: E402
-from plan_replay import load_plans, plan_responder  # noqa: E402
-
-from chroma_rag import Index  # noqa: E402
-from chroma_rag.llm import LlmSettings  # noqa: E402
-
-DANE = ROOT.parent / "shared" / "dane"
+DANE = REPO.parent / "shared" / "dane"
 SETS = [
     ("egzaminy-dev", DANE / "egzaminy-dev.jsonl", None),
     ("egzaminy-biblioteka-dev", DANE / "egzaminy-biblioteka-dev.jsonl", None),
-    ("odwolania-dev", ROOT / "bench" / "odwolania-dev.jsonl", None),
+    ("odwolania-dev", REPO / "bench" / "odwolania-dev.jsonl", None),
     ("pytania-dev", DANE / "pytania-dev.jsonl", None),
     ("potoczne-dev", DANE / "potoczne-dev.jsonl", None),
     ("pytania-dev + plany", DANE / "pytania-dev.jsonl", DANE / "plany-dev.jsonl"),
@@ -50,7 +43,7 @@ def evaluate(index: Index, questions: Path, plans: Path | None) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--baza", type=Path, default=ROOT / "chroma_db_biblioteka")
+    parser.add_argument("--baza", type=Path, default=REPO / "chroma_db_biblioteka")
     parser.add_argument("--zapisz", action="store_true")
     parser.add_argument("--json", type=Path, help="pełne wyniki (z pudłami) do pliku")
     args = parser.parse_args()
@@ -70,7 +63,7 @@ def main() -> None:
         args.json.write_text(json.dumps(full, ensure_ascii=False, indent=1), encoding="utf-8")
     table = "\n".join([
         f"Maszyna: {machine()}. Baza `{args.baza.name}`: {documents} dokumentów, "
-        f"`python bench/biblioteka.py --baza {args.baza.name} --zapisz` (`make ocena-biblioteka ZAPISZ=1`). "
+        f"`python -m bench.biblioteka --baza {args.baza.name} --zapisz` (`make ocena-biblioteka ZAPISZ=1`). "
         "Zbiory dev – strojone na nich liczby nie są wynikami.",
         "",
         "| zbiór | n | hit@1 | hit@5 | MRR | odmowy spoza | utracone trafienia |",

@@ -1,6 +1,6 @@
 """Pomysły na ranking w bibliotece (issue 37), sprawdzone na zbiorach dev bez planu – poza produktem.
 
-    python bench/biblioteka_pomysly.py --baza chroma_db_biblioteka [--zapisz]
+    python -m bench.biblioteka_pomysly --baza chroma_db_biblioteka [--zapisz]
 
 Listy fuzji produktu (``Searcher.fusion_lists`` i jednostki wskazane z aktem) liczone raz dla każdego pytania
 z głębokością 100, potem każdy wariant łączy je inaczej: pierwszy wiersz to dokładnie ranking produktu (RRF k 60,
@@ -14,29 +14,23 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.common import REPO, machine, write_section
+from chroma_rag import Index
+from chroma_rag.errors import UnknownAct
+from chroma_rag.filters import article_key
+from chroma_rag.retrieval.calibration import DEFAULT_FUSION
+from chroma_rag.retrieval.evaluation import load_questions
+from chroma_rag.retrieval.references import check_acts
+from chroma_rag.retrieval.search import SearchRequest
 
-from common import machine, write_section  # noqa: E402
-
-from chroma_rag import Index  # noqa: E402
-from chroma_rag.errors import UnknownAct  # noqa: E402
-from chroma_rag.filters import article_key  # noqa: E402
-from chroma_rag.retrieval.calibration import DEFAULT_FUSION  # noqa: E402
-from chroma_rag.retrieval.evaluation import load_questions  # noqa: E402
-from chroma_rag.retrieval.references import check_acts  # noqa: E402
-from chroma_rag.retrieval.search import SearchRequest  # noqa: E402
-
-DANE = ROOT.parent / "shared" / "dane"
+DANE = REPO.parent / "shared" / "dane"
 SETS = {"egzaminy-dev": DANE / "egzaminy-dev.jsonl", "egzaminy-biblioteka-dev": DANE / "egzaminy-biblioteka-dev.jsonl",
-        "odwolania-dev": ROOT / "bench" / "odwolania-dev.jsonl", "pytania-dev": DANE / "pytania-dev.jsonl",
+        "odwolania-dev": REPO / "bench" / "odwolania-dev.jsonl", "pytania-dev": DANE / "pytania-dev.jsonl",
         "potoczne-dev": DANE / "potoczne-dev.jsonl"}
 LIST_DEPTH = 100
 
@@ -161,7 +155,7 @@ VARIANTS: list[tuple[str, Variant]] = [
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--baza", type=Path, default=ROOT / "chroma_db_biblioteka")
+    parser.add_argument("--baza", type=Path, default=REPO / "chroma_db_biblioteka")
     parser.add_argument("--zapisz", action="store_true")
     args = parser.parse_args()
     os.environ.pop("CHROMA_RAG_LLM_URL", None)
@@ -178,7 +172,7 @@ def main() -> None:
         rows.append(f"| {label} | " + " | ".join(cells) + " |")
         print(rows[-1], flush=True)
     table = "\n".join([
-        f"Maszyna: {machine()}. `python bench/biblioteka_pomysly.py --baza {args.baza.name} --zapisz`; "
+        f"Maszyna: {machine()}. `python -m bench.biblioteka_pomysly --baza {args.baza.name} --zapisz`; "
         "hit@5 / MRR, bez planu, zbiory dev (pytania spoza dokumentów pominięte, próg odmowy nie liczony).",
         "", *rows])
     if args.zapisz:

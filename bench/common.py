@@ -52,6 +52,14 @@ def write_section(name: str, body: str) -> None:
     BENCHMARKS.write_text(text, encoding="utf-8")
 
 
+def process_age_s() -> float:
+    """Sekundy od uruchomienia tego procesu (z ``/proc``, co 10 ms): zimny start liczony jak dla `chroma-rag
+    szukaj` – z interpreterem i importami – bez stopera ustawianego przed importami."""
+    fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+    started_ticks = int(fields[19])  # field 22 (starttime) of proc(5), counted after the ")" of field 2
+    return time.clock_gettime(time.CLOCK_BOOTTIME) - started_ticks / os.sysconf("SC_CLK_TCK")
+
+
 def free_port() -> int:
     """Wolny port na loopback dla serwera uruchamianego przez bench."""
     with socket.socket() as sock:

@@ -3,7 +3,7 @@ fontu, odnośniki przyklejone do numerów, spacja przed ą/ę/ń i rozbite wyraz
 
 Rozbite wyrazy liczy reguła niezależna od naprawy w ``cleaning`` (tam słownik Morfeusz): para „a b”, gdzie
 „ab” zna słownik simplemma, a „a” albo „b” nie. Znane fałszywe alarmy (wyliczenia liter po „lit.”, skrót
-egzaminu „PES z wynikiem”) są wypisywane osobno. Uruchomienie: `python bench/czystosc.py [--zapisz]`
+egzaminu „PES z wynikiem”) są wypisywane osobno. Uruchomienie: `python -m bench.czystosc [--zapisz]`
 (z `--zapisz` tabela trafia do docs/BENCHMARKS.md, sekcja „czystość”).
 """
 
@@ -15,8 +15,8 @@ import time
 from collections import Counter
 
 import simplemma
-from common import USTAWY, write_section
 
+from bench.common import USTAWY, write_section
 from chroma_rag.ingest.chunking import chunk_document
 from chroma_rag.ingest.loading import load_document
 
@@ -87,7 +87,7 @@ def main() -> None:
 | {SPLIT} | {sum(splits.values())} |
 | fałszywe alarmy tej reguły (litery po „lit.”, skrót „PES”) | {sum(alarms.values())} |
 
-Skan: `make bench-czystosc` (`python bench/czystosc.py --zapisz`): {chunks} fragmentów, wczytanie i cięcie
+Skan: `make bench-czystosc` (`python -m bench.czystosc --zapisz`): {chunks} fragmentów, wczytanie i cięcie
 {cpu:.1f} s czasu procesora.
 Pozostałe rozbicia: {rest}. Fałszywe alarmy: {false}.
 """

@@ -4,7 +4,7 @@ Wszystkie trzy ścieżki liczą tym samym modelem multilingual-e5-small (4-bit),
 JSON i paczek. Fragmenty to pierwsze N artykułów Konstytucji z ../shared/dane/ustawy/ pocięte jak przy
 indeksowaniu. Uruchomienie (z katalogu repozytorium):
 
-    .venv/bin/python bench/embedding_throughput.py [--fragmenty 48] [--paczki 8,32] [--powtorzenia 3]
+    .venv/bin/python -m bench.embedding_throughput [--fragmenty 48] [--paczki 8,32] [--powtorzenia 3]
 """
 
 from __future__ import annotations
@@ -19,20 +19,16 @@ from pathlib import Path
 
 import requests
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-from common import free_port  # noqa: E402
-from ollama_server import OllamaTestServer  # noqa: E402
-
-from chroma_rag.embedding.embedder import Embedder, LocalE5Embedder  # noqa: E402
-from chroma_rag.embedding.remote import OllamaEmbedder, OpenAIEmbedder  # noqa: E402
-from chroma_rag.ingest.chunking import chunk_document  # noqa: E402
-from chroma_rag.ingest.loading import load_document  # noqa: E402
+from bench.common import REPO, free_port
+from chroma_rag.embedding.embedder import Embedder, LocalE5Embedder
+from chroma_rag.embedding.remote import OllamaEmbedder, OpenAIEmbedder
+from chroma_rag.ingest.chunking import chunk_document
+from chroma_rag.ingest.loading import load_document
+from tests.ollama_server import OllamaTestServer
 
 PDF_NAME = "konstytucja-DU-1997-483.pdf"
 # Klon repozytorium leży obok shared/; worktree (…/wt/NAZWA) – poziom niżej.
-PDF_DIRS = [ROOT / ".." / "shared" / "dane" / "ustawy", ROOT / ".." / ".." / "shared" / "dane" / "ustawy"]
+PDF_DIRS = [REPO / ".." / "shared" / "dane" / "ustawy", REPO / ".." / ".." / "shared" / "dane" / "ustawy"]
 
 
 def passages(limit: int) -> list[str]:

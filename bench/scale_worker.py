@@ -6,23 +6,19 @@ wynik: jeden obiekt JSON w ostatniej linii stdout."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import sys
+import tempfile
 import time
+from pathlib import Path
+from typing import Any
 
-STARTED = time.perf_counter()  # before the imports: a cold process pays for them too
+import numpy as np
 
-import json  # noqa: E402
-import shutil  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from chroma_rag.api import Index  # noqa: E402
-from chroma_rag.filters import SearchFilters, build_where  # noqa: E402
+from bench.common import process_age_s
+from chroma_rag.api import Index
+from chroma_rag.filters import SearchFilters, build_where
 
 
 def rss_mib() -> float:
@@ -63,7 +59,7 @@ def main() -> None:
     index.embedder.embed_query(first["tekst"])  # the model's start (seconds on a busy machine), shown apart
     model_start = time.perf_counter() - started
     index.search(first["tekst"], k=10, filters=SearchFilters(**first["filtry"]), threshold=None)
-    cold = time.perf_counter() - STARTED
+    cold = process_age_s()
     if "--tylko-rozgrzej" in sys.argv:  # first run: the snapshot and the keyword index are built, nothing measured
         return
     rss_cold = rss_mib()

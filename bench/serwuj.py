@@ -1,7 +1,7 @@
 """`make bench-serwuj`: czasy `GET /api/szukaj` prawdziwego `chroma-rag serwuj` (ciepłe; 1 klient i 8 naraz;
 domyślna liczba procesów i jeden).
 
-Uruchomienie: `.venv/bin/python bench/serwuj.py --baza chroma_db_ocena [--zapisz]`; z `--zapisz` wynik trafia do
+Uruchomienie: `.venv/bin/python -m bench.serwuj --baza chroma_db_ocena [--zapisz]`; z `--zapisz` wynik trafia do
 docs/BENCHMARKS.md (sekcja „serwuj”).
 """
 
@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
-from common import free_port, machine, median_ms, percentile_ms, write_section
-from run import QUESTIONS as BASIC_QUESTIONS
 
+from bench.common import free_port, machine, median_ms, percentile_ms, write_section
+from bench.run import QUESTIONS as BASIC_QUESTIONS
 from chroma_rag.serving.workers import default_processes
 
 QUESTIONS = [
@@ -103,7 +103,7 @@ def main() -> None:
     body = f"""## Serwer `chroma-rag serwuj`: `GET /api/szukaj` (issue 15)
 
 Maszyna: {machine()}; load average przed pomiarem ≈ {load:.1f}. Baza: `{args.baza}` – plików: {len(files)},
-fragmentów: {chunks}. Polecenie: `.venv/bin/python bench/serwuj.py --baza {args.baza} --zapisz`
+fragmentów: {chunks}. Polecenie: `.venv/bin/python -m bench.serwuj --baza {args.baza} --zapisz`
 (prawdziwy `chroma-rag serwuj` w podprocesie – z domyślną liczbą procesów i z `--procesy 1` – klient httpx po
 pętli zwrotnej, tryb hybrydowy, k=5, {len(QUESTIONS)} pytań × {args.rundy} rund na klienta, po rozgrzewce).
 

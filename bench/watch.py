@@ -2,7 +2,7 @@
 i opóźnienie od zapisania pliku do synchronizacji, a na końcu pełna droga prawdziwego `indeksuj --obserwuj`
 (zapis pliku → plik w indeksie, z embeddingiem).
 
-Uruchomienie: `.venv/bin/python bench/watch.py [--pliki 100 1000 10000] [--zapisz]`; z `--zapisz` wynik trafia do
+Uruchomienie: `.venv/bin/python -m bench.watch [--pliki 100 1000 10000] [--zapisz]`; z `--zapisz` wynik trafia do
 docs/BENCHMARKS.md (sekcja „obserwuj”).
 """
 
@@ -19,13 +19,11 @@ import threading
 import time
 from pathlib import Path
 
-from common import machine, write_section
-
+from bench.common import REPO, machine, write_section
 from chroma_rag import Index
 from chroma_rag.indexing.report import IndexReport
 from chroma_rag.indexing.watch import watch_folders
 
-REPO = Path(__file__).resolve().parents[1]
 IDLE_SECONDS = 10.0
 ROUNDS = 3
 
@@ -126,7 +124,7 @@ def main() -> None:
         "## Obserwowanie folderów: `indeksuj --obserwuj` (issue 23)",
         "",
         f"Maszyna: {machine()}; load average przy pomiarze ≈ {load:.1f}. Polecenie: "
-        f"`.venv/bin/python bench/watch.py --pliki {' '.join(map(str, args.pliki))} --zapisz`.",
+        f"`.venv/bin/python -m bench.watch --pliki {' '.join(map(str, args.pliki))} --zapisz`.",
         "",
         f"CPU procesu obserwatora w bezczynności ({IDLE_SECONDS:.0f} s, folder N małych plików po 100 w podfolderze)"
         f" i opóźnienie od zapisu nowego pliku do wywołania synchronizacji (mediana z {ROUNDS}; zawiera "
