@@ -16,7 +16,7 @@ from collections import Counter
 
 import simplemma
 
-from bench.common import USTAWY, write_section
+from bench.common import USTAWY, machine, write_section
 from chroma_rag.ingest.chunking import chunk_document
 from chroma_rag.ingest.loading import load_document
 
@@ -87,8 +87,8 @@ def main() -> None:
 | {SPLIT} | {sum(splits.values())} |
 | fałszywe alarmy tej reguły (litery po „lit.”, skrót „PES”) | {sum(alarms.values())} |
 
-Skan: `make bench-czystosc` (`python -m bench.czystosc --zapisz`): {chunks} fragmentów, wczytanie i cięcie
-{cpu:.1f} s czasu procesora.
+Maszyna: {machine()}. Skan: `make bench-czystosc` (`python -m bench.czystosc --zapisz`): {chunks} fragmentów,
+wczytanie i cięcie {cpu:.1f} s czasu procesora.
 Pozostałe rozbicia: {rest}. Fałszywe alarmy: {false}.
 """
     print(body)

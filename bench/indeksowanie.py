@@ -180,9 +180,7 @@ def report(args: argparse.Namespace, files: list[Path], fragments: int, prepare_
         f"| **stosunek** `indeksuj` / sam model | | **{model_wall / full_wall:.3f}** (median czasów; pary: "
         f"{', '.join(f'{r:.3f}' for r in ratios)}) | {model_cpu / full_cpu:.3f} (CPU) | |",
     ])
-    return f"""## Indeksowanie w tempie modelu (issue 37)
-
-Maszyna: {machine()}. Polecenie: `{command}` (`{script}`), {time.strftime('%H:%M')} UTC,
+    return f"""Maszyna: {machine()}. Polecenie: `{command}` (`{script}`), {time.strftime('%H:%M')} UTC,
 obciążenie na koniec (1 min) {os.getloadavg()[0]:.1f}. Pliki: {len(files)} z `../shared/dane/biblioteka`
 ({fragments} fragmentów), model `{args.model}`. Sam model i pełne `indeksuj` na tych samych fragmentach, w jednym
 procesie z tym samym załadowanym modelem, {args.powtorzenia}× na przemian; mediany.

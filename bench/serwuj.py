@@ -100,10 +100,8 @@ def main() -> None:
         rows += [row(label, "1", one, sum(one)), row(label, "8 naraz", many, wall)]
     chunks = sum(f["fragmenty"] for f in files)
     table = "\n".join(rows)
-    body = f"""## Serwer `chroma-rag serwuj`: `GET /api/szukaj` (issue 15)
-
-Maszyna: {machine()}; load average przed pomiarem ≈ {load:.1f}. Baza: `{args.baza}` – plików: {len(files)},
-fragmentów: {chunks}. Polecenie: `.venv/bin/python -m bench.serwuj --baza {args.baza} --zapisz`
+    body = f"""Maszyna: {machine()}; load average przed pomiarem ≈ {load:.1f}. Baza: `{args.baza}` –
+plików: {len(files)}, fragmentów: {chunks}. Polecenie: `.venv/bin/python -m bench.serwuj --baza {args.baza} --zapisz`
 (prawdziwy `chroma-rag serwuj` w podprocesie – z domyślną liczbą procesów i z `--procesy 1` – klient httpx po
 pętli zwrotnej, tryb hybrydowy, k=5, {len(QUESTIONS)} pytań × {args.rundy} rund na klienta, po rozgrzewce).
 

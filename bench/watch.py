@@ -121,8 +121,6 @@ def main() -> None:
         end_to_end = measure_end_to_end(root)
     load = os.getloadavg()[0]
     body = "\n".join([
-        "## Obserwowanie folderów: `indeksuj --obserwuj` (issue 23)",
-        "",
         f"Maszyna: {machine()}; load average przy pomiarze ≈ {load:.1f}. Polecenie: "
         f"`.venv/bin/python -m bench.watch --pliki {' '.join(map(str, args.pliki))} --zapisz`.",
         "",
