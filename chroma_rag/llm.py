@@ -6,19 +6,14 @@ do komunikatów, logów ani ``repr`` ustawień.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from . import config
+from .config import DEFAULT_LLM_MODEL, DEFAULT_LLM_RETRIES, DEFAULT_LLM_TIMEOUT_S, DEFAULT_LLM_URL
 from .errors import ServiceError, UserError, without_credentials
-
-DEFAULT_URL = "https://openrouter.ai/api/v1"
-DEFAULT_MODEL = "google/gemini-2.5-flash"
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_RETRIES = 3
 
 # A provider's own key goes only to that provider; any other OpenAI-compatible server gets the
 # conventional OPENAI_API_KEY, never an OpenRouter key meant for someone else.
@@ -35,17 +30,17 @@ _DUMMY_KEY = "brak-klucza"
 class LlmSettings:
     """Adres, model i klucz serwera czatu; ``timeout`` w sekundach, ``max_retries`` przy 429/5xx/timeout."""
 
-    url: str = DEFAULT_URL
-    model: str = DEFAULT_MODEL
+    url: str = DEFAULT_LLM_URL
+    model: str = DEFAULT_LLM_MODEL
     key: str | None = field(default=None, repr=False)
-    timeout: float = DEFAULT_TIMEOUT
-    max_retries: int = DEFAULT_RETRIES
+    timeout: float = DEFAULT_LLM_TIMEOUT_S
+    max_retries: int = DEFAULT_LLM_RETRIES
     planning: bool | None = None  # CHROMA_RAG_PRZEPISZ: plan queries by default (None: not set)
 
     @property
     def configured(self) -> bool:
         """Czy użytkownik wskazał model czatu: własny adres serwera albo klucz API."""
-        return self.key is not None or self.url != DEFAULT_URL
+        return self.key is not None or self.url != DEFAULT_LLM_URL
 
     @property
     def host(self) -> str:
@@ -61,23 +56,20 @@ class LlmSettings:
         return self.host in _KEY_VARS_BY_HOST
 
     @classmethod
-    def from_env(
-        cls, environ: Mapping[str, str] | None = None, env_file: str | Path | None = ".env"
-    ) -> LlmSettings:
-        """Ustawienia ze zmiennych ``CHROMA_RAG_LLM_*`` i z pliku ``.env`` (zmienne środowiska mają
-        pierwszeństwo przed plikiem)."""
-        values = _read_env_file(env_file)
-        values.update(os.environ if environ is None else environ)
-        url = (values.get("CHROMA_RAG_LLM_URL") or DEFAULT_URL).strip().rstrip("/")
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> LlmSettings:
+        """Ustawienia ``CHROMA_RAG_LLM_*`` ze środowiska i plików ustawień (``config.values``: ``.env``,
+        ``chroma-rag.toml``), albo tylko z podanego ``environ``."""
+        values = config.values() if environ is None else environ
+        url = (values.get("CHROMA_RAG_LLM_URL") or DEFAULT_LLM_URL).strip().rstrip("/")
         host = (urlsplit(url).hostname or "").lower()
         key_vars = _KEY_VARS_BY_HOST.get(host, _KEY_VARS_OTHER)
         key = next((values[name].strip() for name in key_vars if (values.get(name) or "").strip()), None)
         return cls(
             url=url,
-            model=(values.get("CHROMA_RAG_LLM_MODEL") or DEFAULT_MODEL).strip(),
+            model=(values.get("CHROMA_RAG_LLM_MODEL") or DEFAULT_LLM_MODEL).strip(),
             key=key,
-            timeout=_number(values, "CHROMA_RAG_LLM_TIMEOUT", float, DEFAULT_TIMEOUT),
-            max_retries=_number(values, "CHROMA_RAG_LLM_RETRIES", int, DEFAULT_RETRIES),
+            timeout=_number(values, "CHROMA_RAG_LLM_TIMEOUT", float, DEFAULT_LLM_TIMEOUT_S),
+            max_retries=_number(values, "CHROMA_RAG_LLM_RETRIES", int, DEFAULT_LLM_RETRIES),
             planning=_flag(values, PLANNING_ENV),
         )
 
@@ -102,14 +94,6 @@ def missing_key_message(settings: LlmSettings) -> str:
         "z OPENAI_API_KEY, albo adres lokalnego serwera, który klucza nie potrzebuje: "
         "CHROMA_RAG_LLM_URL=http://localhost:11434/v1 (Ollama) lub http://localhost:8080/v1 (llama.cpp)."
     )
-
-
-def _read_env_file(env_file: str | Path | None) -> dict[str, str]:
-    if env_file is None or not Path(env_file).is_file():
-        return {}
-    from dotenv import dotenv_values
-
-    return {k: v for k, v in dotenv_values(env_file).items() if v is not None}
 
 
 PLANNING_ENV = "CHROMA_RAG_PRZEPISZ"

@@ -292,8 +292,8 @@ def test_missing_key_for_openrouter_says_how_to_set_it(fake):
 # --- settings -------------------------------------------------------------------------------------
 
 
-def test_settings_defaults_point_at_openrouter(tmp_path):
-    settings = LlmSettings.from_env({}, env_file=tmp_path / ".env")
+def test_settings_defaults_point_at_openrouter():
+    settings = LlmSettings.from_env({})
     assert settings.url == "https://openrouter.ai/api/v1"
     assert "/" in settings.model and settings.key is None and settings.needs_key
 
@@ -322,16 +322,16 @@ def test_settings_read_dotenv_but_real_environment_wins(tmp_path, monkeypatch):
         ("http://localhost:11434/v1", "klucz-openai"),
     ],
 )
-def test_provider_keys_go_only_to_their_provider(tmp_path, url, expected):
+def test_provider_keys_go_only_to_their_provider(url, expected):
     environ = {
         "CHROMA_RAG_LLM_URL": url,
         "OPENROUTER_API_KEY": "klucz-openrouter",
         "OPENAI_API_KEY": "klucz-openai",
     }
-    assert LlmSettings.from_env(environ, env_file=None).key == expected
-    assert LlmSettings.from_env({**environ, "CHROMA_RAG_LLM_KEY": "własny"}, env_file=None).key == "własny"
+    assert LlmSettings.from_env(environ).key == expected
+    assert LlmSettings.from_env({**environ, "CHROMA_RAG_LLM_KEY": "własny"}).key == "własny"
 
 
 def test_bad_number_in_settings_is_a_user_error():
     with pytest.raises(UserError, match="CHROMA_RAG_LLM_TIMEOUT"):
-        LlmSettings.from_env({"CHROMA_RAG_LLM_TIMEOUT": "szybko"}, env_file=None)
+        LlmSettings.from_env({"CHROMA_RAG_LLM_TIMEOUT": "szybko"})

@@ -370,10 +370,10 @@ def test_konfiguracja_shows_sources_and_masks_keys(capsys, project, monkeypatch)
     assert code == 0
     settings = {s["klucz"]: s for s in json.loads(out)}
     assert settings["CHROMA_RAG_LLM_MODEL"] == {"klucz": "CHROMA_RAG_LLM_MODEL", "wartosc": "qwen2.5:7b",
-                                               "zrodlo": "zmienna środowiska"}
+                                               "zrodlo": "zmienna środowiska", "opcja": "", "opis": "model czatu"}
     assert settings["CHROMA_RAG_K"]["zrodlo"] == f"plik {project / 'chroma-rag.toml'}"
     assert settings["CHROMA_RAG_LLM_KEY"]["wartosc"] == "sk-o…cdef"
-    assert settings["CHROMA_RAG_PROG"] == {"klucz": "CHROMA_RAG_PROG", "wartosc": "0.83", "zrodlo": "domyślnie"}
+    assert settings["CHROMA_RAG_PROG"]["wartosc"] == "0.83" and settings["CHROMA_RAG_PROG"]["zrodlo"] == "domyślnie"
     code, out, _ = run_cli(capsys, "konfiguracja")
     assert "0123456789" not in out and "zmienna środowiska" in out and "domyślnie" in out
 

@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from ..errors import UserError
 from .ask import ask_command, conversation_command
@@ -55,23 +54,26 @@ app.command("usun")(remove_command)
 
 @app.command("konfiguracja")
 def config_command(as_json: JsonOption = False) -> None:
-    """Pokazuje skuteczne ustawienia i skąd pochodzą (zmienna środowiska, plik, domyślne); klucze zamaskowane."""
+    """Pokazuje wszystkie ustawienia: wartość i skąd pochodzi (zmienna środowiska, plik, domyślna), opcję, która
+    je zastępuje, i co ustawiają; klucze zamaskowane."""
     from .. import config
 
     settings = config.resolve().values()
     if as_json:
-        print_json([{"klucz": s.key, "wartosc": s.shown, "zrodlo": s.source} for s in settings])
+        print_json([{"klucz": s.key, "wartosc": s.shown, "zrodlo": s.source, "opcja": config.KEYS[s.key].option,
+                     "opis": config.KEYS[s.key].meaning} for s in settings])
         return
     files = config.config_files()
     out.print("Pliki ustawień: " + (", ".join(str(path) for path in files) if files else
               f"brak (szukane: .env i {config.CONFIG_NAME} tu i wyżej, {config.user_config_file()})"),
               markup=False, highlight=False)
-    table = Table(title="Ustawienia (opcje w wierszu poleceń mają pierwszeństwo przed nimi)")
-    for column in ("Klucz", "Wartość", "Źródło"):
-        table.add_column(column, overflow="fold")
+    # one setting in two lines rather than a five-column table: readable in any terminal width
+    out.print("Ustawienia (opcje w wierszu poleceń mają pierwszeństwo przed nimi):", markup=False, highlight=False)
     for setting in settings:
-        table.add_row(setting.key, setting.shown, setting.source)
-    out.print(table)
+        key = config.KEYS[setting.key]
+        out.print(f"{setting.key} = {setting.shown}  ({setting.source})", markup=False, highlight=False, soft_wrap=True)
+        out.print(f"    {key.meaning}" + (f"; opcja {key.option}" if key.option else ""), style="dim",
+                  markup=False, highlight=False)
 
 
 add_completion_command(app)

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..config import DEFAULT_EMBEDDING_MODEL as DEFAULT_MODEL
 from ..errors import UsageError, UserError
 from ..plural import DIMENSION, count
 from .spec import Embedder, ModelSpec, Progress
 
 __all__ = ["DEFAULT_MODEL", "Embedder", "LocalE5Embedder", "ModelSpec", "Progress", "get_embedder", "known_dim"]
 
-DEFAULT_MODEL = "lokalny"
 MODEL_ENV = "CHROMA_RAG_MODEL"
 PROVIDERS = ("lokalny", "ollama", "openai")
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import DEFAULT_EMBED_BATCH, DEFAULT_EMBED_RETRIES, DEFAULT_EMBED_TIMEOUT_S, DEFAULT_OLLAMA_URL
 from ..errors import ServiceError, UserError, without_credentials
 from .spec import ModelSpec, Progress
 
-OLLAMA_DEFAULT_URL = "http://localhost:11434"
 RETRY_AFTER_CAP_S = 30.0
 EMBEDDING_SERVER_FAILED = (
     "Serwer embeddingów, który zamienia pytania na wektory, nie odpowiada albo odrzucił zapytanie – spróbuj za "
@@ -118,9 +118,9 @@ class HttpEmbedder:
         self.name = name
         self.dimensions = dimensions
         self.family = family_for(name)
-        self.batch_size = batch_size or _env_int("CHROMA_RAG_EMBED_PACZKA", 32)
-        self.timeout = timeout or float(_env_int("CHROMA_RAG_EMBED_TIMEOUT", 120))
-        self.retries = _env_int("CHROMA_RAG_EMBED_PROBY", 4) if retries is None else retries
+        self.batch_size = batch_size or _env_int("CHROMA_RAG_EMBED_PACZKA", DEFAULT_EMBED_BATCH[self.provider])
+        self.timeout = timeout or float(_env_int("CHROMA_RAG_EMBED_TIMEOUT", DEFAULT_EMBED_TIMEOUT_S))
+        self.retries = _env_int("CHROMA_RAG_EMBED_PROBY", DEFAULT_EMBED_RETRIES) if retries is None else retries
         self.backoff = backoff
         self._sleep = sleep  # tests see the pauses asked for instead of measuring them
         self.dim: int | None = dimensions
@@ -228,7 +228,7 @@ class OllamaEmbedder(HttpEmbedder):
 
     def __init__(self, name: str, dimensions: int | None = None, *, base_url: str | None = None, **kw) -> None:
         super().__init__(name, dimensions, **kw)
-        url = (base_url or os.environ.get("OLLAMA_URL") or OLLAMA_DEFAULT_URL).strip().rstrip("/")
+        url = (base_url or os.environ.get("OLLAMA_URL") or DEFAULT_OLLAMA_URL).strip().rstrip("/")
         self._url = url if "://" in url else f"http://{url}"
         self._session = None
 
@@ -298,7 +298,6 @@ class OpenAIEmbedder(HttpEmbedder):
         api_key: str | None = None,
         **kw,
     ) -> None:
-        kw.setdefault("batch_size", _env_int("CHROMA_RAG_EMBED_PACZKA", 64))
         super().__init__(name, dimensions, **kw)
         self._base_url = (base_url or os.environ.get("CHROMA_RAG_EMBED_URL") or "").strip().rstrip("/") or None
         self._api_key = api_key or os.environ.get("CHROMA_RAG_EMBED_KEY") or os.environ.get("OPENAI_API_KEY")

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..config import DEFAULT_DB
 from ..errors import ServiceError, UsageError, UserError
 from .collection import VERSION_KEY, ChunkCollection
 from .readonly import is_read_only, readable_copy
 
-DEFAULT_DB = "chroma_db"
 CHANGE_MARK = "chroma-rag.zmiana"  # rewritten by every write session, so readers know their client is stale
 COLLECTION_PREFIX = "fragmenty-"
 # The HNSW graph of chunk collections. With Chroma's defaults (16 links, ef_construction 100) a fresh index of
