@@ -113,7 +113,6 @@ def test_typer_internals_we_patch_still_exist():
     from chroma_rag.cli.help import RICH_TEXTS
 
     assert [name for name in RICH_TEXTS if not isinstance(getattr(rich_utils, name, None), str)] == []
-    assert callable(rich_utils._get_rich_console)
     assert callable(TyperOption.display_type_rich) and callable(TyperOption._get_number_range_help_str)
     assert callable(TyperArgument._usage_display_name) and callable(TyperArgument._get_number_range_help_str)
 

@@ -1,6 +1,6 @@
 """Rozpoznawanie odwołań w pytaniu: numery jednostek i nazwy aktów."""
 
-from chroma_rag.retrieval.references import find_articles, find_references
+from chroma_rag.retrieval.references import find_references
 
 FILES = {
     "kodeks-karny-DU-1997-553.pdf": "USTAWA z dnia 6 czerwca 1997 r. Kodeks karny",
@@ -12,6 +12,12 @@ FILES = {
     "rozporzadzenie-dokumentacja-medyczna-DU-2010-1697.pdf":
         "ROZPORZĄDZENIE MINISTRA ZDROWIA z dnia 21 grudnia 2010 r. w sprawie rodzajów i zakresu dokumentacji medycznej",
 }
+
+
+def find_articles(question: str) -> list[str]:
+    """Numery jednostek w postaci zapisanej w bazie: ``23``, ``178a``, ``385^1``, ``§ 6`` (paragraf artykułu,
+    jak w „art. 148 § 1”, nie jest osobną jednostką)."""
+    return find_references(question, {}).articles
 
 
 def test_article_and_paragraph_numbers():

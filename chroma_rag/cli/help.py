@@ -3,11 +3,14 @@
 Typer 0.29 rysuje pomoc w ``typer.rich_utils`` i bierze napisy z własnej kopii click (``typer._click``) przez
 ``gettext`` bez tłumaczeń. Napisy paneli to stałe modułu czytane przy każdym rysowaniu – podmieniamy je raz.
 Resztę (wiersz użycia, opis opcji pomocy, typy w rodzaju ``<list[str]>`` i ``<float range> [x>=0]``) dają
-metody komend i parametrów, więc ``PolishTyper`` tworzy komendy i parametry z nadpisanymi metodami. Konsola
-pomocy pisze przez ``TrimmedLines``, bo rich dopełnia jej wiersze spacjami do szerokości."""
+metody komend i parametrów, więc ``PolishTyper`` tworzy komendy i parametry z nadpisanymi metodami. Pomoc
+rysowana jest do ``sys.stdout`` podmienionego na ``TrimmedLines``, bo rich dopełnia jej wiersze spacjami do
+szerokości."""
 
 from __future__ import annotations
 
+import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +21,8 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 from .output import TrimmedLines
 
 # Typer 0.29 has no public API for these texts: ``rich_help_panel`` names a panel per parameter, but not the
-# default panels, "[default: …]", "[required]" or "Aborted."; the help console is built by a private function.
-# Every write into Typer's internals is in ``_localize_rich_help`` and ``_polish_params``, and
+# default panels, "[default: …]", "[required]" or "Aborted.". Every write into Typer's internals is in
+# ``_localize_rich_help`` and ``_polish_params``, and
 # tests/test_cli_conventions.py checks that each patched name still exists in the pinned Typer.
 RICH_TEXTS = {
     "DEFAULT_STRING": "[domyślnie: {}]",
@@ -45,14 +48,6 @@ def _localize_rich_help() -> None:
 
     for name, text in RICH_TEXTS.items():
         setattr(rich_utils, name, text)
-    rich_console = rich_utils._get_rich_console
-
-    def trimmed_console(stderr: bool = False) -> Any:
-        console = rich_console(stderr)
-        console.file = TrimmedLines(console.file)  # help piped to grep or a file: no padding at line ends
-        return console
-
-    rich_utils._get_rich_console = trimmed_console
     _localized = True
 
 
@@ -110,7 +105,12 @@ class _PolishHelp:
 
     def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
         _localize_rich_help()
-        super().format_help(ctx, formatter)  # type: ignore[misc]
+        # Typer's help console has no file of its own, so rich writes to the sys.stdout of the moment: help piped
+        # to grep or a file gets no padding at line ends.
+        trimmed = TrimmedLines(sys.stdout)
+        with redirect_stdout(trimmed):
+            super().format_help(ctx, formatter)  # type: ignore[misc]
+            trimmed.flush()
 
     def get_help_option(self, ctx: Context) -> Any:
         option = super().get_help_option(ctx)  # type: ignore[misc]

@@ -1,5 +1,5 @@
-"""Typy wspólne dla modeli embeddingów lokalnych (``embedding``) i serwerowych (``embedding_http``) –
-w osobnym module, żeby tamte dwa nie importowały siebie nawzajem."""
+"""Typy wspólne dla modeli embeddingów lokalnych (``embedder``) i serwerowych (``remote``) – w osobnym module,
+żeby tamte dwa nie importowały siebie nawzajem."""
 
 from __future__ import annotations
 

@@ -161,4 +161,3 @@ def _name_key(name: str) -> str:
 
 
 _BY_NAME = {_name_key(act.name): act for act in KNOWN_ACTS}
-BY_ABBREVIATION = {key: act for act in KNOWN_ACTS for key in act.keys}

@@ -90,12 +90,6 @@ class References:
         return bool(self.articles or self.files or self.units)
 
 
-def find_articles(question: str) -> list[str]:
-    """Numery jednostek w postaci zapisanej w bazie: ``23``, ``178a``, ``385^1``, ``§ 6`` (paragraf artykułu,
-    jak w „art. 148 § 1”, nie jest osobną jednostką)."""
-    return find_references(question, {}).articles
-
-
 def _more_numbers(text: str, position: int) -> list[re.Match[str]]:
     found = []
     while (match := _MORE_NUMBERS.match(text, position)) is not None:
