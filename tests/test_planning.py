@@ -368,22 +368,20 @@ def test_the_rank_pool_comes_from_the_snapshot_without_ids_and_equals_the_simila
     vector = searcher.embedder.embed_query(QUESTION)
     for where in (None, build_where(SearchFilters(files=[PATIENTS]))):
         expected = sorted(searcher.collection.similarities(searcher.collection.ids(where), vector).values())
-        pool = searcher.collection.sorted_similarities(vector, where)
+        pool = searcher.collection.sorted_similarities(vector, DEFAULT_FUSION.pool_rows, where)
         assert pool is not None and len(pool) == len(expected) > 0
         assert pool.tolist() == pytest.approx(expected, abs=1e-6)
-    assert searcher.collection.sorted_similarities(vector, {"tresc": "x"}) is None  # not a snapshot column
+    not_a_column = {"tresc": "x"}
+    assert searcher.collection.sorted_similarities(vector, DEFAULT_FUSION.pool_rows, not_a_column) is None
 
 
-def test_a_big_rank_pool_is_an_even_sample_that_keeps_the_shares(db, monkeypatch):
+def test_a_big_rank_pool_is_an_even_sample_that_keeps_the_shares(db):
     # at a million fragments every vector read for each planned question cost seconds and filled the RSS
-    from chroma_rag.storage import collection as collections
-
     searcher = Index(db).searcher()
     vector = searcher.embedder.embed_query(QUESTION)
-    everything = searcher.collection.sorted_similarities(vector)
-    assert everything is not None and len(everything) > 100
-    monkeypatch.setattr(collections, "POOL_ROWS", 100)
-    sample = searcher.collection.sorted_similarities(vector)
+    everything = searcher.collection.sorted_similarities(vector, DEFAULT_FUSION.pool_rows)
+    assert everything is not None and 100 < len(everything) <= DEFAULT_FUSION.pool_rows
+    sample = searcher.collection.sorted_similarities(vector, 100)
     assert sample is not None and len(sample) == 100
     for similarity in np.quantile(everything, [0.5, 0.9, 0.98]):
         assert abs(share_above(sample, similarity) - share_above(everything, similarity)) <= 0.05

@@ -68,6 +68,14 @@ class FusionSettings:
     # list otherwise outranked the question's own first fragments (art. 144 k.c. with the plan of art. 426).
     unsupported_weight: float = 0.0
     support_gate: float = 0.3
+    # How many first fragments of a disagreeing planned list show whether it is on the question's subject (the
+    # share of them within ``plan_margin`` scales the list): the question's own top 10, as ``ocena`` reports
+    # hit@10; chosen with the sieves of 0c2fbc1 (leave-one-out on the dev plans), not tuned since.
+    agreement_depth: int = 10
+    # The gates place evidence by the share of fragments ranked above it; at a million fragments reading every
+    # vector cost 2 s per planned question and put the whole float32 file into the RSS. An even sample of this
+    # many rows estimates a share of 2 % within ±0.1 % (binomial standard error); 7504e3b, bench/scale.py.
+    pool_rows: int = 20_000
 
     def weight(self, source: str) -> float:
         """Waga listy fuzji według jej źródła (``FusionList.source``)."""
@@ -103,6 +111,10 @@ class Calibration:
     # the named unit anywhere (dev: wrong plans' units median 0.45), a colloquial question its right unit
     # mostly within the first 5 %, a few as low as 15 % (art. 27 of the patients' act for "papiery ze szpitala")
     confirm_gate: float = 0.2
+    # A weak best hit is refused only if the question's words (IDF-weighted) are not all covered by this many first
+    # results: dev, pytania-dev – the three outside questions and the weakest answered one differ there (da9cb93,
+    # docs/historia/POMIARY.md, "Próg").
+    coverage_depth: int = 3
     fusion: FusionSettings = field(default_factory=FusionSettings)
 
 

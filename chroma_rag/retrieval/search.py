@@ -32,8 +32,6 @@ DEFAULT_MODE = "hybryda"
 T = TypeVar("T")
 U = TypeVar("U")
 ALLOWED_FILTERS = 8  # filters whose selection of chunks a searcher remembers
-AGREEMENT_DEPTH = 10  # how many first fragments of a planned list show whether it is on the question's subject
-COVERAGE_DEPTH = 3  # ile pierwszych wyników sprawdza pokrycie słów pytania
 
 
 @dataclass
@@ -169,7 +167,7 @@ class Searcher:
             return False
         if self.keywords is None or nothing_named:
             return True
-        return self.keywords.coverage(question, [h.id for h in hits[:COVERAGE_DEPTH]]) < 1.0
+        return self.keywords.coverage(question, [h.id for h in hits[: calibration.coverage_depth]]) < 1.0
 
     def rank(self, request: SearchRequest) -> list[Hit]:
         """Ranking bez progu; każdy wynik ma podobieństwo kosinusowe i wynik fuzji (``score``)."""
@@ -309,7 +307,7 @@ class Searcher:
         """Podobieństwa do pytania fragmentów spełniających ``where``, rosnąco: z migawki bez listy id, przy dużej
         bazie z równomiernej próby (``ChunkCollection.sorted_similarities``) – przy milionie fragmentów lista id
         i słownik podobieństw to sekundy na każde pytanie z planem."""
-        found = self.collection.sorted_similarities(query_vector, where)
+        found = self.collection.sorted_similarities(query_vector, self.fusion.pool_rows, where)
         if found is not None:
             return found
         return np.sort(np.fromiter(self.collection.similarities(self.collection.ids(where), query_vector).values(),
@@ -425,7 +423,7 @@ def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSe
             planned_lists.append((weight, ids))
         elif item.query_similarity is None or item.query_similarity >= best - fusion.query_margin:
             kept = [i for i in ids if similarity.get(i, 0.0) >= floor]
-            head = ids[:AGREEMENT_DEPTH]
+            head = ids[: fusion.agreement_depth]
             # a list whose best fragments are off the question's subject (a wrong plan) counts that much less
             share = sum(similarity.get(i, 0.0) >= floor for i in head) / len(head) if head else 0.0
             if not supported:

@@ -29,12 +29,6 @@ _SNAPSHOTS: dict[str, snapshots.Snapshot] = {}
 _SNAPSHOTS_LOCK = threading.Lock()
 
 
-# A planned question places its evidence by the share of fragments ranked above it; at a million fragments
-# reading every vector cost 2 s per question and, read in big blocks, put the whole float32 file into the RSS.
-# An even sample of this many rows estimates a share of 2 % within ±0.1 % (binomial standard error).
-POOL_ROWS = 20_000
-
-
 class ChunkCollection(FilteredRanking):
     """Operacje na fragmentach jednej kolekcji, z podziałem na porcje wg limitu klienta; z ``snapshot_dir``
     wyszukiwanie z filtrem korzysta z lokalnej migawki (``snapshot.py``)."""
@@ -292,16 +286,17 @@ class ChunkCollection(FilteredRanking):
             return snapshots.RowSelection(found, found.mask(where))
         return self.stored_ids(where)
 
-    def sorted_similarities(self, embedding: np.ndarray, where: dict[str, Any] | None = None) -> np.ndarray | None:
+    def sorted_similarities(self, embedding: np.ndarray, sample_rows: int,
+                            where: dict[str, Any] | None = None) -> np.ndarray | None:
         """Podobieństwa wektora do fragmentów spełniających ``where``, rosnąco, z migawki bez listy id – do
-        udziału fragmentów bliższych niż dany (``share_above``). Do ``POOL_ROWS`` fragmentów wszystkie, powyżej
-        równomierna próba tylu wierszy; ``None``, gdy migawka filtru nie obsłuży."""
+        udziału fragmentów bliższych niż dany (``share_above``). Do ``sample_rows`` fragmentów wszystkie, powyżej
+        równomierna próba tylu wierszy (``FusionSettings.pool_rows``); ``None``, gdy migawka filtru nie obsłuży."""
         found = self.snapshot() if where is None or supported(where) else None
         if found is None or not found.covers(where):
             return None
         rows = np.flatnonzero(found.mask(where))
-        if len(rows) > POOL_ROWS:
-            rows = rows[np.linspace(0, len(rows) - 1, POOL_ROWS).astype(np.int64)]
+        if len(rows) > sample_rows:
+            rows = rows[np.linspace(0, len(rows) - 1, sample_rows).astype(np.int64)]
         out = np.empty(len(rows), dtype=np.float32)
         for start in range(0, len(rows), snapshots.PREAD_ROWS):  # by pread: the pages stay out of the RSS
             part = rows[start : start + snapshots.PREAD_ROWS]
