@@ -28,7 +28,7 @@ import os
 import re
 from collections import Counter
 from contextlib import redirect_stdout
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 os.environ.setdefault("TQDM_DISABLE", "1")
@@ -149,12 +149,24 @@ def row(name: str, v: dict[str, float]) -> str:
             f"{int(v['spoza'])}/{int(v['n_spoza'])} | {int(v['utracone'])} |")
 
 
+# The constants the act-wise cross-validation chooses; every other number of Calibration is fixed beforehand.
+GRID = {"unit_gate": (0.05, 0.1), "hinted_gate": (0.1, 0.2, 1.0), "support_gate": (0.2, 0.3, 1.0)}
+
+
 def grid() -> list[Calibration]:
     fusion = DEFAULT_CALIBRATION.fusion
     # query_gate 0.02, the weights of lists outside the gates and of the units were chosen in every act by the
-    # earlier, wider grid (docs/BENCHMARKS.md, history): fixed here, so the grid has room for the new gates
-    return [replace(DEFAULT_CALIBRATION, fusion=replace(fusion, unit_gate=u, hinted_gate=h, support_gate=s))
-            for u, h, s in itertools.product((0.05, 0.1), (0.1, 0.2, 1.0), (0.2, 0.3, 1.0))]
+    # earlier, wider grid (docs/historia/POMIARY.md): fixed here, so the grid has room for the new gates
+    return [replace(DEFAULT_CALIBRATION, fusion=replace(fusion, **dict(zip(GRID, values, strict=True))))
+            for values in itertools.product(*GRID.values())]
+
+
+def fixed_beforehand() -> str:
+    """Liczby kalibracji spoza siatki: dobrane wcześniej na wszystkich danych dev (albo przełączniki), tu stałe."""
+    calibration, fusion = DEFAULT_CALIBRATION, DEFAULT_CALIBRATION.fusion
+    numbers = [f"{f.name} {getattr(calibration, f.name)}" for f in fields(calibration) if f.name != "fusion"]
+    numbers += [f"{f.name} {getattr(fusion, f.name)}" for f in fields(fusion) if f.name not in GRID]
+    return ", ".join(numbers)
 
 
 def describe(calibration: Calibration) -> str:
@@ -232,6 +244,8 @@ def report(searcher: Searcher, cases: list[Case]) -> None:
     print(row(f"egzaminy-dev bez planu (n={len(exams)}), DEFAULT_CALIBRATION", summary(exam_results, exams)))
     full = choose(list(range(len(planned))))
     print(f"\nDEFAULT_CALIBRATION: {describe(DEFAULT_CALIBRATION)}; wybór na całości: {describe(calibrations[full])}")
+    print(f"walidacja po aktach wybiera: {', '.join(GRID)}; ustalone wcześniej na wszystkich danych dev (próg – "
+          f"krzywą progu niżej): {fixed_beforehand()}")
     print("wybory w walidacji po aktach (ile aktów):")
     for n, count in chosen.most_common():
         print(f"  {count}× {describe(calibrations[n])}")
