@@ -411,7 +411,8 @@ def report(result: dict[str, Any], command: str, machine: str) -> str:
         f"{result['serwuj_pamiec']['pss_razem_mib']}); przez `chroma run`: "
         f"proces wyszukiwania {server['rss_mib']['szukaj']}, sam serwer Chromy {server['rss_mib']['chroma_run']};",
         f"- RSS procesu wyszukiwania według mapowań (MiB): {mapped};",
-        f"- zimne pierwsze zapytanie: {result['zimny_start_s']} s (w tym model embeddingu "
+        "- zimne pierwsze zapytanie od uruchomienia procesu (z interpreterem i importami): "
+        f"{result['zimny_start_s']} s (w tym model embeddingu "
         f"{result['w_tym_start_modelu_s']} s), przez `chroma run` {server['zimny_start_s']} s;",
         f"- dodanie pliku (`Index.add` pliku tekstowego, {result['fragmenty_dodanego_pliku']} fragmentów, bez "
         f"embeddingu) z pierwszym wyszukiwaniem "
