@@ -27,6 +27,12 @@ COLLECTION_PREFIX = "fragmenty-"
 # results; 32 links and 200 reach all, and after three rounds of deletes and upserts lose 0-5 instead of 20-36
 # (tests/test_chroma_7758.py data, chromadb 1.5.9). Inserting costs more, which the embedding model hides.
 HNSW_CONFIGURATION = {"space": "cosine", "max_neighbors": 32, "ef_construction": 200}
+# The graph ``rebuild_chunks`` builds to repair a collection that lost chunks. On the same data after two churn
+# rounds, a fresh graph of HNSW_CONFIGURATION still left a chunk unreachable in 10 of 12 builds (so three attempts
+# failed for 7 of 60 churned collections: the flaky repair test), 64 links in 7 of 45, 64 links with a search list
+# of 200 in 1 of 45, 96 links and ef_construction 400 in 0 of 45 but at several times the insert cost. A repair is
+# rare and product search doesn't query Chroma's graph, so the wider search list is cheap where it is used.
+REPAIR_HNSW_CONFIGURATION = {**HNSW_CONFIGURATION, "max_neighbors": 64, "ef_search": 200}
 # Suffixes of the two extra collections while ``rebuild_chunks`` swaps a collection for its fresh copy.
 REBUILT_SUFFIX, REPLACED_SUFFIX = "-nowa", "-stara"
 # The Rust server of chromadb 1.x reports its HTTP API version (1.x), not the package version.
@@ -328,7 +334,8 @@ class Store:
         name = collection_name(model_id)
         old = self.client.get_collection(name, embedding_function=None)
         fresh = self.client.create_collection(name + REBUILT_SUFFIX, embedding_function=None,
-                                              configuration={"hnsw": HNSW_CONFIGURATION}, metadata=old.metadata)
+                                              configuration={"hnsw": REPAIR_HNSW_CONFIGURATION},
+                                              metadata=old.metadata)
         batch = self.client.get_max_batch_size()
         ids = ChunkCollection(old, batch).stored_ids()
         for start in range(0, len(ids), batch):
