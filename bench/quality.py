@@ -24,8 +24,8 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # pystempel draws a progress bar whi
 from common import write_section  # noqa: E402
 
 from chroma_rag import Index  # noqa: E402
+from chroma_rag.derived import LEMMATIZERS, DerivedIndex, KeywordIndex  # noqa: E402
 from chroma_rag.retrieval.evaluation import Question, evaluate, load_questions  # noqa: E402
-from chroma_rag.retrieval.keyword import LEMMATIZERS, KeywordIndex, chunk_versions, collection_texts  # noqa: E402
 from chroma_rag.retrieval.search import (  # noqa: E402
     DEFAULT_FUSION,
     DEFAULT_MODE,
@@ -71,7 +71,7 @@ def configurations(lemmatizers: list[str]) -> list[tuple[str, str, str, FusionSe
 
 
 def measure(base: Searcher, questions: list[Question], mode: str, keywords, fusion: FusionSettings, threshold):
-    searcher = Searcher(base.collection, base.embedder, keywords, fusion)
+    searcher = Searcher(DerivedIndex(base.derived.collection, keywords), base.embedder, fusion)
     timings: list[float] = []
 
     def ranker(question: Question):
@@ -87,7 +87,7 @@ def measure(base: Searcher, questions: list[Question], mode: str, keywords, fusi
 
 def confidences(base: Searcher, questions: list[Question], keywords) -> list[tuple[float, bool, str]]:
     """(pewność najlepszego wyniku, czy pytanie ma odpowiedź, rodzaj) dla kalibracji progu."""
-    searcher = Searcher(base.collection, base.embedder, keywords)
+    searcher = Searcher(DerivedIndex(base.derived.collection, keywords), base.embedder)
     rows = []
     for question in questions:
         hits = searcher.rank(SearchRequest(question.text, 10, question.filters))
@@ -105,15 +105,14 @@ def main() -> None:
 
     questions = load_questions(args.pytania)
     index = Index(args.baza)
-    base = index.searcher("wektor")
-    collection = base.collection
+    base = index.retrieval.searcher("wektor")
     lemmatizers = [lem for lem in args.lematyzatory.split(",") if lem]
     keyword_indexes = {}
     build_seconds = {}
     for lem in lemmatizers:
         started = time.perf_counter()
         keywords = KeywordIndex(None, lem)
-        keywords.sync(chunk_versions(collection), lambda ids: collection_texts(collection, ids))
+        DerivedIndex(base.derived.collection, keywords).sync_keywords()
         keyword_indexes[lem] = keywords
         build_seconds[lem] = time.perf_counter() - started
         print(f"indeks słów {lem}: {len(keywords)} fragmentów, {build_seconds[lem]:.1f} s", flush=True)
