@@ -1,4 +1,4 @@
-"""Strategia filtrowanego wyszukiwania w ``ChunkCollection.query`` (issue 8): wszystkie ścieżki – z lokalnej
+"""Strategia filtrowanego wyszukiwania w ``DerivedIndex.query`` (issue 8): wszystkie ścieżki – z lokalnej
 migawki (dokładna i HNSW z maską), bez niej dokładna dla wąskich filtrów i HNSW z nadpróbkowaniem dla
 szerokich – dają wynik dokładnego przeszukania, w folderze i na serwerze; migawka nadąża za zapisami
 (także cudzymi) i odbudowuje się po uszkodzeniu. Wektory losowe (bez modelu), więc test jest szybki."""
