@@ -57,12 +57,21 @@ class Retrieval:
         self._file_titles: dict[str, tuple[str, dict[str, str]]] = {}
         self._refresh = threading.RLock()  # searcher() syncs the keyword index
 
+    def collection(self) -> ChunkCollection:
+        """Kolekcja modelu zapytań."""
+        embedder = self._embedder()
+        return self.store.chunks(embedder.model_id, known_dim(embedder))
+
     def derived(self, model_id: str | None = None, dim: int | None = None) -> DerivedIndex:
         """Indeks pochodny kolekcji modelu zapytań (albo ``model_id`` o wymiarze ``dim``), bez indeksu słów."""
-        if model_id is None or dim is None:
-            embedder = self._embedder()
-            model_id, dim = embedder.model_id, known_dim(embedder)
-        return DerivedIndex(self.store.chunks(model_id, dim), params=self.params)
+        collection = self.collection() if model_id is None or dim is None else self.store.chunks(model_id, dim)
+        return DerivedIndex(collection, params=self.params)
+
+    def _with_keywords(self, collection: ChunkCollection) -> DerivedIndex:
+        """Indeks pochodny kolekcji z jej indeksem słów zgodnym z fragmentami (dociągniętym po zmianie)."""
+        derived = DerivedIndex(collection, self._keyword_index(collection.model_id), self.params)
+        derived.sync_keywords()
+        return derived
 
     def search(self, request: SearchRequest, planning: Planning) -> SearchResult:
         """``Index.search`` dla gotowego zapytania."""
@@ -244,11 +253,10 @@ class Retrieval:
             cached = self._searchers.get(mode)
             if cached is not None and cached[0] is client and cached[2].derived.version() == cached[1]:
                 return cached[2]
-            derived = self.derived()
-            version = derived.version()
-            if mode != "wektor":
-                derived.keywords = self._keyword_index(derived)
-                derived.sync_keywords()
+            collection = self.collection()
+            version = collection.version()  # read before the keyword sync: a write during it makes the next rebuild
+            plain = mode == "wektor"  # the vector mode needs no keyword index
+            derived = DerivedIndex(collection, params=self.params) if plain else self._with_keywords(collection)
             searcher = Searcher(derived, self._embedder())
             self._searchers[mode] = (client, version, searcher)
             return searcher
@@ -257,13 +265,11 @@ class Retrieval:
         """Indeks słów kolekcji (domyślnie – modelu zapytań) zgodny z jej fragmentami (dodane, zastąpione,
         usunięte)."""
         with self._refresh:
-            derived = self.derived() if collection is None else DerivedIndex(collection, params=self.params)
-            derived.keywords = self._keyword_index(derived)
-            derived.sync_keywords()
+            self._with_keywords(collection or self.collection())
 
-    def _keyword_index(self, derived: DerivedIndex) -> KeywordIndex:
-        """Indeks słów kolekcji, jeden na proces i kolekcję (wczytany raz, potem tylko dociągany)."""
-        name = collection_name(derived.collection.model_id)
+    def _keyword_index(self, model_id: str) -> KeywordIndex:
+        """Indeks słów kolekcji modelu, jeden na proces i kolekcję (wczytany raz, potem tylko dociągany)."""
+        name = collection_name(model_id)
         keywords = self._keywords.get(name)
         if keywords is None:
             folder = keyword_folder(self.store.work_dir, name, self._lemmatizer)
