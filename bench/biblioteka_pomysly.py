@@ -51,8 +51,8 @@ Variant = Callable[[Case], Scores]
 
 
 def collect(index: Index) -> dict[str, list[Case]]:
-    searcher = index.searcher()
-    collection = searcher.collection
+    searcher = index.retrieval.searcher()
+    collection = searcher.derived
     cases: dict[str, list[Case]] = {}
     with collection.pinned():
         for name, path in SETS.items():

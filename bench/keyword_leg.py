@@ -46,7 +46,7 @@ def measure(scratch: Path) -> dict[str, Any]:
 
     texts = scale_data.source(scratch).query_texts
     index = Index(scratch / "folder" / "dane")
-    searcher, collection = index.retrieval.searcher(), index.retrieval.collection()
+    searcher, collection = index.retrieval.searcher(), index.retrieval.derived()
     found: dict[str, Any] = {}
     for name, draw in kinds(np.random.default_rng(7)).items():
         times, results = [], []

@@ -290,7 +290,7 @@ def main() -> None:
     parser.add_argument("--zapisz", action="store_true", help="wpisz wynik do docs/BENCHMARKS.md")
     args = parser.parse_args()
     index = Index(args.baza)
-    plain = index.searcher("hybryda")
+    plain = index.retrieval.searcher("hybryda")
     searcher = replace(plain, embedder=CachedEmbedder(plain.embedder))
     cases = prepare(index, searcher, args.dane)
     output = io.StringIO()

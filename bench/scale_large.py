@@ -344,10 +344,12 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
     measured = json.loads(done.stdout.splitlines()[-1])
     serwuj = serwuj_memory(db, kinds)
     server = server_mode(db, folder, {"rodzaje": kinds, "nowy_plik": {}})
+    from chroma_rag.derived import DerivedIndex
+
     store = Store(db)
     collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim)
     raw = chroma_raw(collection, kinds, expected)
-    int8 = int8_only_recall(collection, query_vectors[0][:20], expected[kinds[0]["nazwa"]][:20])
+    int8 = int8_only_recall(DerivedIndex(collection), query_vectors[0][:20], expected[kinds[0]["nazwa"]][:20])
     os.unlink(task.name)
     ours = measured["rodzaje"]
     return {

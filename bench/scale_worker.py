@@ -28,7 +28,7 @@ def rss_mib() -> float:
     return 0.0
 
 
-# What a mapped file is, by its name (storage/snapshot.py, snapshot_records.py, coarse_index.py, keyword index).
+# What a mapped file is, by its name (derived/snapshot.py, storage/records.py, derived/coarse_index.py, keyword index).
 MAPPINGS = ((".f32.npy", "migawka: wektory float32"), (".i8.npy", "migawka: kody int8"),
             (".ivf", "migawka: indeks faiss"), (".tresc.", "migawka: treść i metadane"),
             ("/migawka-", "migawka: reszta"),
@@ -63,7 +63,7 @@ def main() -> None:
     if "--tylko-rozgrzej" in sys.argv:  # first run: the snapshot and the keyword index are built, nothing measured
         return
     rss_cold = rss_mib()
-    collection = index.retrieval.collection()
+    collection = index.retrieval.derived()
     # The question's embedding (the model, tens of ms of CPU) is not the index's cost: measured apart, then reused.
     embedder = index.embedder
     texts = list(dict.fromkeys(q["tekst"] for kind in task["rodzaje"] for q in kind["zapytania"]))

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from .answering.conversation import (
     Turn,
 )
 from .answering.conversation import now as conversation_time
+from .derived import DEFAULT_LEMMATIZER
 from .embedding.embedder import DEFAULT_MODEL, Embedder, get_embedder, known_dim
 from .errors import Surface
 from .filters import SearchFilters
@@ -38,13 +40,11 @@ from .ingest.ocr import OcrEngine
 from .ingest.preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
 from .llm import LlmSettings
 from .models import Plan, SearchResult
-from .retrieval.keyword import DEFAULT_LEMMATIZER, KeywordIndex
 from .retrieval.planning import Planner, PlanningStats
-from .retrieval.search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher
-from .retrieval.service import Retrieval
+from .retrieval.search import DEFAULT_MODE, DEFAULT_THRESHOLD, SearchRequest
+from .retrieval.service import Planning, Retrieval
 from .retrieval.units import Unit
 from .retrieval.validation import normalize_type
-from .storage.collection import ChunkCollection
 from .storage.documents import owner_of
 from .storage.locking import DEFAULT_WAIT, read_session
 from .storage.registry import Registry
@@ -114,6 +114,7 @@ class Index:
         self._model_spec = model
         self._dimensions = dimensions
         self._embedder: Embedder | None = None
+        self._model_lock = threading.Lock()  # two first requests of a server would load the model twice
         self.retrieval = Retrieval(self.store, lambda: self.embedder, lemmatizer)
 
     def _resolve_model_spec(self) -> str:
@@ -130,14 +131,17 @@ class Index:
         return self._get_embedder(DEFAULT_WAIT)
 
     def _get_embedder(self, wait: float, on_wait: Callable[[str], None] | None = None) -> Embedder:
-        if self._embedder is None:
-            if self.store.exists() and not (self._model_spec or os.environ.get("CHROMA_RAG_MODEL")):
-                with read_session(self.store, wait, on_wait):
+        if self._embedder is not None:
+            return self._embedder
+        with self._model_lock:
+            if self._embedder is None:
+                if self.store.exists() and not (self._model_spec or os.environ.get("CHROMA_RAG_MODEL")):
+                    with read_session(self.store, wait, on_wait):
+                        spec = self._resolve_model_spec()
+                else:
                     spec = self._resolve_model_spec()
-            else:
-                spec = self._resolve_model_spec()
-            self._embedder = get_embedder(spec, self._dimensions)
-        return self._embedder
+                self._embedder = get_embedder(spec, self._dimensions)
+            return self._embedder
 
     def add(
         self,
@@ -186,9 +190,8 @@ class Index:
         ``rewrite``: najpierw plan zapytania od modelu czatu (``settings`` albo ``CHROMA_RAG_LLM_*``), zob.
         ``planning``; plan jest w ``SearchResult.plan``, a jego błąd tylko ostrzega (wyszukiwanie bez planu).
         ``fresh_plan``: pomija plany zapamiętane na dysku."""
-        return self.retrieval.search(
-            question, k, filters, mode, threshold, rewrite=rewrite, fresh_plan=fresh_plan, settings=settings
-        )
+        return self.retrieval.search(SearchRequest(question, k, filters, mode, threshold),
+                                     Planning(rewrite, fresh_plan, settings))
 
     def planner(self, settings: LlmSettings | None = None) -> Planner:
         """Planista zapytań tej bazy (plany zapamiętane w jej katalogu danych pochodnych, ``plany/``)."""
@@ -292,20 +295,12 @@ class Index:
     ) -> dict[str, Any]:
         """``ocena``: hit@1/3/5/10, MRR, odmowy progu i pudła dla pytań z pliku JSONL; z ``rewrite`` –
         wyszukiwanie planowane i koszt planowania (``planowanie``)."""
-        return self.retrieval.evaluate(
-            questions, k, mode, threshold, rewrite=rewrite, fresh_plan=fresh_plan, settings=settings
-        )
+        return self.retrieval.evaluate(questions, k, mode, threshold, Planning(rewrite, fresh_plan, settings))
 
-    def searcher(self, mode: str = DEFAULT_MODE) -> Searcher:
-        """Wyszukiwarka kolekcji tego modelu; indeks słów synchronizowany, gdy tryb go używa. Zapamiętana
-        do następnego zapisu do kolekcji (jej znacznik zmiany – także zapisu kogoś innego na serwerze), więc
-        kolejne pytania nie płacą za jej budowę."""
-        return self.retrieval.searcher(mode)
-
-    def sync_keywords(self, collection: ChunkCollection | None = None) -> KeywordIndex:
+    def sync_keywords(self) -> None:
         """Indeks słów zgodny z fragmentami kolekcji (dodane, zastąpione, usunięte). Pełne porównanie wersji
         fragmentów tylko wtedy, gdy znacznik zmiany kolekcji różni się od zapisanego z indeksem."""
-        return self.retrieval.sync_keywords(collection)
+        self.retrieval.sync_keywords()
 
     def files(self) -> list[FileInfo]:
         """Zaindeksowane pliki (wg rejestru: tylko zapisane w całości) ze wszystkich modeli bazy."""
@@ -336,7 +331,8 @@ class Index:
         self.store.require_existing()
         self.store.require_writable()
         return remove_file(
-            self.store, self.indexed_file(name), wait, self.sync_keywords, lambda: [info.name for info in self.files()]
+            self.store, self.indexed_file(name), wait, self.retrieval.sync_keywords,
+            lambda: [info.name for info in self.files()]
         )
 
     def indexed_file(self, name: str) -> str:

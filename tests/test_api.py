@@ -79,9 +79,9 @@ def test_a_searcher_remembers_the_chunks_of_only_the_recent_filters(two_acts_db)
     from chroma_rag.retrieval.search import ALLOWED_FILTERS, SearchRequest
 
     index = Index(two_acts_db)
-    searcher = index.searcher()
+    searcher = index.retrieval.searcher()
     first = index.search("urlop", filters=SearchFilters(files=[PATIENTS]), threshold=None)
     for year in range(1990, 1990 + 2 * ALLOWED_FILTERS):
         searcher.search(SearchRequest("zgoda pacjenta", filters=SearchFilters(year=year)))
-    assert searcher._ids_where.cache_info().currsize == ALLOWED_FILTERS
+    assert searcher._rows_where.cache_info().currsize == ALLOWED_FILTERS
     assert index.search("urlop", filters=SearchFilters(files=[PATIENTS]), threshold=None) == first

@@ -9,6 +9,7 @@ import pytest
 from sync_corpus import write_docs
 
 from chroma_rag import Index
+from chroma_rag.derived import DerivedIndex
 from chroma_rag.indexing import consistency
 from chroma_rag.storage.collection import VERSION_KEY, ChunkCollection
 from chroma_rag.storage.locking import write_session
@@ -96,11 +97,13 @@ def test_lost_chunks_are_found_by_product_search_and_a_repair_brings_them_back(t
     assert set(lost) <= set(churn.vectors) and set(lost) <= set(collection.records(ids=lost))  # live, not found
 
     # (a) the product ranks from its own snapshot: every live chunk comes first for its own vector
+    derived = DerivedIndex(collection)
+    assert derived.snapshot() is not None
     for own, vector in churn.vectors.items():
-        assert collection.ranked(vector, 1, None)[0][0] == own
+        assert derived.ranked(vector, 1, None)[0][0] == own
     for own in lost:  # and with a filter
         where = {"plik": f"{int(own.rsplit('-', 1)[1]) % 7}.txt"}
-        assert collection.ranked(churn.vectors[own], 1, where)[0][0] == own
+        assert derived.ranked(churn.vectors[own], 1, where)[0][0] == own
 
     # (b) a rebuild: the same chunks and change marker (the snapshot stays current), every chunk findable
     before, marker = stored(collection), collection.version()

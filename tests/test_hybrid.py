@@ -82,15 +82,14 @@ def test_hybrid_legs_run_at_the_same_time_and_errors_surface(two_acts_db, monkey
     (kolejno – pierwsza nie doczekałaby się). Wynik jak bez wątków; błąd nogi słów dochodzi do pytającego."""
     import threading
 
-    from chroma_rag.retrieval.keyword import KeywordIndex
-    from chroma_rag.storage.collection import ChunkCollection
+    from chroma_rag.derived import DerivedIndex, KeywordIndex
 
     index = Index(two_acts_db)
     question = "Kto jest osobą bliską pacjenta?"
     alone = [(h.id, h.score) for h in index.search(question, k=5, threshold=None)]
     both_started = threading.Barrier(2, timeout=10)
     threads = {}
-    search, ranked = KeywordIndex.search, ChunkCollection.ranked
+    search, ranked = KeywordIndex.search, DerivedIndex.ranked
 
     def keyword_search(self, *args, **kwargs):
         threads["slowa"] = threading.get_ident()
@@ -103,7 +102,7 @@ def test_hybrid_legs_run_at_the_same_time_and_errors_surface(two_acts_db, monkey
         return ranked(self, *args, **kwargs)
 
     monkeypatch.setattr(KeywordIndex, "search", keyword_search)
-    monkeypatch.setattr(ChunkCollection, "ranked", vector_ranked)
+    monkeypatch.setattr(DerivedIndex, "ranked", vector_ranked)
     assert [(h.id, h.score) for h in index.search(question, k=5, threshold=None)] == alone
     assert threads["wektor"] == threading.get_ident() != threads["slowa"]
 
@@ -111,6 +110,6 @@ def test_hybrid_legs_run_at_the_same_time_and_errors_surface(two_acts_db, monkey
         raise OSError("indeks słów nieczytelny")
 
     monkeypatch.setattr(KeywordIndex, "search", broken)
-    monkeypatch.setattr(ChunkCollection, "ranked", ranked)
+    monkeypatch.setattr(DerivedIndex, "ranked", ranked)
     with pytest.raises(OSError, match="nieczytelny"):
         index.search(question, k=5, threshold=None)

@@ -7,17 +7,18 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from chroma_rag import Index
+from chroma_rag.derived import DEFAULT_PARAMS, DerivedIndex, RowSet, keyword
+from chroma_rag.derived.keyword import KeywordIndex, query_terms, tokenize
+from chroma_rag.derived.snapshot import Snapshot
 from chroma_rag.filters import SearchFilters, build_where
-from chroma_rag.retrieval import keyword
-from chroma_rag.retrieval.keyword import KeywordIndex, chunk_versions, collection_texts, query_terms, tokenize
 from chroma_rag.storage.collection import ChunkCollection
-from chroma_rag.storage.snapshot import RowSelection, Snapshot
 from chroma_rag.storage.store import Store
 
 ACT_A = """USTAWA
@@ -59,8 +60,8 @@ def test_in_memory_index_add_replace_remove():
     assert index.sync({"b": "v1"}, lambda ids: {i: texts[i] for i in ids})
     assert len(index) == 1 and index.search("kotów", 5) == []
     assert not index.sync({"b": "v1"}, lambda ids: pytest.fail("nic się nie zmieniło"))
-    assert [h.id for h in index.search("pasieka", 5, allowed=["b"])] == ["b"]
-    assert index.search("pasieka", 5, allowed=["a"]) == []
+    assert [h.id for h in index.search("pasieka", 5, allowed=RowSet.listed(["b"]))] == ["b"]
+    assert index.search("pasieka", 5, allowed=RowSet.listed(["a"])) == []
 
 
 @pytest.fixture()
@@ -168,16 +169,13 @@ def test_small_change_goes_to_the_delta_without_rebuilding_the_matrix(tmp_path, 
     na dysku, wygaszone wiersze), inny proces widzi to samo, a za duża dopiska kończy się przebudową."""
     import bm25s
 
-    from chroma_rag.retrieval import keyword
-
     texts = {f"d{i:02d}": f"Przepis {i} dotyczy podatku od nieruchomości numer {i}." for i in range(40)}
     texts["d07"] = "Pszczelarz prowadzi pasiekę przy drodze."
     fetch = lambda ids: {i: texts[i] for i in ids}  # noqa: E731
     folder = tmp_path / "slowa"
-    first = KeywordIndex(folder)
+    first = KeywordIndex(folder, params=replace(DEFAULT_PARAMS.keywords, delta_min=6))
     first.sync(dict.fromkeys(texts, "1"), fetch, "v1")
     before = {h.id: h.score for h in first.search("pasieka pszczelarz", 3)}
-    monkeypatch.setattr(keyword, "DELTA_MIN", 6)
     rebuilt = []
     original = bm25s.BM25.index
     monkeypatch.setattr(bm25s.BM25, "index", lambda self, *a, **kw: rebuilt.append(1) or original(self, *a, **kw))
@@ -189,8 +187,8 @@ def test_small_change_goes_to_the_delta_without_rebuilding_the_matrix(tmp_path, 
     for index in (first, KeywordIndex(folder)):  # this process and a fresh one (loads matrix + delta)
         assert index.collection_version == "v2" and len(index) == 41
         assert [h.id for h in index.search("dzików", 5)][:2] in (["n2", "n1"], ["n1", "n2"])
-        assert index.search("numer 3", 40, allowed=["d03"]) == []
-        assert [h.id for h in index.search("dziki", 5, allowed=["n1", "d01"])] == ["n1"]
+        assert index.search("numer 3", 40, allowed=RowSet.listed(["d03"])) == []
+        assert [h.id for h in index.search("dziki", 5, allowed=RowSet.listed(["n1", "d01"]))] == ["n1"]
         # the same text in the delta scores as it did in the matrix (same BM25 formula and statistics)
         again = {h.id: h.score for h in index.search("pasieka pszczelarz", 3)}
         assert again.keys() == before.keys() and abs(again["d07"] - before["d07"]) < 1e-6
@@ -212,7 +210,7 @@ def test_morfeusz_keeps_working_next_to_faiss():
     # segfault (CI: tests/test_serwuj_api.py with faiss imported after morfeusz2, tests/test_api.py before it)
     for before in ("import faiss\n", ""):
         script = (
-            before + "from chroma_rag.retrieval.keyword import lemmatizer\n"
+            before + "from chroma_rag.derived import lemmatizer\n"
             "lemmas = lemmatizer('morfeusz')\n"
             "assert 'urlop' in lemmas('urlopu')\n"
             "import faiss\n"
@@ -282,9 +280,9 @@ def test_sparse_scoring_matches_the_dense_formula(tmp_path, monkeypatch, dense_s
     """Rzadkie liczenie (listy wystąpień) daje te same trafienia i wyniki co gęsta suma po całym indeksie:
     słowa wieloznaczne, filtry, dopiska i wygaszone wiersze, remisy rozstrzygane pozycją; także wąski filtr
     liczony tylko na swoich pozycjach i pominięte listy częstych lematów (MaxScore)."""
-    from chroma_rag.retrieval import keyword, keyword_scoring
+    from chroma_rag.derived import keyword_scoring
 
-    monkeypatch.setattr(keyword_scoring, "DENSE_SHARE", dense_share)
+    params = replace(DEFAULT_PARAMS.keywords, dense_share=dense_share, delta_min=20)
     pruned, outcomes = keyword_scoring.pruned, []
     monkeypatch.setattr(keyword_scoring, "pruned", lambda *a: outcomes.append(pruned(*a)) or outcomes[-1])
 
@@ -292,7 +290,7 @@ def test_sparse_scoring_matches_the_dense_formula(tmp_path, monkeypatch, dense_s
     texts["f050"] = texts["f010"]  # equal scores: ties broken by position
     fetch = lambda ids: {i: texts[i] for i in ids}  # noqa: E731
     folder = tmp_path / "slowa"
-    index = KeywordIndex(folder)
+    index = KeywordIndex(folder, params=params)
     index.sync(dict.fromkeys(texts, "1"), fetch, "v1")
     some = sorted(texts)[::3]
 
@@ -300,24 +298,24 @@ def test_sparse_scoring_matches_the_dense_formula(tmp_path, monkeypatch, dense_s
         for question in QUESTIONS:
             for allowed in (None, some, some[:2], []):
                 for k in (1, 3, 100):
-                    got = [(h.id, h.score) for h in index.search(question, k, allowed=allowed)]
+                    rows = None if allowed is None else RowSet.listed(allowed)
+                    got = [(h.id, h.score) for h in index.search(question, k, allowed=rows)]
                     want = dense_hits(index, question, k, allowed)
                     assert [i for i, _ in got] == [i for i, _ in want], (question, allowed, k)
                     assert all(abs(a - b) < 1e-9 for (_, a), (_, b) in zip(got, want, strict=True))
 
     same(index)
     assert any(len(r) > 1 for r in query_terms("danych"))  # an ambiguous word is among the questions
-    monkeypatch.setattr(keyword, "DELTA_MIN", 20)
     texts.update({"n1": "Pracownik bierze urlop, dane osobowe chroni administrator.", "n2": "Dziki w mieście."})
     texts["f020"] = "Pasieka stoi przy drodze, pracownik ma urlop."
     versions = {**dict.fromkeys(texts, "1"), "f020": "2"}
     del versions["f005"]
     assert index.sync(versions, fetch, "v2")
     assert index._added and index._dead
-    for again in (index, KeywordIndex(folder)):
+    for again in (index, KeywordIndex(folder, params=params)):
         same(again)
     (folder / keyword.CEILINGS).unlink()  # an index saved before the column ceilings were: read from the columns
-    same(KeywordIndex(folder))
+    same(KeywordIndex(folder, params=params))
     assert any(o is not None for o in outcomes) and any(o is None for o in outcomes)  # pruned, and not always
 
 
@@ -336,18 +334,20 @@ def put(collection: ChunkCollection, texts: dict[str, str], version: str) -> Non
 
 @pytest.fixture()
 def chunks(tmp_path: Path) -> ChunkCollection:
-    """Kolekcja w folderze z migawką: filtr daje ``RowSelection`` (wiersze migawki), jak przy dużej bazie."""
+    """Kolekcja w folderze z migawką: filtr daje ``RowSet`` wierszy migawki, jak przy dużej bazie."""
     collection = Store(tmp_path / "dane").chunks("test:slowa", DIM, create=True)
     put(collection, {f"{FILES[n % 3]}#{n}": mixed_text(n) for n in range(60)}, "1")
     return collection
 
 
 def synced(index: KeywordIndex, collection: ChunkCollection) -> bool:
-    return index.sync(chunk_versions(collection), lambda ids: collection_texts(collection, ids), collection.version())
+    derived = DerivedIndex(collection)
+    return index.sync(derived.chunk_versions(), derived.keyword_texts, collection.version())
 
 
-def hits(index: KeywordIndex, question: str, allowed=None) -> list[tuple[str, float]]:
-    return [(h.id, h.score) for h in index.search(question, 10, allowed=allowed)]
+def hits(index: KeywordIndex, question: str, allowed: RowSet | list[str] | None = None) -> list[tuple[str, float]]:
+    rows = RowSet.listed(allowed) if isinstance(allowed, list) else allowed
+    return [(h.id, h.score) for h in index.search(question, 10, allowed=rows)]
 
 
 def write_previous_format(folder: Path) -> None:
@@ -396,8 +396,8 @@ def test_fresh_load_maps_the_columns_and_builds_no_id_dictionary(chunks, tmp_pat
     chunks.delete(["rodo.pdf#7"])
     assert synced(saver, chunks) and saver._added and saver._dead  # a delta on disk: added and switched-off rows
     fresh = KeywordIndex(folder)
-    selection = chunks.ids(build_where(SearchFilters(files=["rodo.pdf"])))
-    assert isinstance(selection, RowSelection)
+    selection = DerivedIndex(chunks).rows(build_where(SearchFilters(files=["rodo.pdf"])))
+    assert isinstance(selection.space, Snapshot)
     for question in QUESTIONS:
         for allowed in (None, selection):
             assert hits(fresh, question, allowed) == hits(saver, question, allowed), (question, allowed)
@@ -408,8 +408,9 @@ def test_fresh_load_maps_the_columns_and_builds_no_id_dictionary(chunks, tmp_pat
     assert isinstance(fresh.ids, np.memmap) and fresh._version_map is None and fresh._tokens is None
     assert fresh.coverage("pasieka", ["rodo.pdf#4", "kodeks-pracy.pdf#0"]) == 1.0 and fresh._tokens is None
     # built when a sync needs it: the matrix's versions without the switched-off rows, plus the delta's
-    assert fresh.versions == saver.versions == chunk_versions(chunks)
-    assert not fresh.sync(chunk_versions(chunks), lambda ids: pytest.fail("nic się nie zmieniło"), chunks.version())
+    current = DerivedIndex(chunks).chunk_versions()
+    assert fresh.versions == saver.versions == current
+    assert not fresh.sync(current, lambda ids: pytest.fail("nic się nie zmieniło"), chunks.version())
 
 
 def expected_row_map(index: KeywordIndex, snapshot: Snapshot) -> list[int]:
@@ -428,16 +429,16 @@ def test_row_map_without_bisection_equals_the_bisection(chunks, tmp_path):
     where = build_where(SearchFilters(files=["rodo.pdf", "łowiectwo-żubry.pdf"]))
 
     def check(same_ids: bool) -> None:
-        snapshot = chunks.snapshot()
+        snapshot = DerivedIndex(chunks).snapshot()
         assert np.array_equal(index.ids, snapshot.sorted_ids) == same_ids  # the way _sorted_positions goes
         assert index._row_map(snapshot, list(index._added)).tolist() == expected_row_map(index, snapshot)
-        selection = chunks.ids(where)
+        selection = DerivedIndex(chunks).rows(where)
         for question in QUESTIONS:
             assert hits(index, question, selection) == hits(index, question, list(selection)), question
 
     check(same_ids=True)
     # the bisection on the same ids gives the same numbers, also against wider items than the matrix's
-    sorted_ids = chunks.snapshot().sorted_ids
+    sorted_ids = DerivedIndex(chunks).snapshot().sorted_ids
     wider = sorted_ids.astype(f"S{sorted_ids.itemsize + 5}")
     assert keyword._find(index.ids, sorted_ids).tolist() == index._sorted_positions(wider).tolist() == list(
         range(len(index.ids)))
@@ -448,7 +449,7 @@ def test_row_map_without_bisection_equals_the_bisection(chunks, tmp_path):
     put(chunks, {"łowiectwo-żubry.pdf#nowy": "Dziki i żubry w granicach miasta."}, "1")
     chunks.delete(["rodo.pdf#4"])
     assert synced(index, chunks) and len(index._added) == len(index._dead) == 2
-    assert len(chunks.snapshot().sorted_ids) == len(index.ids)
+    assert len(DerivedIndex(chunks).snapshot().sorted_ids) == len(index.ids)
     check(same_ids=False)
 
 
@@ -456,15 +457,13 @@ def test_keyword_index_catches_up_from_the_journal_without_comparing_every_chunk
     """Po zapisie (nowy, zmieniony i usunięty plik) indeks słów dogania kolekcję z dziennika zmian migawki – tylko
     dotknięte fragmenty, bez porównania wersji wszystkich (przy milionie ~2 s po każdym pliku) – u piszącego
     i u czytelnika z indeksem sprzed zapisu; wyniki jak po przebudowie od zera."""
-    from chroma_rag.retrieval import service
-
     db = tmp_path / "db"
     Index(db).add([acts])
     reader = Index(db)
     assert keyword_arts(reader, "ulami") == [("pszczoly.txt", "2")]
     compared = []
-    every_version = service.chunk_versions
-    monkeypatch.setattr(service, "chunk_versions", lambda collection: compared.append(1) or every_version(collection))
+    every_version = DerivedIndex.chunk_versions
+    monkeypatch.setattr(DerivedIndex, "chunk_versions", lambda self: compared.append(1) or every_version(self))
     (acts / "pszczoly.txt").write_text(ACT_A.replace("Ule ustawia", "Barcie ustawia"), encoding="utf-8")
     (acts / "sowy.txt").write_text(ACT_B.replace("Dziki", "Sowy").replace("dzików", "sów"), encoding="utf-8")
     writer = Index(db)

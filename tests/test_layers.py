@@ -1,5 +1,6 @@
-"""Układ pakietu: importy płyną tylko w dół etapów (wczytanie → wektory → magazyn → indeksowanie → wyszukiwanie →
-odpowiedź → API → serwer → CLI), bez cykli; publiczne importy z README działają."""
+"""Układ pakietu: importy płyną tylko w dół etapów (wczytanie → wektory → magazyn → indeks pochodny → indeksowanie →
+wyszukiwanie → odpowiedź → API → serwer → CLI), bez cykli; indeks pochodny jest jednym składnikiem (reszta widzi
+tylko ``chroma_rag.derived``); publiczne importy z README działają."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "chroma_rag"
 
 # Stage order: a module may import from its own stage or an earlier one, never a later one. Top-level modules
 # other than the facade are the shared base every stage may use (types, errors, settings, the chat client).
-STAGES = ["", "ingest", "embedding", "storage", "indexing", "retrieval", "answering", "api", "serving", "cli"]
+STAGES = ["", "ingest", "embedding", "storage", "derived", "indexing", "retrieval", "answering", "api", "serving",
+          "cli"]
+# Components whose modules only they import: the rest of the package goes through the component's __init__.
+COMPONENTS = ["chroma_rag.derived"]
 
 
 def module_name(path: Path) -> str:
@@ -89,12 +93,38 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def internal_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Importy modułów wewnętrznych składnika spoza niego."""
+    return [
+        f"{source} → {target}"
+        for source, targets in graph.items()
+        for component in COMPONENTS
+        if not (source == component or source.startswith(component + "."))
+        for target in targets
+        if target.startswith(component + ".")
+    ]
+
+
 def test_imports_flow_down_the_stages_only():
     assert upward_imports(import_graph()) == []
 
 
 def test_there_are_no_import_cycles():
     assert cycles(import_graph()) == []
+
+
+def test_nothing_outside_the_derived_index_imports_its_internals():
+    assert internal_imports(import_graph()) == []
+    derived = {m for m in import_graph() if m.startswith("chroma_rag.derived.")}
+    assert {"chroma_rag.derived.snapshot", "chroma_rag.derived.keyword", "chroma_rag.derived.index"} <= derived
+
+
+def test_the_walk_catches_an_internal_import_of_a_component():
+    graph = {
+        "chroma_rag.retrieval.search": {"chroma_rag.derived", "chroma_rag.derived.snapshot"},
+        "chroma_rag.derived.keyword": {"chroma_rag.derived.rows"},
+    }
+    assert internal_imports(graph) == ["chroma_rag.retrieval.search → chroma_rag.derived.snapshot"]
 
 
 def test_the_walk_catches_an_upward_import_and_a_cycle():

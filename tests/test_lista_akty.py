@@ -116,11 +116,11 @@ def test_api_pliki_and_mcp_lista_plikow_have_the_act_fields(db: Path) -> None:
 
 
 def test_titles_are_read_once_per_collection_version(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from chroma_rag.storage.collection import ChunkCollection
+    from chroma_rag.derived import DerivedIndex
 
     reads = []
-    original = ChunkCollection.file_titles
-    monkeypatch.setattr(ChunkCollection, "file_titles", lambda self: reads.append(1) or original(self))
+    original = DerivedIndex.file_titles
+    monkeypatch.setattr(DerivedIndex, "file_titles", lambda self: reads.append(1) or original(self))
     index = Index(db)
     first = [info.to_json() for info in index.files()]
     for _ in range(3):

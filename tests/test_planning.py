@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -349,39 +350,41 @@ def test_a_plan_naming_a_unit_the_rankings_do_not_put_first_is_still_refused(cap
 def test_a_wrong_plans_unit_first_after_fusion_is_not_confirmed_when_the_question_ranks_it_low(db):
     # issue 20: a wrong plan may name an existing unit of an existing file; that it came first after fusion
     # must not keep an outside question from "nic trafnego" unless the question itself ranks it high
-    searcher = Index(db).searcher()
+    searcher = Index(db).retrieval.searcher()
     plan = Plan(queries=["udostępnianie dokumentacji medycznej"], documents=[PATIENTS], units=["art. 27"])
     vector = searcher.embedder.embed_query(OUTSIDE)
     where = build_where(SearchFilters(files=[PATIENTS], articles=["27"]))
-    [unit] = searcher.collection.hits([i for i, _ in searcher.collection.ranked(vector, 1, where)], vector)
+    [unit] = searcher.derived.hits([i for i, _ in searcher.derived.ranked(vector, 1, where)], vector)
     assert searcher.refuses(OUTSIDE, [unit], 0.99, plan)
     question = "Kiedy szpital musi wydać pacjentowi kopię dokumentacji medycznej?"
     vector = searcher.embedder.embed_query(question)
-    [unit] = searcher.collection.hits([i for i, _ in searcher.collection.ranked(vector, 1, where)], vector)
+    [unit] = searcher.derived.hits([i for i, _ in searcher.derived.ranked(vector, 1, where)], vector)
     assert not searcher.refuses(question, [unit], 0.99, plan, query_vector=vector)
 
 
 def test_the_rank_pool_comes_from_the_snapshot_without_ids_and_equals_the_similarities_of_every_fragment(db):
     # issue 20: a planned question ranks its evidence among all fragments; with a million of them a list of
     # ids and a dictionary of similarities cost seconds per question
-    searcher = Index(db).searcher()
+    searcher = Index(db).retrieval.searcher()
     vector = searcher.embedder.embed_query(QUESTION)
     for where in (None, build_where(SearchFilters(files=[PATIENTS]))):
-        expected = sorted(searcher.collection.similarities(searcher.collection.ids(where), vector).values())
-        pool = searcher.collection.sorted_similarities(vector, DEFAULT_FUSION.pool_rows, where)
+        expected = sorted(searcher.derived.similarities(searcher.derived.rows(where), vector).values())
+        pool = searcher.derived.sorted_similarities(vector, where)
         assert pool is not None and len(pool) == len(expected) > 0
         assert pool.tolist() == pytest.approx(expected, abs=1e-6)
-    not_a_column = {"tresc": "x"}
-    assert searcher.collection.sorted_similarities(vector, DEFAULT_FUSION.pool_rows, not_a_column) is None
+    assert searcher.derived.sorted_similarities(vector, {"tresc": "x"}) is None  # not a snapshot column
 
 
 def test_a_big_rank_pool_is_an_even_sample_that_keeps_the_shares(db):
     # at a million fragments every vector read for each planned question cost seconds and filled the RSS
-    searcher = Index(db).searcher()
+    from chroma_rag.derived import DEFAULT_PARAMS, DerivedIndex
+
+    searcher = Index(db).retrieval.searcher()
     vector = searcher.embedder.embed_query(QUESTION)
-    everything = searcher.collection.sorted_similarities(vector, DEFAULT_FUSION.pool_rows)
-    assert everything is not None and 100 < len(everything) <= DEFAULT_FUSION.pool_rows
-    sample = searcher.collection.sorted_similarities(vector, 100)
+    everything = searcher.derived.sorted_similarities(vector)
+    assert everything is not None and len(everything) > 100
+    sampled = replace(DEFAULT_PARAMS, snapshot=replace(DEFAULT_PARAMS.snapshot, pool_rows=100))
+    sample = DerivedIndex(searcher.derived.collection, params=sampled).sorted_similarities(vector)
     assert sample is not None and len(sample) == 100
     for similarity in np.quantile(everything, [0.5, 0.9, 0.98]):
         assert abs(share_above(sample, similarity) - share_above(everything, similarity)) <= 0.05

@@ -302,12 +302,12 @@ def test_long_lived_index_notices_other_writers_on_the_server(monkeypatch, chrom
 def test_keyword_index_compares_chunks_only_after_a_change(monkeypatch, two_acts_private):
     """Zgodność indeksu słów z kolekcją: przy tym samym znaczniku zmiany bez pobierania wersji fragmentów; po zapisie
     w folderze – tylko fragmenty z dziennika zmian migawki, na serwerze (bez dziennika) – wersje wszystkich."""
-    from chroma_rag.storage.collection import ChunkCollection
+    from chroma_rag.derived import DerivedIndex
 
     two_acts_private.index().search("urlop", threshold=None)  # syncs and stores the collection's marker
     compared = []
-    column = ChunkCollection.column
-    monkeypatch.setattr(ChunkCollection, "column", lambda self, *args: compared.append(args) or column(self, *args))
+    column = DerivedIndex.column
+    monkeypatch.setattr(DerivedIndex, "column", lambda self, *args: compared.append(args) or column(self, *args))
     two_acts_private.index().search("dokumentacja medyczna", threshold=None)
     assert compared == []
     index = two_acts_private.index()

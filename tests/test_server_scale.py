@@ -1,18 +1,20 @@
-"""Strategia filtrowanego wyszukiwania w ``ChunkCollection.query`` (issue 8): wszystkie ścieżki – z lokalnej
+"""Strategia filtrowanego wyszukiwania w ``DerivedIndex.query`` (issue 8): wszystkie ścieżki – z lokalnej
 migawki (dokładna i HNSW z maską), bez niej dokładna dla wąskich filtrów i HNSW z nadpróbkowaniem dla
 szerokich – dają wynik dokładnego przeszukania, w folderze i na serwerze; migawka nadąża za zapisami
 (także cudzymi) i odbudowuje się po uszkodzeniu. Wektory losowe (bez modelu), więc test jest szybki."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from chroma_rag.derived import DEFAULT_PARAMS, DerivedIndex, forget_loaded
+from chroma_rag.derived import snapshot as snapshot_module
 from chroma_rag.filters import SearchFilters, build_where
-from chroma_rag.storage import coarse_index, filtered_ranking
-from chroma_rag.storage import collection as collection_module
-from chroma_rag.storage import snapshot as snapshot_module
 from chroma_rag.storage.collection import ChunkCollection
+from chroma_rag.storage.filtered_ranking import DEFAULT_RANKING
 from chroma_rag.storage.store import Store
 from chroma_rag.storage.where import matches_where
 
@@ -42,7 +44,11 @@ def collection(request, data, tmp_path_factory, chroma_servers):
         for f, y, t in zip(data["files"], data["years"], data["types"], strict=True)
     ]
     chunks.upsert([f"id-{i:05d}" for i in range(N)], data["vectors"], [f"tekst {i}" for i in range(N)], metadatas)
-    return chunks
+    return DerivedIndex(chunks)
+
+
+def snapshot_params(**changed) -> object:
+    return replace(DEFAULT_PARAMS, snapshot=replace(DEFAULT_PARAMS.snapshot, **changed))
 
 
 CASES = {
@@ -63,7 +69,7 @@ def expected_ids(vectors: np.ndarray, mask: np.ndarray, query: np.ndarray, ids: 
     return [ids[i] for i in np.argsort(-scores)[: min(K, int(mask.sum()))]]
 
 
-STRATEGIES = {  # name: (use the snapshot, MAX_CANDIDATES, snapshot.EXACT_ROWS)
+STRATEGIES = {  # name: (use the snapshot, RankingParams.max_candidates, SnapshotParams.exact_rows)
     "migawka-dokladnie": (True, 2000, 10**9),
     "migawka-int8": (True, 2000, 0),  # int8 for every candidate, the best rescored in float32
     "hnsw-nadprobkowanie": (False, 10**9, 0),
@@ -73,14 +79,15 @@ STRATEGIES = {  # name: (use the snapshot, MAX_CANDIDATES, snapshot.EXACT_ROWS)
 
 @pytest.mark.parametrize("strategy", list(STRATEGIES))
 @pytest.mark.parametrize("case", list(CASES))
-def test_filtered_query_matches_exact_search(monkeypatch, collection, data, case, strategy):
+def test_filtered_query_matches_exact_search(collection, data, case, strategy):
+    """Ścieżka z migawką i ścieżka prosto z Chromy (bez folderu danych pochodnych) dają dokładny wynik."""
     use_snapshot, max_candidates, exact_rows = STRATEGIES[strategy]
-    monkeypatch.setattr(filtered_ranking, "MAX_CANDIDATES", max_candidates)
-    monkeypatch.setattr(snapshot_module, "EXACT_ROWS", exact_rows)
-    if not use_snapshot:
-        collection = ChunkCollection(collection._collection, collection._max_batch)
-    else:
-        assert collection.snapshot() is not None
+    stored = collection.collection
+    ranking = replace(DEFAULT_RANKING, max_candidates=max_candidates)
+    folder = stored.derived_dir if use_snapshot else None
+    collection = DerivedIndex(ChunkCollection(stored.chroma, stored._max_batch, stored._client, folder, stored._journal,
+                                              ranking=ranking), params=snapshot_params(exact_rows=exact_rows))
+    assert (collection.snapshot() is not None) == use_snapshot
     filters, mask_of = CASES[case]
     mask = mask_of(data)
     for query in data["queries"]:
@@ -116,17 +123,17 @@ def test_query_without_where_uses_plain_hnsw(collection, data):
 def test_where_check_agrees_with_chroma(collection, where):
     """Sprawdzanie ``where`` na metadanych kandydatów i na kolumnach migawki daje ten sam zbiór co Chroma (także
     brak klucza); id z migawki w kolejności id."""
-    everything = collection._collection.get(include=["metadatas"])
+    everything = collection.collection.chroma.get(include=["metadatas"])
     ours = {i for i, meta in zip(everything["ids"], everything["metadatas"], strict=True) if matches_where(meta, where)}
-    chroma = set(collection._collection.get(where=where, include=[])["ids"])
+    chroma = set(collection.collection.chroma.get(where=where, include=[])["ids"])
     assert ours == chroma
-    assert list(collection.ids(where)) == sorted(chroma)
+    assert list(collection.rows(where)) == sorted(chroma)
 
 
 def test_ids_and_columns_come_from_the_snapshot(collection, data):
     assert collection.snapshot() is not None
     where = build_where(SearchFilters(types=["rozporzadzenie"], year_to=2000))
-    assert sorted(collection.ids(where)) == sorted(collection._collection.get(where=where, include=[])["ids"])
+    assert sorted(collection.rows(where)) == sorted(collection.collection.chroma.get(where=where, include=[])["ids"])
     years = collection.column("rok", None)
     assert len(years) == N and all(years[f"id-{i:05d}"] == int(data["years"][i]) for i in range(0, N, 97))
     assert collection.file_titles() == {f"plik-{f}.pdf": "" for f in set(data["files"].tolist())}
@@ -145,7 +152,7 @@ def small(request, tmp_path, chroma_servers):
     chunks = store.chunks("test:male", DIM, create=True)
     ids = list(vectors)
     chunks.upsert(ids, np.stack([vectors[i] for i in ids]), ids, [metas[i] for i in ids])
-    return store, chunks, vectors, metas
+    return store, DerivedIndex(chunks), vectors, metas
 
 
 def check_against_exact(chunks, vectors, metas, rng) -> None:
@@ -203,7 +210,7 @@ def test_damaged_snapshot_is_rebuilt(small, damage):
     store, chunks, vectors, metas = small
     rng = np.random.default_rng(9)
     check_against_exact(chunks, vectors, metas, rng)
-    folder = store.work_dir / f"migawka-{chunks._collection.name}" / chunks.version()
+    folder = store.work_dir / f"migawka-{chunks.collection.chroma.name}" / chunks.version()
     if damage == "obciety":
         segment = next(folder.glob("*.f32.npy"))
         content = segment.read_bytes()
@@ -212,9 +219,9 @@ def test_damaged_snapshot_is_rebuilt(small, damage):
         (folder / "opis.json").write_text("{nie json", encoding="utf-8")
     else:
         (folder / "kody.npy").unlink()
-    collection_module._SNAPSHOTS.clear()  # as in a new process
+    forget_loaded()  # as in a new process
     check_against_exact(chunks, vectors, metas, rng)
-    assert len(snapshot_module.load(folder.parent, folder.name)) == len(vectors)
+    assert len(snapshot_module.load(folder.parent, folder.name, DEFAULT_PARAMS.snapshot)) == len(vectors)
 
 
 def test_broken_journal_chain_rebuilds_from_scratch(small, monkeypatch):
@@ -224,9 +231,9 @@ def test_broken_journal_chain_rebuilds_from_scratch(small, monkeypatch):
         pytest.skip("dziennik zmian jest tylko w trybie folderu")
     rng = np.random.default_rng(11)
     check_against_exact(chunks, vectors, metas, rng)
-    chunks.announce_version(["a-005"])  # a write that died right after announcing itself
+    chunks.collection.announce_version(["a-005"])  # a write that died right after announcing itself
     vectors["a-005"] = rng.normal(size=DIM).astype(np.float32)
-    chunks.upsert(["a-005"], vectors["a-005"][None, :], ["a-005"], [metas["a-005"]])
+    chunks.collection.upsert(["a-005"], vectors["a-005"][None, :], ["a-005"], [metas["a-005"]])
     builds = []
     build = snapshot_module.build
     monkeypatch.setattr(snapshot_module, "build", lambda *args: builds.append(args[1]) or build(*args))
@@ -234,13 +241,13 @@ def test_broken_journal_chain_rebuilds_from_scratch(small, monkeypatch):
     assert builds == [chunks.version()]
 
 
-def test_appended_segments_follow_changes(monkeypatch, small):
+def test_appended_segments_follow_changes(small):
     """Dopisanie pliku do migawki nie przepisuje wektorów: poprzednie segmenty zostają (dowiązane), nowe
     wiersze to nowy segment, usunięte i zastąpione – martwe wiersze; wyniki jak dokładne przeszukanie."""
     store, chunks, vectors, metas = small
     if store.is_server:
         pytest.skip("dziennik zmian (aktualizacja zamiast budowy) jest tylko w trybie folderu")
-    monkeypatch.setattr(snapshot_module, "COMPACT_FRACTION", 10.0)
+    chunks = DerivedIndex(chunks.collection, params=snapshot_params(compact_fraction=10.0))
     rng = np.random.default_rng(13)
     check_against_exact(chunks, vectors, metas, rng)
     base = chunks.snapshot().segments[0].name
@@ -252,54 +259,48 @@ def test_appended_segments_follow_changes(monkeypatch, small):
         vectors[replaced[0]] = rng.normal(size=DIM).astype(np.float32)
         ids = [*added, *replaced]
         vectors.update(added)
-        chunks.upsert(ids, np.stack([vectors[i] for i in ids]), ids, [metas[i] for i in ids])
+        chunks.collection.upsert(ids, np.stack([vectors[i] for i in ids]), ids, [metas[i] for i in ids])
         removed = f"a-{10 * round_ + 7:03d}"
-        chunks.delete([removed])
+        chunks.collection.delete([removed])
         del vectors[removed], metas[removed]
         check_against_exact(chunks, vectors, metas, rng)
         assert chunks.query(vectors[replaced[0]], 1, None)[0].id == replaced[0]
     found = chunks.snapshot()
     assert found.segments[0].name == base and len(found.segments) == 4  # the base + one per round (removals add none)
     assert len(found) == len(vectors) and int((~found.alive).sum()) == 6
-    collection_module._SNAPSHOTS.clear()  # a new process reads the same version from disk
+    forget_loaded()  # a new process reads the same version from disk
     check_against_exact(chunks, vectors, metas, rng)
     # too many segments: the appended ones merge into one (their live rows and the new ones), the base stays
-    monkeypatch.setattr(snapshot_module, "MAX_SEGMENTS", 4)
+    chunks = DerivedIndex(chunks.collection, params=snapshot_params(compact_fraction=10.0, max_segments=4))
     extra = {"c9-00": rng.normal(size=DIM).astype(np.float32)}
     metas["c9-00"] = {"plik": "plik-4.pdf", "rok": 2020, "typ": "ustawa"}
     vectors.update(extra)
-    chunks.upsert(list(extra), np.stack(list(extra.values())), list(extra), [metas["c9-00"]])
+    chunks.collection.upsert(list(extra), np.stack(list(extra.values())), list(extra), [metas["c9-00"]])
     merged = chunks.snapshot()
     assert [s.name for s in merged.segments][:1] == [base] and len(merged.segments) == 2
     assert len(merged.segments[1]) == 3 * 13 + 1 and int((~merged.alive).sum()) == 6  # dead rows: all in the base
     check_against_exact(chunks, vectors, metas, rng)
-    collection_module._SNAPSHOTS.clear()
+    forget_loaded()
     check_against_exact(chunks, vectors, metas, rng)
     # dead and appended rows over COMPACT_FRACTION: the next version is one segment again, with the same content
-    monkeypatch.setattr(snapshot_module, "COMPACT_FRACTION", 0.1)
-    chunks.delete(["a-100"])
+    chunks = DerivedIndex(chunks.collection)
+    chunks.collection.delete(["a-100"])
     del vectors["a-100"], metas["a-100"]
     check_against_exact(chunks, vectors, metas, rng)
     assert len(chunks.snapshot().segments) == 1 and chunks.snapshot().alive.all()
 
 
-def test_clusters_find_the_nearest_and_follow_changes(monkeypatch, tmp_path, data):
+def test_clusters_find_the_nearest_and_follow_changes(tmp_path, data):
     """Duża kolekcja w skupiskach (IVF) z int8: przegląda tylko najbliższe skupiska, a i tak znajduje
     prawie wszystkie dokładne wyniki, z dokładnym podobieństwem; dopisane i usunięte fragmenty widzi od razu."""
-    monkeypatch.setattr(snapshot_module, "IVF_MIN_ROWS", 1000)
-    monkeypatch.setattr(snapshot_module, "EXACT_ROWS", 100)
-    monkeypatch.setattr(snapshot_module, "NPROBE", 6)
-    monkeypatch.setattr(snapshot_module, "PROBE_FRACTION", 0.1)
-    monkeypatch.setattr(snapshot_module, "MATCHED_MIN", 300)
-    monkeypatch.setattr(snapshot_module, "COMPACT_FRACTION", 10.0)
-    monkeypatch.setattr(snapshot_module, "NARROW_ROWS", 500)
-    monkeypatch.setattr(coarse_index, "MIN_ROWS", 1000)
-    monkeypatch.setattr(coarse_index, "CANDIDATES", 200)
-    chunks = Store(tmp_path / "dane").chunks("test:skupiska", DIM, create=True)
+    params = snapshot_params(ivf_min_rows=1000, exact_rows=100, nprobe=6, probe_fraction=0.1, matched_min=300,
+                             compact_fraction=10.0, narrow_rows=500, coarse_min_rows=1000, coarse_candidates=200)
+    stored = Store(tmp_path / "dane").chunks("test:skupiska", DIM, create=True)
+    chunks = DerivedIndex(stored, params=params)
     ids = [f"id-{i:05d}" for i in range(N)]
     metadatas = [{"plik": f"plik-{f}.pdf", "rok": int(y), "typ": str(t)}
                  for f, y, t in zip(data["files"], data["years"], data["types"], strict=True)]
-    chunks.upsert(ids, data["vectors"], ids, metadatas)
+    stored.upsert(ids, data["vectors"], ids, metadatas)
     found = chunks.snapshot()
     assert found.centroids is not None and len(found.centroids) == int(np.sqrt(N))
     scanned, hits_total, recalled = [], 0, 0
@@ -320,8 +321,8 @@ def test_clusters_find_the_nearest_and_follow_changes(monkeypatch, tmp_path, dat
     assert min(scanned) < len(found.centroids) / 4  # an unfiltered query really skips most clusters
     rng = np.random.default_rng(17)
     new = (data["vectors"][:5] + 0.01 * rng.normal(size=(5, DIM))).astype(np.float32)
-    chunks.upsert([f"nowy-{i}" for i in range(5)], new, ["nowy"] * 5, metadatas[:5])
-    chunks.delete(["id-00000"])
+    stored.upsert([f"nowy-{i}" for i in range(5)], new, ["nowy"] * 5, metadatas[:5])
+    stored.delete(["id-00000"])
     assert chunks.query(new[0], 1, None)[0].id == "nowy-0"
     assert "id-00000" not in {h.id for h in chunks.query(data["vectors"][0], K, None)}
     assert len(chunks.snapshot().segments) == 2  # the base and the appended rows
@@ -343,9 +344,9 @@ class _SpyCollection:
 
 def test_hits_take_similarities_from_the_snapshot(collection, data):
     """Treść wyników z Chromy, podobieństwa z migawki: wektorów wyników nie pobieramy z Chromy."""
-    spy = _SpyCollection(collection._collection)
-    chunks = ChunkCollection(spy, collection._max_batch, collection._client, collection._snapshot_dir,
-                             collection._journal)
+    stored = collection.collection
+    spy = _SpyCollection(stored.chroma)
+    chunks = DerivedIndex(ChunkCollection(spy, stored._max_batch, stored._client, stored.derived_dir, stored._journal))
     assert chunks.snapshot() is not None
     spy.includes.clear()  # only what the hits need
     query = data["queries"][0]

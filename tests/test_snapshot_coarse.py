@@ -6,35 +6,33 @@ uszkodzony – bez przebudowy migawki. Wektory losowe, prawdziwa Chroma."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from chroma_rag.storage import coarse_index
-from chroma_rag.storage import collection as collection_module
-from chroma_rag.storage import snapshot as snapshot_module
+from chroma_rag.derived import DEFAULT_PARAMS, DerivedIndex, coarse_index, forget_loaded
 from chroma_rag.storage.store import Store
 
 N, DIM, CANDIDATES = 3000, 32, 300
+# a small collection in clusters, with an index file per segment of 1000 rows or more
+SMALL = replace(DEFAULT_PARAMS.snapshot, ivf_min_rows=1000, exact_rows=100, compact_fraction=10.0,
+                coarse_candidates=CANDIDATES, coarse_min_rows=1000)
 
 
 @pytest.fixture
-def chunks(monkeypatch, tmp_path):
-    monkeypatch.setattr(snapshot_module, "IVF_MIN_ROWS", 1000)
-    monkeypatch.setattr(snapshot_module, "EXACT_ROWS", 100)
-    monkeypatch.setattr(snapshot_module, "COMPACT_FRACTION", 10.0)
-    monkeypatch.setattr(coarse_index, "CANDIDATES", CANDIDATES)
-    monkeypatch.setattr(coarse_index, "MIN_ROWS", 1000)
+def chunks(tmp_path):
     rng = np.random.default_rng(5)
     centers = rng.normal(size=(30, DIM))
     vectors = (centers[rng.integers(30, size=N)] + 0.4 * rng.normal(size=(N, DIM))).astype(np.float32)
-    collection = Store(tmp_path / "dane").chunks("test:faiss", DIM, create=True)
+    stored = Store(tmp_path / "dane").chunks("test:faiss", DIM, create=True)
+    collection = DerivedIndex(stored, params=replace(DEFAULT_PARAMS, snapshot=SMALL))
     years = rng.integers(1990, 2024, size=N)
-    collection.upsert([f"id-{i:05d}" for i in range(N)], vectors, ["tekst"] * N,
+    stored.upsert([f"id-{i:05d}" for i in range(N)], vectors, ["tekst"] * N,
                       [{"rok": int(y), "plik": f"p-{i % 9}.pdf"} for i, y in enumerate(years)])
-    collection_module._SNAPSHOTS.clear()
+    forget_loaded()
     yield collection, vectors, years
-    collection_module._SNAPSHOTS.clear()
+    forget_loaded()
 
 
 def _check_candidates(found, vectors, masks):
@@ -78,11 +76,11 @@ def test_appended_segment_new_process_and_damaged_index(chunks):
     collection, vectors, _ = chunks
     base = collection.snapshot().segments[0].name
     new = vectors[:40] + 0.01
-    collection.upsert([f"nowy-{i}" for i in range(40)], new, ["nowy"] * 40, [{"rok": 2030}] * 40)
-    collection_module._SNAPSHOTS.clear()  # a new process
+    collection.collection.upsert([f"nowy-{i}" for i in range(40)], new, ["nowy"] * 40, [{"rok": 2030}] * 40)
+    forget_loaded()  # a new process
     found = collection.snapshot()
     assert found.segments[0].name == base and len(found.segments) == 2
-    folder = collection.snapshot_dir / found.marker
+    folder = collection.collection.derived_dir / found.marker
     # the small appended segment has no index: its matching rows are all candidates
     assert found.segments[1].coarse is None and not (folder / f"{found.segments[1].name}{coarse_index.SUFFIX}").exists()
     # the base segment's index is the previous version's file, linked, not rebuilt
@@ -98,14 +96,14 @@ def test_appended_segment_new_process_and_damaged_index(chunks):
     # a new file in its place (as a crashed writer would leave): the mapped old one must not change under us
     (folder / "uszkodzony").write_bytes(b"uszkodzony")
     os.replace(folder / "uszkodzony", damaged)
-    collection_module._SNAPSHOTS.clear()
+    forget_loaded()
     again = collection.snapshot()
     assert again.marker == found.marker and again.segments[0].name == base
     assert again.segments[0].coarse.ntotal == len(again.segments[0])
     _check_candidates(again, np.concatenate([vectors, new]), [again.alive])
     # a snapshot from before the PQ index (or a deleted file): the index is built on load
     damaged.unlink()
-    collection_module._SNAPSHOTS.clear()
+    forget_loaded()
     assert collection.snapshot().segments[0].coarse is not None and damaged.exists()
 
 
@@ -114,7 +112,8 @@ def test_narrow_filters_rank_the_matching_codes_and_wide_ones_scan_the_nearest_l
     z mapą bitów), szeroki – najbliższe listy w faiss; w obu razem z dokładnym przeliczeniem wynik jak pełne
     przeszukanie pasujących."""
     collection, vectors, _ = chunks
-    monkeypatch.setattr(snapshot_module, "NARROW_ROWS", 500)
+    collection = DerivedIndex(collection.collection, params=replace(DEFAULT_PARAMS,
+                                                                    snapshot=replace(SMALL, narrow_rows=500)))
     found = collection.snapshot()
     scanned = []
     search = coarse_index.search

@@ -1,4 +1,4 @@
-"""Treść i metadane wyników z migawki (``snapshot_records``): wyszukiwanie z migawką nie woła ``get`` Chromy
+"""Treść i metadane wyników z migawki (``storage.records``): wyszukiwanie z migawką nie woła ``get`` Chromy
 (w trybie folderu każdy ``get`` wczytuje do procesu cały indeks HNSW), a wynik jest ten sam co z Chromy –
 po zbudowaniu, po dopisaniu i usunięciu fragmentów (nowy segment), w nowym procesie i po uszkodzeniu pliku."""
 
@@ -11,9 +11,10 @@ import shutil
 import numpy as np
 import pytest
 
-from chroma_rag.storage import collection as collection_module
-from chroma_rag.storage import journal_pages, snapshot_records
+from chroma_rag.derived import DerivedIndex, forget_loaded
+from chroma_rag.storage import journal_pages, records
 from chroma_rag.storage.collection import ChunkCollection
+from chroma_rag.storage.journal import JOURNAL, JournalLimits
 from chroma_rag.storage.store import Store
 
 N, DIM = 400, 16
@@ -47,15 +48,15 @@ def chunks(request, tmp_path, chroma_servers):
     vectors = rng.normal(size=(N, DIM)).astype(np.float32)
     texts = [f"Art. {i}. Zażółć gęślą jaźń {i}" for i in range(N)]
     collection.upsert([f"id-{i:04d}" for i in range(N)], vectors, texts, [_metadata(i) for i in range(N)])
-    collection_module._SNAPSHOTS.clear()
+    forget_loaded()
     yield collection, vectors
-    collection_module._SNAPSHOTS.clear()
+    forget_loaded()
 
 
-def _spied(collection: ChunkCollection) -> tuple[ChunkCollection, _CountingCollection]:
+def _spied(collection: ChunkCollection) -> tuple[DerivedIndex, _CountingCollection]:
     spy = _CountingCollection(collection.chroma)
-    return ChunkCollection(spy, collection._max_batch, collection._client, collection.snapshot_dir,
-                           collection._journal), spy
+    return DerivedIndex(ChunkCollection(spy, collection._max_batch, collection._client, collection.derived_dir,
+                                        collection._journal)), spy
 
 
 def _from_chroma(collection: ChunkCollection, ids: list[str]) -> list[tuple[str, dict]]:
@@ -82,11 +83,11 @@ def test_search_results_come_from_the_snapshot_without_chroma_get(chunks):
 
 def test_appended_and_deleted_chunks_in_a_new_process(chunks):
     collection, vectors = chunks
-    assert collection.snapshot() is not None
+    assert DerivedIndex(collection).snapshot() is not None
     collection.upsert(["nowy-1", "id-0003"], vectors[:2], ["Nowy tekst § 1", "Zmieniony tekst"],
                       [{"plik": "nowy.pdf", "rok": 2024}, {"plik": "zmieniony.pdf", "rok": 1999}])
     collection.delete(["id-0004"])
-    collection_module._SNAPSHOTS.clear()  # a new process: the snapshot comes from disk
+    forget_loaded()  # a new process: the snapshot comes from disk
     spied, spy = _spied(collection)
     assert spied.snapshot() is not None  # catching up fetches the changed chunks, once
     spy.gets = 0
@@ -105,11 +106,11 @@ def test_catching_up_with_a_removal_fetches_nothing_from_chroma(chunks):
     collection, vectors = chunks
     if not collection._journal:
         pytest.skip("serwer nie ma dziennika: migawka budowana od nowa")
-    assert collection.snapshot() is not None
+    assert DerivedIndex(collection).snapshot() is not None
     collection.delete(["id-0004", "id-0006"])
     collection.upsert(["id-0008"], vectors[:1], ["Zmieniony tekst"], [{"plik": "zmieniony.pdf", "rok": 1999}])
     collection.delete(["id-0008"])  # written, then removed: nothing to fetch either
-    collection_module._SNAPSHOTS.clear()  # a new process: the snapshot comes from disk
+    forget_loaded()  # a new process: the snapshot comes from disk
     spied, spy = _spied(collection)
     found = spied.snapshot()
     assert spy.gets == 0 and found is not None and len(found) == N - 3
@@ -119,16 +120,16 @@ def test_catching_up_with_a_removal_fetches_nothing_from_chroma(chunks):
 
 def test_a_damaged_record_file_rebuilds_the_snapshot(chunks):
     collection, _ = chunks
-    first = collection.snapshot()
-    folder = collection.snapshot_dir / first.marker
-    damaged = next(folder.glob(f"*{snapshot_records.BYTES_SUFFIX}"))
+    first = DerivedIndex(collection).snapshot()
+    folder = collection.derived_dir / first.marker
+    damaged = next(folder.glob(f"*{records.BYTES_SUFFIX}"))
     # a new, shorter file in its place: the mapped old one must not change under this process
     (folder / "krotszy").write_bytes(damaged.read_bytes()[:-10])
     os.replace(folder / "krotszy", damaged)
-    collection_module._SNAPSHOTS.clear()
-    again = collection.snapshot()
+    forget_loaded()
+    again = DerivedIndex(collection).snapshot()
     assert again is not None and again.segments[0].name != first.segments[0].name
-    assert collection.hits(["id-0007"])[0].text == "Art. 7. Zażółć gęślą jaźń 7"
+    assert DerivedIndex(collection).hits(["id-0007"])[0].text == "Art. 7. Zażółć gęślą jaźń 7"
 
 
 def test_catching_up_with_an_addition_fetches_nothing_from_chroma(chunks):
@@ -137,12 +138,12 @@ def test_catching_up_with_an_addition_fetches_nothing_from_chroma(chunks):
     collection, vectors = chunks
     if not collection._journal:
         pytest.skip("serwer nie ma dziennika: migawka budowana od nowa")
-    assert collection.snapshot() is not None
+    assert DerivedIndex(collection).snapshot() is not None
     collection.upsert(["nowy-1", "id-0003"], vectors[:2], ["Nowy tekst § 1", "Zmieniony tekst"],
                       [{"plik": "nowy.pdf", "rok": 2024}, {"plik": "zmieniony.pdf", "rok": 1999}])
     collection.upsert(["nowy-2", "nowy-1"], vectors[2:4], ["Drugi tekst", "Nowy tekst po zmianie"],
                       [{"plik": "nowy.pdf", "rok": 2025}, {"plik": "nowy.pdf", "rok": 2026}])
-    collection_module._SNAPSHOTS.clear()  # a new process: the snapshot comes from disk
+    forget_loaded()  # a new process: the snapshot comes from disk
     spied, spy = _spied(collection)
     found = spied.snapshot()
     assert spy.gets == 0 and found is not None and len(found) == N + 2 and len(found.segments) == 2
@@ -162,11 +163,11 @@ def test_a_missing_or_damaged_journal_page_falls_back_to_chroma(chunks, damage):
     collection, vectors = chunks
     if not collection._journal:
         pytest.skip("serwer nie ma dziennika: migawka budowana od nowa")
-    assert collection.snapshot() is not None
+    assert DerivedIndex(collection).snapshot() is not None
     ids = ["nowy-1", "nowy-2"]
     collection.upsert(ids, vectors[:2], ["Nowy tekst § 1", "Nowy tekst § 2"],
                       [{"plik": "nowy.pdf", "rok": 2024}, {"plik": "nowy.pdf", "rok": 2025}])
-    page = journal_pages.path(collection.snapshot_dir, collection.version())
+    page = journal_pages.path(collection.derived_dir, collection.version())
     content = page.read_bytes()
     if damage == "brak":
         page.unlink()
@@ -177,22 +178,24 @@ def test_a_missing_or_damaged_journal_page_falls_back_to_chroma(chunks, damage):
         flipped = bytes(b ^ 0xFF for b in content[middle : middle + 64])
         page.write_bytes(content[:middle] + flipped + content[middle + 64 :])
     else:  # a readable page with only the first chunk: the other one comes from Chroma
-        journal_pages.write(collection.snapshot_dir, collection.version(),
-                            collection.chroma.get(ids=ids[:1], include=journal_pages.INCLUDE))
-    collection_module._SNAPSHOTS.clear()
+        journal_pages.write(collection.derived_dir, collection.version(),
+                            collection.chroma.get(ids=ids[:1], include=journal_pages.INCLUDE),
+                            collection.journal_limits.pages_bytes)
+    forget_loaded()
     spied, spy = _spied(collection)
     found = spied.snapshot()
     assert found is not None and len(found) == N + 2 and len(found.segments) == 2 and spy.gets == 1
     assert [(h.text, h.metadata) for h in spied.hits(ids)] == _from_chroma(collection, ids)
 
 
-def test_journal_pages_are_removed_with_the_journal_and_kept_under_a_limit(chunks, monkeypatch):
+def test_journal_pages_are_removed_with_the_journal_and_kept_under_a_limit(chunks):
     """Pliki treści zapisów to dane pochodne o ograniczonym rozmiarze: znikają z wpisami przyciętego dziennika,
-    najstarsze ponad ``LIMIT`` bajtów i – przy pełnej budowie migawki – te, które do niej prowadzą."""
+    najstarsze ponad ``JournalLimits.pages_bytes`` bajtów i – przy pełnej budowie migawki – te, które do niej
+    prowadzą."""
     collection, vectors = chunks
     if not collection._journal:
         pytest.skip("serwer nie ma dziennika ani plików treści zapisów")
-    root = collection.snapshot_dir
+    root = collection.derived_dir
 
     def pages() -> set[str]:
         return {p.name for p in root.glob(f"{journal_pages.PREFIX}*{journal_pages.SUFFIX}")}
@@ -202,20 +205,21 @@ def test_journal_pages_are_removed_with_the_journal_and_kept_under_a_limit(chunk
         return journal_pages.path(root, collection.version()).name
 
     assert pages() == set()  # the fixture's write came before any snapshot: no reader would read its page
-    assert collection.snapshot() is not None  # built from scratch
+    assert DerivedIndex(collection).snapshot() is not None  # built from scratch
     written = [write(n) for n in range(4)]
     assert pages() == set(written)
-    monkeypatch.setattr(collection_module.snapshots, "JOURNAL_LIMIT", 1)
+    collection.journal_limits = JournalLimits(entries_bytes=1)
     written.append(write(4))  # the journal keeps only the newer half of its entries, with their pages
-    monkeypatch.setattr(collection_module.snapshots, "JOURNAL_LIMIT", 2**30)
-    journal = (root / collection_module.snapshots.JOURNAL).read_text(encoding="utf-8").splitlines()
+    collection.journal_limits = JournalLimits(entries_bytes=2**30, pages_bytes=2**30)
+    journal = (root / JOURNAL).read_text(encoding="utf-8").splitlines()
     kept = {journal_pages.path(root, json.loads(line)["po"]).name for line in journal}
     assert written[-1] in kept and set(written) - kept and pages() == kept & set(written)
-    monkeypatch.setattr(journal_pages, "LIMIT", 1)
+    collection.journal_limits = JournalLimits(entries_bytes=2**30, pages_bytes=1)
     newest = write(5)
     assert pages() == {newest}  # over the limit: only the newest one stays
-    monkeypatch.setattr(journal_pages, "LIMIT", 2**30)
+    collection.journal_limits = JournalLimits(entries_bytes=2**30, pages_bytes=2**30)
     write(6)
-    shutil.rmtree(root / collection.snapshot().marker)  # a reader without a usable version builds from scratch
-    collection_module._SNAPSHOTS.clear()
-    assert collection.snapshot() is not None and pages() == set()  # the pages leading to it go
+    # a reader without a usable version builds from scratch
+    shutil.rmtree(root / DerivedIndex(collection).snapshot().marker)
+    forget_loaded()
+    assert DerivedIndex(collection).snapshot() is not None and pages() == set()  # the pages leading to it go

@@ -15,7 +15,7 @@ def test_gets_are_paged_by_max_batch(tmp_path):
     paged = ChunkCollection(collection._collection, max_batch=3)
     assert sorted(paged.metadatas()) == ids
     assert len(paged.metadatas(limit=5)) == 5
-    assert sorted(paged.ids({"n": {"$gte": 4}})) == ids[4:]
+    assert sorted(paged.stored_ids({"n": {"$gte": 4}})) == ids[4:]
     assert sorted(paged.records()) == ids
     assert sorted(paged.records(ids=ids[:7])) == ids[:7]
 

@@ -72,10 +72,6 @@ class FusionSettings:
     # share of them within ``plan_margin`` scales the list): the question's own top 10, as ``ocena`` reports
     # hit@10; chosen with the sieves of 0c2fbc1 (leave-one-out on the dev plans), not tuned since.
     agreement_depth: int = 10
-    # The gates place evidence by the share of fragments ranked above it; at a million fragments reading every
-    # vector cost 2 s per planned question and put the whole float32 file into the RSS. An even sample of this
-    # many rows estimates a share of 2 % within ±0.1 % (binomial standard error); 7504e3b, bench/scale.py.
-    pool_rows: int = 20_000
 
     def weight(self, source: str) -> float:
         """Waga listy fuzji według jej źródła (``FusionList.source``)."""

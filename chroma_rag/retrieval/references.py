@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from .. import morphology
+from ..derived import DEFAULT_LEMMATIZER, STOPWORDS, lemmatizer, tokenize, words
 from ..errors import UnknownAct
 from ..filters import normalize_article
 from ..ingest.acts import KNOWN_ACTS, KnownAct, act_name, known_act
-from .keyword import DEFAULT_LEMMATIZER, STOPWORDS, lemmatizer, tokenize, words
 
 _NUMBER = r"\d+[a-z]?(?:\s*(?:\^\s*\d+|\[\d+\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
 _ARTICLE = re.compile(r"\b(?:art\.?|artykuł\w*)\s*(" + _NUMBER + r")(?![\w])", re.IGNORECASE)

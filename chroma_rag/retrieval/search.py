@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache, partial
@@ -15,14 +15,13 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..derived import DerivedIndex, RowSet
 from ..embedding.embedder import Embedder
 from ..errors import MissingUnit, UnknownFile, UsageError
 from ..filters import SearchFilters, article_key, build_where, normalize_article
 from ..models import Hit, Plan, SearchResult, unit_label
-from ..storage.collection import ChunkCollection
 from .calibration import DEFAULT_CALIBRATION, DEFAULT_FUSION, Calibration, FusionSettings
 from .calibration import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
-from .keyword import KeywordIndex
 from .references import References, check_acts, find_references
 
 MODES = ("hybryda", "wektor", "slowa")
@@ -66,35 +65,34 @@ class FusionList:
 
 @dataclass
 class Searcher:
-    """Wyszukiwarka jednej kolekcji: noga wektorowa, słowna (``keywords``; tylko tryb ``wektor`` jej nie
-    potrzebuje) i parametry fuzji."""
+    """Wyszukiwarka jednej kolekcji: noga wektorowa i słowna z jej indeksu pochodnego (``derived``; tylko tryb
+    ``wektor`` nie potrzebuje w nim indeksu słów) i parametry fuzji."""
 
-    collection: ChunkCollection
+    derived: DerivedIndex
     embedder: Embedder
-    keywords: KeywordIndex | None
     fusion: FusionSettings = DEFAULT_FUSION
 
     @cached_property
     def titles(self) -> dict[str, str]:
         """Nazwa pliku → tytuł aktu, do rozpoznawania nazw aktów w pytaniu."""
-        return self.collection.file_titles()
+        return self.derived.file_titles()
 
     def __post_init__(self) -> None:
         # a server keeps one searcher per collection version: only the recent filters' selections (8 MB each at
         # 1M chunks), thread-safe
-        self._ids_where = lru_cache(maxsize=ALLOWED_FILTERS)(lambda key: self.collection.ids(json.loads(key)))
+        self._rows_where = lru_cache(maxsize=ALLOWED_FILTERS)(lambda key: self.derived.rows(json.loads(key)))
         self._references = lru_cache(maxsize=64)(lambda question: find_references(question, self.titles))
 
-    def _allowed(self, where: dict | None) -> Sequence[str] | None:
-        """Id spełniające filtr – dla nogi słownej; zapamiętane dla ostatnich filtrów, bo ``ocena`` i strona pytają
-        wiele razy z tym samym (a indeks słów pamięta mapę bitów tego samego wyboru)."""
-        return None if where is None else self._ids_where(json.dumps(where, sort_keys=True))
+    def _allowed(self, where: dict | None) -> RowSet | None:
+        """Fragmenty spełniające filtr – dla nogi słownej; zapamiętane dla ostatnich filtrów, bo ``ocena`` i strona
+        pytają wiele razy z tym samym (a indeks słów pamięta mapę bitów tego samego wyboru)."""
+        return None if where is None else self._rows_where(json.dumps(where, sort_keys=True))
 
     @cached_property
     def file_facts(self) -> tuple[dict[str, str], dict[str, int]]:
         """Nazwa pliku → rodzaj i → rok, do listy dokumentów w prośbie o plan; raz na wersję kolekcji, a nie przy
         każdym pytaniu (przejście po kolumnach wszystkich fragmentów)."""
-        column = self.collection.column
+        column = self.derived.column
         files = column("plik", None)
         types = {str(files[i]): str(v) for i, v in column("typ", "").items() if files.get(i) is not None}
         years = {str(files[i]): int(v) for i, v in column("rok", 0).items() if files.get(i) is not None and v}
@@ -103,7 +101,7 @@ class Searcher:
     @cached_property
     def units(self) -> dict[str, set[str]]:
         """Nazwa pliku → jego jednostki (``normalize_article``: „27”, „§ 3”), do sprawdzania planu."""
-        files, arts = self.collection.column("plik", None), self.collection.column("art", None)
+        files, arts = self.derived.column("plik", None), self.derived.column("art", None)
         units: dict[str, set[str]] = {}
         for chunk_id, name in files.items():
             art = arts.get(chunk_id)
@@ -114,13 +112,13 @@ class Searcher:
     def search(self, request: SearchRequest) -> SearchResult:
         """Najlepsze fragmenty (najlepszy pierwszy); gdy nic nie jest wystarczająco trafne – pusta lista
         z powodem ``"prog"``, gdy same filtry nie pasują do żadnego fragmentu – z powodem ``"filtry"``."""
-        with self.collection.pinned():
+        with self.derived.pinned():
             return self._search(request)
 
     def _search(self, request: SearchRequest) -> SearchResult:
         hits = self.rank(request)
         filters = request.filters
-        if not hits and filters is not None and filters.where_conditions() and not self.collection.ids(
+        if not hits and filters is not None and filters.where_conditions() and not self.derived.rows(
             build_where(filters)
         ):
             return SearchResult([], reason="filtry", plan=request.plan)
@@ -165,13 +163,13 @@ class Searcher:
             threshold += calibration.refusal_bump
         if not refuses(best, threshold):
             return False
-        if self.keywords is None or nothing_named:
+        if not self.derived.has_keywords or nothing_named:
             return True
-        return self.keywords.coverage(question, [h.id for h in hits[: calibration.coverage_depth]]) < 1.0
+        return self.derived.coverage(question, [h.id for h in hits[: calibration.coverage_depth]]) < 1.0
 
     def rank(self, request: SearchRequest) -> list[Hit]:
         """Ranking bez progu; każdy wynik ma podobieństwo kosinusowe i wynik fuzji (``score``)."""
-        with self.collection.pinned():
+        with self.derived.pinned():
             return self._rank(request)
 
     def _rank(self, request: SearchRequest) -> list[Hit]:
@@ -182,7 +180,7 @@ class Searcher:
         query_vector = self.embedder.embed_query(request.question)
         depth = max(self.fusion.depth, request.k)
         if request.mode == "wektor" and not _planned(request):
-            hits = self.collection.query(query_vector, depth, build_where(request.filters or SearchFilters()))
+            hits = self.derived.query(query_vector, depth, build_where(request.filters or SearchFilters()))
             for hit in hits:
                 hit.score = hit.similarity
             ranked = dedupe_units(hits, self.fusion)
@@ -207,11 +205,11 @@ class Searcher:
                 continue
             # a repealed unit the question cites is shown too (marked "uchylony"): it was asked for by number
             where = build_where(replace(filters, files=files, articles=articles, include_repealed=True))
-            ranked = self.collection.ranked(query_vector, self.fusion.depth, where)
+            ranked = self.derived.ranked(query_vector, self.fusion.depth, where)
             if not ranked and not filters.where_conditions():
                 raise MissingUnit(files[0], unit_label(articles[0]))  # "art. 9999 kc": no such unit in the act
             best: dict[str, Hit] = {}
-            for hit in self.collection.hits([i for i, _ in ranked], query_vector):
+            for hit in self.derived.hits([i for i, _ in ranked], query_vector):
                 best.setdefault(article_key(hit.art), hit)  # best part of each unit (ranked: best first)
             for article in articles:
                 hit = best.pop(article_key(article), None)
@@ -226,10 +224,10 @@ class Searcher:
         """Listy fuzji → ``k`` fragmentów, jedna część na jednostkę: ``rank`` po ``fusion_lists``; publiczne, żeby
         pomiar (``bench/planning.py``) liczył listy raz i łączył je z różnymi ustawieniami dokładnie tak samo."""
         fusion = fusion or self.fusion
-        similarity = self.collection.similarities(list({i for item in lists for i in item.ids}), query_vector)
+        similarity = self.derived.similarities(list({i for item in lists for i in item.ids}), query_vector)
         scores = fuse(lists, similarity, fusion)
         ordered = sorted(scores, key=lambda i: -scores[i])[: max(fusion.depth, k)]
-        hits = self.collection.hits(ordered, query_vector)
+        hits = self.derived.hits(ordered, query_vector)
         for hit in hits:
             hit.score = scores[hit.id]
         return dedupe_units(hits, fusion)[:k]
@@ -257,9 +255,9 @@ class Searcher:
         within = self.pool(hinted_where, query_vector) if hinted is not None else None
         for query in plan.queries:
             vector = self.embedder.embed_query(query)
-            ranked = self.collection.ranked(vector, depth, where)
+            ranked = self.derived.ranked(vector, depth, where)
             share = self.first_share(ranked, everywhere, query_vector)
-            hinted_ranked = self.collection.ranked(vector, depth, hinted_where) if hinted is not None else []
+            hinted_ranked = self.derived.ranked(vector, depth, hinted_where) if hinted is not None else []
             hinted_share = self.first_share(hinted_ranked, within, query_vector) if within is not None else None
             evidence = {"percentile": share, "query_similarity": float(vector @ query_vector),
                         "hinted_percentile": hinted_share}
@@ -274,7 +272,7 @@ class Searcher:
                     lists.append(FusionList("wektor/dokumenty", [i for i, _ in hinted_ranked], **evidence))
         units = [u for u in plan.units if not filters.articles or _same_unit(u, filters.articles)]
         if within is not None and units:
-            ranked = self.collection.ranked(query_vector, depth, build_where(replace(hinted, articles=units)))
+            ranked = self.derived.ranked(query_vector, depth, build_where(replace(hinted, articles=units)))
             if ranked:
                 lists.append(FusionList("jednostki", [i for i, _ in ranked], share_above(within, ranked[0][1])))
         return lists
@@ -288,10 +286,10 @@ class Searcher:
         if request.mode == "hybryda":
             for ref_filters in reference_filters(self.references(request.question), filters):
                 ref_where = build_where(ref_filters)
-                ranked = self.collection.ranked(query_vector, depth, ref_where)
+                ranked = self.derived.ranked(query_vector, depth, ref_where)
                 source = "jednostka/pytanie" if ref_filters.articles != filters.articles else "odwolanie/pytanie"
                 lists.append(FusionList(source, [i for i, _ in ranked]))
-                if source == "odwolanie/pytanie" and self.fusion.reference_keywords and self.keywords is not None:
+                if source == "odwolanie/pytanie" and self.fusion.reference_keywords and self.derived.has_keywords:
                     # the act the question names, ranked by the question's words too (as the whole index is)
                     lists.append(FusionList(source, self.keyword_ids(request.question, depth, ref_where)))
         return lists
@@ -300,17 +298,17 @@ class Searcher:
         """Gdzie ranking pytania (``pool``) stawia pierwszy fragment listy ``ranked`` innego zapytania."""
         if not ranked:
             return 1.0
-        near = self.collection.similarities([ranked[0][0]], query_vector)
+        near = self.derived.similarities([ranked[0][0]], query_vector)
         return share_above(pool, near[ranked[0][0]]) if near else 1.0
 
     def pool(self, where: dict | None, query_vector: np.ndarray) -> np.ndarray:
         """Podobieństwa do pytania fragmentów spełniających ``where``, rosnąco: z migawki bez listy id, przy dużej
-        bazie z równomiernej próby (``ChunkCollection.sorted_similarities``) – przy milionie fragmentów lista id
+        bazie z równomiernej próby (``DerivedIndex.sorted_similarities``) – przy milionie fragmentów lista id
         i słownik podobieństw to sekundy na każde pytanie z planem."""
-        found = self.collection.sorted_similarities(query_vector, self.fusion.pool_rows, where)
+        found = self.derived.sorted_similarities(query_vector, where)
         if found is not None:
             return found
-        return np.sort(np.fromiter(self.collection.similarities(self.collection.ids(where), query_vector).values(),
+        return np.sort(np.fromiter(self.derived.similarities(self.derived.rows(where), query_vector).values(),
                                    dtype=np.float64))
 
     def share_ranked_above(self, similarity: float, where: dict | None, query_vector: np.ndarray) -> float:
@@ -320,14 +318,13 @@ class Searcher:
     def keyword_ids(self, query: str, depth: int, where: dict | None) -> list[str]:
         return self._keyword_leg(query, depth, self._allowed(where))
 
-    def _keyword_leg(self, query: str, depth: int, allowed: Sequence[str] | None) -> list[str]:
-        assert self.keywords is not None, "tryb słowny wymaga indeksu słów"
-        return [h.id for h in self.keywords.search(query, depth, allowed)]
+    def _keyword_leg(self, query: str, depth: int, allowed: RowSet | None) -> list[str]:
+        return [h.id for h in self.derived.keyword_hits(query, depth, allowed)]
 
     def vector_ids(self, question: str, query_vector: np.ndarray, depth: int, where: dict | None) -> list[str]:
         """Lista nogi wektorowej hybrydy; osobna metoda, bo ``bench/quality_ideas.py`` podmienia ją na
         porównywane warianty."""
-        return [i for i, _ in self.collection.ranked(query_vector, depth, where)]
+        return [i for i, _ in self.derived.ranked(query_vector, depth, where)]
 
 
 def alongside(background: Callable[[], T] | None, here: Callable[[], U]) -> tuple[T | None, U]:

@@ -1,13 +1,19 @@
 """Wyszukiwanie jednej bazy jako jeden obiekt: wyszukiwarki i indeksy słów zapamiętane między pytaniami, plan
-zapytania, całe jednostki i ocena. ``chroma_rag.api.Index`` deleguje tu wszystko, co czyta fragmenty."""
+zapytania, całe jednostki i ocena. ``chroma_rag.api.Index`` deleguje tu wszystko, co czyta fragmenty: deklaruje
+parametry i ich wartości domyślne, a tu przychodzą gotowe ``SearchRequest`` i ``Planning``.
+
+Wątki serwera dzielą jeden obiekt: wyszukiwania biegną równolegle, a budowa wyszukiwarki i dociągnięcie indeksu
+słów idą po jednym naraz (``_refresh``)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..derived import DEFAULT_PARAMS, DerivedIndex, DerivedParams, KeywordIndex, keyword_folder
 from ..embedding.embedder import Embedder, known_dim
 from ..errors import UnknownAct, UnknownFile
 from ..filters import SearchFilters
@@ -18,50 +24,63 @@ from ..storage.locking import read_session
 from ..storage.registry import Registry
 from ..storage.store import Store, collection_name
 from .evaluation import Question, evaluate, load_questions, split_by_index
-from .keyword import KeywordIndex, chunk_versions, collection_texts, index_folder
 from .planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog_from, plan_messages
 from .references import resolve_act
-from .search import DEFAULT_MODE, DEFAULT_THRESHOLD, Searcher, SearchRequest, validate
+from .search import DEFAULT_MODE, Searcher, SearchRequest, validate
 from .units import Unit, assemble_unit, unit_file, unit_where
 from .validation import checked_search, resolve_acts, resolve_files, resolve_name
+
+
+@dataclass(frozen=True)
+class Planning:
+    """Wyszukiwanie planowane: najpierw plan zapytania od modelu czatu (``rewrite``; ``settings`` albo
+    ``CHROMA_RAG_LLM_*``), z pominięciem planów zapamiętanych na dysku (``fresh``)."""
+
+    rewrite: bool = False
+    fresh: bool = False
+    settings: LlmSettings | None = None
 
 
 class Retrieval:
     """Odczyty jednej bazy; ``embedder`` podaje model zapytań (rozpoznawany leniwie przez ``Index``)."""
 
-    def __init__(self, store: Store, embedder: Callable[[], Embedder], lemmatizer: str) -> None:
+    def __init__(self, store: Store, embedder: Callable[[], Embedder], lemmatizer: str,
+                 params: DerivedParams = DEFAULT_PARAMS) -> None:
         self.store = store
         self._embedder = embedder
         self._lemmatizer = lemmatizer
+        self.params = params
         self._keywords: dict[str, KeywordIndex] = {}
         self._searchers: dict[str, tuple[Any, str, Searcher]] = {}
         self._planner: Planner | None = None
         self._file_names: tuple[str, tuple[list[tuple[str, str]], dict[str, str]]] | None = None
         self._file_titles: dict[str, tuple[str, dict[str, str]]] = {}
-        # held around every read of the cached searchers; a server sets a lock shared by its threads
-        self.guard: AbstractContextManager[Any] = nullcontext()
+        self._refresh = threading.RLock()  # searcher() syncs the keyword index
 
     def collection(self) -> ChunkCollection:
+        """Kolekcja modelu zapytań."""
         embedder = self._embedder()
         return self.store.chunks(embedder.model_id, known_dim(embedder))
 
-    def search(
-        self,
-        question: str,
-        k: int,
-        filters: SearchFilters | None,
-        mode: str = DEFAULT_MODE,
-        threshold: float | None = DEFAULT_THRESHOLD,
-        *,
-        rewrite: bool = False,
-        fresh_plan: bool = False,
-        settings: LlmSettings | None = None,
-    ) -> SearchResult:
-        """Zob. ``Index.search``."""
-        mode, filters = checked_search(k, mode, threshold, filters)
+    def derived(self, model_id: str | None = None, dim: int | None = None) -> DerivedIndex:
+        """Indeks pochodny kolekcji modelu zapytań (albo ``model_id`` o wymiarze ``dim``), bez indeksu słów."""
+        collection = self.collection() if model_id is None or dim is None else self.store.chunks(model_id, dim)
+        return DerivedIndex(collection, params=self.params)
+
+    def _with_keywords(self, collection: ChunkCollection) -> DerivedIndex:
+        """Indeks pochodny kolekcji z jej indeksem słów zgodnym z fragmentami (dociągniętym po zmianie)."""
+        derived = DerivedIndex(collection, self._keyword_index(collection.model_id), self.params)
+        derived.sync_keywords()
+        return derived
+
+    def search(self, request: SearchRequest, planning: Planning) -> SearchResult:
+        """``Index.search`` dla gotowego zapytania."""
+        mode, filters = checked_search(request.k, request.mode, request.threshold, request.filters)
+        question, k, threshold = request.question, request.k, request.threshold
+        rewrite, fresh_plan, settings = planning.rewrite, planning.fresh, planning.settings
         self.store.require_existing()
         _ = self._embedder()  # resolved before the read session: it may need its own short read of the DB
-        with self.guard, read_session(self.store):
+        with read_session(self.store):
             if filters is not None and filters.files:
                 filters = resolve_files(filters, *self.file_names())
             searcher = self.searcher(mode)
@@ -72,9 +91,9 @@ class Retrieval:
                 return searcher.search(request)
             validate(request)
             catalog = self.catalog(searcher, request)
-        # the chat model is asked outside the guard and the read session: a slow model holds up no other search
+        # the chat model is asked outside the read session: a slow model holds up no other search
         request.plan = self.ask_planner(request.question, catalog, settings, fresh_plan)
-        with self.guard, read_session(self.store):
+        with read_session(self.store):
             return self.searcher(mode).search(request)
 
     def plan(self, searcher: Searcher, request: SearchRequest, settings: LlmSettings | None, fresh: bool) -> Plan:
@@ -127,16 +146,16 @@ class Retrieval:
         self.store.require_existing()
         _ = self._embedder()
         with read_session(self.store):
-            collection = self.collection()
+            derived = self.derived()
             try:
                 selection = unit_file(file, *self.file_names())
             except UnknownFile:  # "pokaz kpc 505": the act by its name or abbreviation, when it is one file
-                acts = self._act_files(file, collection)
+                acts = self._act_files(file, derived)
                 if len(acts) != 1:
                     raise
                 selection = SearchFilters(files=acts)
             shown = selection.files[0] if selection.files else file
-            return assemble_unit(shown, art, collection.hits(collection.ids(unit_where(selection, art))))
+            return assemble_unit(shown, art, derived.hits(derived.rows(unit_where(selection, art))))
 
     def indexed_file(self, requested: str) -> str:
         """Zob. ``Index.indexed_file`` – rozpoznana jak w ``pokaz`` i ``--plik``: ścieżka, nazwa z folderem
@@ -152,10 +171,10 @@ class Retrieval:
             return qualified[0]
         return resolve_name(requested, sorted({name for name, _ in indexed}))
 
-    def _act_files(self, spelled: str, collection: ChunkCollection) -> list[str]:
+    def _act_files(self, spelled: str, derived: DerivedIndex) -> list[str]:
         """Pliki aktu o tej nazwie albo skrócie; pusta lista, gdy to nie jest nazwa zaindeksowanego aktu."""
         try:
-            return resolve_act(spelled, collection.file_titles())
+            return resolve_act(spelled, derived.file_titles())
         except UnknownAct:
             return []
 
@@ -179,28 +198,20 @@ class Retrieval:
     def file_titles(self, model_id: str, dim: int) -> dict[str, str]:
         """Nazwa pliku → tytuł aktu z fragmentów kolekcji modelu (``Index.files``: ``lista``, ``/api/pliki``, MCP);
         zapamiętane do następnego zapisu do kolekcji (jej znacznik zmiany), jak wyszukiwarki."""
-        collection = self.store.chunks(model_id, dim)
-        version = collection.version()
+        derived = self.derived(model_id, dim)
+        version = derived.version()
         cached = self._file_titles.get(model_id)
         if version and cached is not None and cached[0] == version:
             return cached[1]
-        titles = collection.file_titles()
+        titles = derived.file_titles()
         if version:
             self._file_titles[model_id] = (version, titles)
         return titles
 
-    def evaluate(
-        self,
-        questions: Path,
-        k: int = 10,
-        mode: str = DEFAULT_MODE,
-        threshold: float | None = DEFAULT_THRESHOLD,
-        *,
-        rewrite: bool = False,
-        fresh_plan: bool = False,
-        settings: LlmSettings | None = None,
-    ) -> dict[str, Any]:
-        """Zob. ``Index.evaluate``."""
+    def evaluate(self, questions: Path, k: int, mode: str, threshold: float | None,
+                 planning: Planning) -> dict[str, Any]:
+        """``Index.evaluate`` z gotowymi ustawieniami."""
+        rewrite, fresh_plan, settings = planning.rewrite, planning.fresh, planning.settings
         mode, _ = checked_search(k, mode, threshold, None)
         loaded = load_questions(Path(questions))
         self.store.require_existing()
@@ -234,35 +245,34 @@ class Retrieval:
         return result
 
     def searcher(self, mode: str = DEFAULT_MODE) -> Searcher:
-        """Zob. ``Index.searcher``."""
-        client = self.store.client  # searchers hold collections of one client: reuse them only with it
-        cached = self._searchers.get(mode)
-        if cached is not None and cached[0] is client and cached[2].collection.version() == cached[1]:
-            return cached[2]
-        collection = self.collection()
-        version = collection.version()
-        keywords = self.sync_keywords(collection) if mode != "wektor" else None
-        searcher = Searcher(collection, self._embedder(), keywords)
-        self._searchers[mode] = (client, version, searcher)
-        return searcher
+        """Wyszukiwarka kolekcji modelu zapytań; indeks słów zsynchronizowany, gdy tryb go używa. Zapamiętana do
+        następnego zapisu do kolekcji (jej znacznik zmiany – także zapisu kogoś innego na serwerze), więc kolejne
+        pytania nie płacą za jej budowę; budowa po jednej naraz (wątki serwera)."""
+        with self._refresh:
+            client = self.store.client  # searchers hold collections of one client: reuse them only with it
+            cached = self._searchers.get(mode)
+            if cached is not None and cached[0] is client and cached[2].derived.version() == cached[1]:
+                return cached[2]
+            collection = self.collection()
+            version = collection.version()  # read before the keyword sync: a write during it makes the next rebuild
+            plain = mode == "wektor"  # the vector mode needs no keyword index
+            derived = DerivedIndex(collection, params=self.params) if plain else self._with_keywords(collection)
+            searcher = Searcher(derived, self._embedder())
+            self._searchers[mode] = (client, version, searcher)
+            return searcher
 
-    def sync_keywords(self, collection: ChunkCollection | None = None) -> KeywordIndex:
-        """Zob. ``Index.sync_keywords``."""
-        collection = collection or self.collection()
-        name = collection_name(collection.model_id)
+    def sync_keywords(self, collection: ChunkCollection | None = None) -> None:
+        """Indeks słów kolekcji (domyślnie – modelu zapytań) zgodny z jej fragmentami (dodane, zastąpione,
+        usunięte)."""
+        with self._refresh:
+            self._with_keywords(collection or self.collection())
+
+    def _keyword_index(self, model_id: str) -> KeywordIndex:
+        """Indeks słów kolekcji modelu, jeden na proces i kolekcję (wczytany raz, potem tylko dociągany)."""
+        name = collection_name(model_id)
         keywords = self._keywords.get(name)
         if keywords is None:
-            keywords = KeywordIndex(index_folder(self.store.work_dir, name, self._lemmatizer), self._lemmatizer)
+            folder = keyword_folder(self.store.work_dir, name, self._lemmatizer)
+            keywords = KeywordIndex(folder, self._lemmatizer, self.params.keywords)
             self._keywords[name] = keywords
-        version = collection.version()  # read before the chunks: a write after it makes the next check resync
-        if not version or version != keywords.collection_version or not len(keywords):
-            def texts(ids: list[str]) -> dict[str, str]:
-                return collection_texts(collection, ids)
-
-            # only the chunks the journal says were touched (at 1M chunks comparing all versions takes ~2 s)
-            changes = collection.changes_since(keywords.collection_version, version, "hash") if len(keywords) else None
-            if changes is not None:
-                keywords.sync_changes({i: None if v is None else str(v) for i, v in changes.items()}, texts, version)
-            else:
-                keywords.sync(chunk_versions(collection), texts, version)
         return keywords

@@ -6,55 +6,18 @@ Co jest bezpieczne wątkowo, a co nie (sprawdzone w kodzie, Chroma 1.5.9):
   tylko wymiana klienta po zapisie innego procesu (zamknięcie klienta, którego używa inny wątek) – tę
   szereguje ``Store.opened`` (``storage/store.py``);
 - model embeddingu (onnxruntime ``InferenceSession.run``) – tak, sesja jest współdzielona; leniwe pierwsze
-  wczytanie modelu szereguje ten moduł;
-- migawka (``Snapshot``) i indeks słów w pamięci – do odczytu tak (tablice numpy, niezmieniane po zbudowaniu);
-  budowę migawki szereguje ``storage/collection.py``, a budowę wyszukiwarki i dociągnięcie indeksu słów – ten
-  moduł.
+  wczytanie modelu szereguje ``Index`` (``api.py``);
+- indeks pochodny (migawka i indeks słów w pamięci) – do odczytu tak (tablice numpy, niezmieniane po
+  zbudowaniu); budowę migawki szereguje ``derived/index.py``, a budowę wyszukiwarki i dociągnięcie indeksu słów
+  – ``retrieval/service.py``.
 Wersja kolekcji w folderze zmienia się tylko pod wyłączną blokadą pliku (``storage/locking.py``), a każde
 wyszukiwanie trzyma współdzieloną przez całą sesję odczytu – więc póki jakiś wątek czyta, nikt nie podmienia
-mu wyszukiwarki ani klienta. Plan od modelu czatu i odpowiedź modelu płyną bez żadnej blokady."""
+mu wyszukiwarki ani klienta. Plan od modelu czatu i odpowiedź modelu płyną bez żadnej blokady.
+
+``Index`` jest więc sam w sobie bezpieczny dla wątków; ta nazwa mówi serwerowi, że na tym polega."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from typing import Any
-
 from ..api import Index
-from ..embedding.embedder import Embedder
-from ..retrieval.keyword import KeywordIndex
-from ..retrieval.search import DEFAULT_MODE, Searcher
-from ..retrieval.service import Retrieval
-from ..storage.collection import ChunkCollection
 
-
-class _ThreadedRetrieval(Retrieval):
-    """``Retrieval``, w którym tylko budowa/odświeżenie wyszukiwarki i indeksu słów są po jednym naraz."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._refresh = threading.RLock()  # searcher() calls sync_keywords()
-
-    def searcher(self, mode: str = DEFAULT_MODE) -> Searcher:
-        with self._refresh:
-            return super().searcher(mode)
-
-    def sync_keywords(self, collection: ChunkCollection | None = None) -> KeywordIndex:
-        with self._refresh:
-            return super().sync_keywords(collection)
-
-
-class SharedIndex(Index):
-    """``Index`` dla wielu wątków: czytelnicy nie czekają na siebie (zob. opis modułu)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._model_lock = threading.Lock()
-        plain = self.retrieval
-        self.retrieval = _ThreadedRetrieval(plain.store, lambda: self.embedder, plain._lemmatizer)
-
-    def _get_embedder(self, wait: float, on_wait: Callable[[str], None] | None = None) -> Embedder:
-        if self._embedder is not None:
-            return self._embedder
-        with self._model_lock:  # two first requests would load the model twice
-            return super()._get_embedder(wait, on_wait)
+SharedIndex = Index

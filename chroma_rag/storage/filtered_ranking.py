@@ -1,35 +1,47 @@
-"""Ranking wektorowy z filtrem metadanych dla ``ChunkCollection``: HNSW bez filtra z nadpróbkowaniem
-i sprawdzaniem ``where`` na kandydatach, dokładne liczenie wąskich filtrów, maska lokalnej migawki."""
+"""Ranking wektorowy z filtrem metadanych prosto z Chromy (``ChunkCollection.ranked``): HNSW bez filtra
+z nadpróbkowaniem i sprawdzaniem ``where`` na kandydatach, dokładne liczenie wąskich filtrów.
+
+To ścieżka bez indeksu pochodnego: gdy migawki nie ma albo filtr dotyczy kluczy spoza niej
+(``chroma_rag.derived.DerivedIndex`` decyduje, zob. docs/ARCHITEKTURA.md)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import snapshot as snapshots
 from .where import matches_where, narrowing_part, supported
 
-# Filtered search (see ChunkCollection.query): thresholds measured with bench/scale.py at 100k chunks.
-# First HNSW round. Asking for n results raises the HNSW search breadth (ef) to n: at 100k chunks ef=100
-# (Chroma's default) gives recall@5 0.91, ef=500 0.975–0.99, ef=1000 1.0 for a few ms more (bench/scale.py).
-MIN_CANDIDATES = 1000
-MAX_CANDIDATES = 2000  # a filter that would need more HNSW candidates is narrow: score its chunks exactly
-EXACT_LIMIT = 8000  # ...unless it matches more chunks than this after all (then HNSW keeps growing)
-OVERSAMPLE = 4
+
+@dataclass(frozen=True)
+class RankingParams:
+    """Progi filtrowanego wyszukiwania w Chromie, zmierzone ``bench/scale.py`` przy 100 tys. fragmentów."""
+
+    # First HNSW round. Asking for n results raises the HNSW search breadth (ef) to n: at 100k chunks ef=100
+    # (Chroma's default) gives recall@5 0.91, ef=500 0.975–0.99, ef=1000 1.0 for a few ms more.
+    min_candidates: int = 1000
+    # a filter that would need more HNSW candidates is narrow: score its chunks exactly
+    max_candidates: int = 2000
+    # ...unless it matches more chunks than this after all (then HNSW keeps growing)
+    exact_limit: int = 8000
+    # the k-th match must lie in the first 1/oversample of the candidate list: the HNSW tail is the least exact
+    oversample: int = 4
+
+
+DEFAULT_RANKING = RankingParams()
 
 
 class FilteredRanking:
     """Wyszukiwanie najbliższych fragmentów z filtrem; część ``ChunkCollection`` (ta daje kolekcję Chromy,
-    ``count`` i ``snapshot``)."""
+    ``count`` i progi ``ranking``)."""
 
     if TYPE_CHECKING:
         _collection: Any
+        ranking: RankingParams
 
         def count(self) -> int: ...
-
-        def snapshot(self) -> snapshots.Snapshot | None: ...
 
     def ranked(self, embedding: np.ndarray, k: int, where: dict[str, Any] | None) -> list[tuple[str, float]]:
         """(id, podobieństwo) najbliższych ``k`` fragmentów spełniających ``where``, jak pełne przeszukanie
@@ -39,43 +51,30 @@ class FilteredRanking:
         filtrze na połowę kolekcji), ``get(ids=…, where=…)`` kosztuje setki ms, a metadane ok. 0,1 ms na
         fragment. Dlatego: zwykłe HNSW bez filtra z nadpróbkowaniem, ``where`` sprawdzane w Pythonie na
         metadanych kolejnych kandydatów (tylko tylu, ilu trzeba do ``k`` trafień); gdy z kandydatów wynika,
-        że filtr jest wąski (potrzeba by ponad ``MAX_CANDIDATES`` kandydatów), pasujące fragmenty liczymy
-        dokładnie (numpy na ich wektorach). Progi: bench/scale.py i docs/BENCHMARKS.md.
-
-        Z lokalną migawką (``snapshot``) bez Chromy: maska filtra na kolumnach migawki, iloczyny na
-        pasujących wierszach (przy dużej kolekcji i szerokim filtrze – w najbliższych skupiskach, z int8
-        i dokładnym przeliczeniem najlepszych, zob. ``snapshot.py``); z Chromy tylko treść ``k`` wyników.
+        że filtr jest wąski (potrzeba by ponad ``ranking.max_candidates`` kandydatów), pasujące fragmenty liczymy
+        dokładnie (numpy na ich wektorach). Progi: ``RankingParams``.
         """
         if where is not None and not supported(where):
             return self._native(embedding, k, where)
-        found = self.snapshot()
-        if found is not None and found.covers(where):
-            return self._from_snapshot(found, embedding, k, where)
+        oversample = self.ranking.oversample
         total = self.count()
-        n = min(total, max(MIN_CANDIDATES, OVERSAMPLE * k))
+        n = min(total, max(self.ranking.min_candidates, oversample * k))
         checked: dict[str, bool] = {}
         tried_exact = False
         while n > 0:
             candidates = self._hnsw_candidates(embedding, n)
             matched, seen = self._first_matches(candidates, k, where, checked, give_up=not tried_exact)
-            # The k-th match must lie in the first 1/OVERSAMPLE of the list: the HNSW tail is the least exact.
-            needed = math.ceil(OVERSAMPLE * seen * k / max(len(matched), 1))
+            needed = math.ceil(oversample * seen * k / max(len(matched), 1))
             complete = n >= total and (len(matched) >= k or seen == len(candidates))
             if complete or (len(matched) >= k and n >= needed):
                 return matched
-            if needed > MAX_CANDIDATES and not tried_exact:
+            if needed > self.ranking.max_candidates and not tried_exact:
                 tried_exact = True
                 ranked = self._exact(embedding, k, where)
                 if ranked is not None:
                     return ranked
             n = min(total, max(needed, 2 * n))
         return []
-
-    def _from_snapshot(
-        self, found: snapshots.Snapshot, embedding: np.ndarray, k: int, where: dict[str, Any] | None
-    ) -> list[tuple[str, float]]:
-        # no HNSW here: Chroma would load its index (1.5 GiB at 1M chunks) into this process
-        return found.nearest(embedding, found.mask(where), k)
 
     def _hnsw_candidates(self, embedding: np.ndarray, n: int) -> list[tuple[str, float]]:
         result = self._collection.query(query_embeddings=[embedding], n_results=n, include=["distances"])
@@ -90,10 +89,11 @@ class FilteredRanking:
         give_up: bool = False,
     ) -> tuple[list[tuple[str, float]], int]:
         """Pierwsze ``k`` kandydatów spełniających ``where`` i liczba przejrzanych kandydatów; metadane
-        pobieramy porcjami rosnącymi od ``OVERSAMPLE*k`` (i pamiętamy między rundami). ``give_up``:
+        pobieramy porcjami rosnącymi od ``oversample·k`` (i pamiętamy między rundami). ``give_up``:
         przestań, gdy już widać, że filtr jest wąski (dokładne liczenie będzie tańsze)."""
         matched: list[tuple[str, float]] = []
-        start, batch = 0, OVERSAMPLE * k
+        oversample, max_candidates = self.ranking.oversample, self.ranking.max_candidates
+        start, batch = 0, oversample * k
         while start < len(candidates):
             pending = [i for i, _ in candidates[start : start + batch] if i not in checked]
             if pending and where is not None:
@@ -106,7 +106,7 @@ class FilteredRanking:
                     if len(matched) == k:
                         return matched, position
             start, batch = start + batch, batch * 2
-            if give_up and start < len(candidates) and OVERSAMPLE * start * k > MAX_CANDIDATES * max(len(matched), 1):
+            if give_up and start < len(candidates) and oversample * start * k > max_candidates * max(len(matched), 1):
                 return matched, start
         return matched, len(candidates)
 
@@ -118,8 +118,9 @@ class FilteredRanking:
         narrowing = narrowing_part(where)
         if narrowing is None:
             return None
-        result = self._collection.get(where=narrowing, limit=EXACT_LIMIT + 1, include=["embeddings"])
-        if len(result["ids"]) > EXACT_LIMIT:
+        limit = self.ranking.exact_limit
+        result = self._collection.get(where=narrowing, limit=limit + 1, include=["embeddings"])
+        if len(result["ids"]) > limit:
             return None
         if not result["ids"]:
             return []

@@ -3,12 +3,12 @@
 zamiast z ``get`` Chromy – w trybie folderu każdy ``get`` wczytuje do procesu cały HNSW kolekcji (przy milionie
 fragmentów ~4 s z pamięci podręcznej systemu, z dysku więcej).
 
-Wpis dziennika powstaje przed zmianą danych (``snapshot.journal``), a plik ``zapis-<znacznik po zapisie>.npz``
+Wpis dziennika powstaje przed zmianą danych (``journal.journal``), a plik ``zapis-<znacznik po zapisie>.npz``
 po niej – z tego, co zwraca Chroma – i przed ogłoszeniem nowego znacznika: pod nazwą tymczasową, ostateczną
 dostaje jednym ``os.replace``. Czytelnik idzie po wpisach tylko do ogłoszonego znacznika, więc nie trafi na
 połowę pliku. Brak albo uszkodzenie pliku to tylko brak skrótu – te fragmenty idą z Chromy. Rozmiar jest
 ograniczony: pliki znikają z wpisami przyciętego dziennika, przy pełnej budowie migawki (wpisy prowadzące do
-niej) i – najstarsze – ponad ``LIMIT`` bajtów.
+niej) i – najstarsze – ponad ``JournalLimits.pages_bytes`` bajtów.
 """
 
 from __future__ import annotations
@@ -23,13 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from . import snapshot_records as records
+from . import records
 
 PREFIX = "zapis-"
 SUFFIX = ".npz"
-# ~18 thousand chunks of dimension 384 with their text: a reader that missed that much fetches the rest from
-# Chroma (one get for all of them), as without these files
-LIMIT = 64 * 2**20
 STALE_SECONDS = 3600  # a temporary file this old belongs to a writer that died mid-write
 INCLUDE = ["embeddings", "metadatas", "documents"]
 
@@ -38,7 +35,7 @@ def path(root: Path, marker: str) -> Path:
     return root / f"{PREFIX}{marker}{SUFFIX}"
 
 
-def write(root: Path, marker: str, page: dict[str, Any]) -> None:
+def write(root: Path, marker: str, page: dict[str, Any], limit: int) -> None:
     """Zapisuje stronę ``get`` (``INCLUDE``) zapisu, po którym kolekcja ma znacznik ``marker``; pełny dysk
     kosztuje czytelników jeden ``get``, a nie zapis."""
     ids = [str(i) for i in page["ids"]]
@@ -53,7 +50,7 @@ def write(root: Path, marker: str, page: dict[str, Any]) -> None:
         os.replace(staging, target)
     except OSError:
         staging.unlink(missing_ok=True)
-    _prune(root, keep=target.name)
+    _prune(root, target.name, limit)
 
 
 def read(root: Path, written: dict[str, str], dim: int) -> tuple[list[dict[str, Any]], list[str]]:
@@ -98,8 +95,8 @@ def remove(root: Path, markers: Iterable[str]) -> None:
         path(root, marker).unlink(missing_ok=True)
 
 
-def _prune(root: Path, keep: str) -> None:
-    """Najstarsze pliki treści ponad ``LIMIT`` bajtów (nigdy właśnie zapisany ``keep``) i porzucone pliki
+def _prune(root: Path, keep: str, limit: int) -> None:
+    """Najstarsze pliki treści ponad ``limit`` bajtów (nigdy właśnie zapisany ``keep``) i porzucone pliki
     tymczasowe znikają."""
     now = time.time()
     found: list[tuple[float, int, str]] = []
@@ -117,7 +114,7 @@ def _prune(root: Path, keep: str) -> None:
             continue
     total = sum(size for _, size, _ in found)
     for _, size, name in sorted(found):
-        if total <= LIMIT:
+        if total <= limit:
             return
         if name != keep:
             (root / name).unlink(missing_ok=True)

@@ -1,5 +1,6 @@
-"""Treść i metadane fragmentów w migawce: jeden plik bajtów na segment (rekord = JSON ``[tekst, metadane]``)
-i tablica początków rekordów, oba mapowane z dysku.
+"""Treść i metadane fragmentów jako rekordy bajtów (rekord = JSON ``[tekst, metadane]``): w plikach treści zapisów
+dziennika (``journal_pages``) i w migawce indeksu pochodnego (``chroma_rag.derived``) – tam jeden plik bajtów na
+segment i tablica początków rekordów, oba mapowane z dysku.
 
 Dlaczego nie z Chromy: Chroma 1.5.9 w trybie folderu przy każdym ``get`` po id – także tylko z treścią
 i metadanymi – wczytuje do procesu cały indeks HNSW kolekcji (sprawdzone: po takim ``get`` proces ma otwarte

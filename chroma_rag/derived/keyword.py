@@ -7,8 +7,8 @@ Zapis w folderze bazy: ``slowa-<kolekcja>-<lematyzator>/`` (tokeny fragmentów +
 
 Drobna zmiana (plik dopisany albo usunięty z dużej kolekcji) nie przebudowuje macierzy: nowe fragmenty trafiają
 do małej „dopiski” (``dopisane.json``, liczonej tym samym wzorem BM25 przy statystykach macierzy), usunięte
-i zastąpione są w macierzy wygaszane. Gdy dopiska urośnie ponad ``DELTA_FRACTION`` macierzy, indeks buduje się
-od nowa (wtedy też odświeżają się statystyki: liczba fragmentów, częstości słów, średnia długość).
+i zastąpione są w macierzy wygaszane. Gdy dopiska urośnie ponad ``KeywordParams.delta_fraction`` macierzy, indeks
+buduje się od nowa (wtedy też odświeżają się statystyki: liczba fragmentów, częstości słów, średnia długość).
 """
 
 from __future__ import annotations
@@ -25,15 +25,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .. import morphology
 from . import keyword_scoring as scoring
-
-if TYPE_CHECKING:
-    from ..storage.collection import ChunkCollection
+from .memo import remember
+from .params import DEFAULT_PARAMS, KeywordParams
+from .rows import RowSet, RowSpace
 
 LEMMATIZERS = ("morfeusz", "simplemma", "stempel", "brak")
 DEFAULT_LEMMATIZER = "morfeusz"
@@ -51,9 +51,6 @@ VERSION_CODES = "wersje.npy"  # int32: index into the manifest's list of distinc
 COLLECTION_VERSION = "kolekcja.json"  # the collection's change marker this index was last synced at
 CEILINGS = "maksima.npy"  # float32: highest score of each matrix column (bound for pruning frequent lemmas)
 DELTA = "dopisane.json"  # chunks added (and matrix rows switched off) since the matrix was built
-MARKS = 8  # filters whose allowed positions are remembered (1 MB each at 1M chunks)
-DELTA_MIN = 2000  # a delta up to max(DELTA_MIN, DELTA_FRACTION · matrix rows) chunks; more: rebuild the matrix
-DELTA_FRACTION = 0.05
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Function words that every legal text repeats; BM25's IDF alone leaves them noisy in short questions.
@@ -140,9 +137,11 @@ class KeywordHit:
 class KeywordIndex:
     """BM25 nad lematami fragmentów jednej kolekcji, trzymany w folderze ``path`` (``None``: tylko w pamięci)."""
 
-    def __init__(self, path: Path | None, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> None:
+    def __init__(self, path: Path | None, lemmatizer_name: str = DEFAULT_LEMMATIZER,
+                 params: KeywordParams = DEFAULT_PARAMS.keywords) -> None:
         self.path = path
         self.lemmatizer_name = lemmatizer_name
+        self.params = params
         self.ids: np.ndarray = _encoded([])  # matrix rows: utf-8 bytes (numpy "S"), sorted
         self._tokens: dict[str, list[str]] | None = {}
         self._bm25: Any = None
@@ -164,7 +163,7 @@ class KeywordIndex:
         self._added_lengths = np.zeros(0)
         self._dead_positions = np.zeros(0, dtype=np.int64)
         self._average_length = 1.0
-        self._row_maps: dict[tuple[int, str], np.ndarray] = {}
+        self._row_maps: dict[tuple[int, str], tuple[RowSpace, np.ndarray]] = {}
         self._marks: dict[tuple[int, str], tuple[Any, Usable]] = {}  # (id(allowed), state) → (allowed, positions)
         self._live_marks = np.zeros(0, dtype=bool)  # False: a switched-off matrix row
         # Tokens of that copy, opened at load: a concurrent sync may replace the folder, the open file stays.
@@ -262,7 +261,7 @@ class KeywordIndex:
             return False
         if self._bm25 is not None and len(self.ids) and (
             len(self._added) + len(self._dead) + len(changed) + len(removed)
-            <= max(DELTA_MIN, DELTA_FRACTION * len(self.ids))
+            <= max(self.params.delta_min, self.params.delta_fraction * len(self.ids))
         ) and self._folder_is_ours():
             self._apply_delta(changed, removed, versions, fetch_texts)
             self._save_collection_version(collection_version)
@@ -369,8 +368,8 @@ class KeywordIndex:
 
     # --- wyszukiwanie ---------------------------------------------------------------------------
 
-    def search(self, question: str, k: int, allowed: Iterable[str] | None = None) -> list[KeywordHit]:
-        """Najlepsze fragmenty wg BM25; ``allowed`` (id spełniające filtry) ogranicza wynik."""
+    def search(self, question: str, k: int, allowed: RowSet | None = None) -> list[KeywordHit]:
+        """Najlepsze fragmenty wg BM25; ``allowed`` (fragmenty spełniające filtry) ogranicza wynik."""
         terms = query_terms(question, self.lemmatizer_name)
         if not len(self) or not terms:
             return []
@@ -382,8 +381,8 @@ class KeywordIndex:
             docs, scores = scoring.restricted(words, usable.positions)
         else:
             marks = usable.marks if usable is not None else self._live_marks if len(self._dead_positions) else None
-            found = scoring.pruned(words, bounds, k, size, marks)
-            docs, scores = found if found is not None else scoring.summed(words, size)
+            found = scoring.pruned(words, bounds, k, size, marks, self.params)
+            docs, scores = found if found is not None else scoring.summed(words, size, self.params.dense_share)
             keep = scores > 0
             if marks is not None:
                 keep &= marks[docs]
@@ -393,12 +392,10 @@ class KeywordIndex:
         return [KeywordHit(self.ids[n].decode() if n < everything else added[n - everything], score)
                 for n, score in zip(docs[best].tolist(), scores[best].tolist(), strict=True)]
 
-    def _usable(self, allowed: Iterable[str] | None, added: list[str]) -> Usable | None:
-        """Dozwolone pozycje filtra bez wygaszonych wierszy (``None``: bez filtra); zapamiętane dla ``MARKS``
+    def _usable(self, allowed: RowSet | None, added: list[str]) -> Usable | None:
+        """Dozwolone pozycje filtra bez wygaszonych wierszy (``None``: bez filtra); zapamiętane dla ``params.marks``
         ostatnich filtrów (ten sam filtr to ten sam obiekt ``allowed`` u wyszukiwarki) – przy milionie
         fragmentów filtr na prawie wszystko to ~5 ms na każde pytanie."""
-        from ..storage.snapshot import remember
-
         if allowed is None:
             return None
         key = (id(allowed), self._saved_as + self._delta_id)
@@ -410,36 +407,31 @@ class KeywordIndex:
         if len(self._dead_positions):
             marks &= self._live_marks
         count = int(np.count_nonzero(marks))
-        usable = Usable(marks, np.flatnonzero(marks) if count * scoring.DENSE_SHARE <= size else None)
-        remember(self._marks, key, (allowed, usable), MARKS)  # the filter kept: its id is not reused meanwhile
+        usable = Usable(marks, np.flatnonzero(marks) if count * self.params.dense_share <= size else None)
+        # the filter kept: its id is not reused meanwhile
+        remember(self._marks, key, (allowed, usable), self.params.marks)
         return usable
 
-    def _allowed_positions(self, allowed: Iterable[str], added: list[str]) -> np.ndarray:
-        """Pozycje (macierz, potem dopiska) dozwolonych id; wiersze migawki (``RowSelection``) przez mapę
-        wiersz → pozycja liczoną raz na wersję migawki i stan indeksu."""
-        from ..storage.snapshot import RowSelection
+    def _allowed_positions(self, allowed: RowSet, added: list[str]) -> np.ndarray:
+        """Pozycje (macierz, potem dopiska) wybranych fragmentów – przez mapę wiersz → pozycja liczoną raz na
+        numerację wyboru (wersję migawki) i stan indeksu."""
+        mapping = self._row_map(allowed.space, added)
+        found = mapping[allowed.selected_rows()]  # order is irrelevant: positions become marks
+        return found[found >= 0]
 
-        if isinstance(allowed, RowSelection):
-            mapping = self._row_map(allowed.snapshot, added)
-            found = mapping[np.flatnonzero(allowed.mask)]  # order is irrelevant: positions become marks
-            return found[found >= 0]
-        listed = list(allowed)
-        where_added = {i: len(self.ids) + n for n, i in enumerate(added)}
-        in_matrix = self._matrix_positions(listed)
-        # the matrix row of an added id (a replaced chunk) is switched off: it drops out with the dead rows
-        in_added = np.array([where_added[i] for i in listed if i in where_added], dtype=np.int64)
-        return np.concatenate([in_matrix[in_matrix >= 0], in_added])
-
-    def _row_map(self, snapshot: Any, added: list[str]) -> np.ndarray:
-        """Wiersz migawki → pozycja (macierz, potem dopiska; -1: brak)."""
-        key = (id(snapshot), self._saved_as + self._delta_id)
-        found = self._row_maps.get(key)
-        if found is None:
-            found = np.full(len(snapshot.ids), -1, dtype=np.int64)
-            found[snapshot.sorted_rows] = self._sorted_positions(snapshot.sorted_ids)
-            rows = snapshot.rows(added)
-            found[rows[rows >= 0]] = len(self.ids) + np.flatnonzero(rows >= 0)
-            self._row_maps = {key: found}  # one version at a time
+    def _row_map(self, space: RowSpace, added: list[str]) -> np.ndarray:
+        """Wiersz numeracji ``space`` → pozycja (macierz, potem dopiska; -1: brak). Fragment zastąpiony ma pozycję
+        w dopisce: jego wiersz macierzy jest wygaszony."""
+        key = (id(space), self._saved_as + self._delta_id)
+        cached = self._row_maps.get(key)
+        if cached is not None and cached[0] is space:
+            return cached[1]
+        found = np.full(space.row_count(), -1, dtype=np.int64)
+        sorted_rows, sorted_ids = space.id_order()
+        found[sorted_rows] = self._sorted_positions(sorted_ids)
+        rows = space.rows(added)
+        found[rows[rows >= 0]] = len(self.ids) + np.flatnonzero(rows >= 0)
+        self._row_maps = {key: (space, found)}  # one version at a time; the space kept: its id is not reused
         return found
 
     def _sorted_positions(self, sorted_ids: np.ndarray) -> np.ndarray:
@@ -692,18 +684,3 @@ def _marks(positions: np.ndarray, size: int) -> np.ndarray:
     mask = np.zeros(size, dtype=bool)
     mask[positions] = True
     return mask
-
-
-def chunk_versions(collection: ChunkCollection) -> dict[str, str]:
-    """Wersja fragmentu do synchronizacji: skrót pliku, z którego pochodzi (zmienia się z plikiem); z migawki,
-    bez pobierania metadanych wszystkich fragmentów."""
-    return {i: str(v) for i, v in collection.column("hash", "").items()}
-
-
-def index_folder(db_path: Path, collection_name: str, lemmatizer_name: str) -> Path:
-    return db_path / f"slowa-{collection_name}-{lemmatizer_name}"
-
-
-def collection_texts(collection: ChunkCollection, ids: list[str]) -> dict[str, str]:
-    """Id → tekst do indeksu słów dla fragmentów kolekcji."""
-    return {hit.id: keyword_text(hit.text, hit.metadata) for hit in collection.hits(ids)}

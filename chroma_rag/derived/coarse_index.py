@@ -4,13 +4,13 @@ filtr jako mapa bitów wierszy sprawdzana podczas przeglądu list (``IDSelectorB
 Dlaczego tak: przegląd 30 % skupisk przy milionie fragmentów w numpy (kody int8 → float32 i iloczyn) kosztował
 200–300 ms na zapytanie, w faiss na kodach int8 (``IndexIVFScalarQuantizer``, 384 B na wiersz) 30–50 ms i 372 MiB
 pamięci; kody PQ (192 podprzestrzenie po 2 wymiary, 4 bity: 96 B na wiersz) faiss przegląda tablicami w rejestrach
-SIMD kilka razy szybciej. Są zgrubne (same dają recall@10 ok. 0,4), więc to tylko sito: ``CANDIDATES`` najlepszych
-z każdego segmentu migawka przelicza kodami int8, a czołówkę dokładnie w float32. Liczby i wybór:
+SIMD kilka razy szybciej. Są zgrubne (same dają recall@10 ok. 0,4), więc to tylko sito: ``coarse_candidates``
+najlepszych z każdego segmentu migawka przelicza kodami int8, a czołówkę dokładnie w float32. Liczby i wybór:
 docs/BENCHMARKS.md, sekcja o skali.
 
 Listy = skupiska migawki (środki liczy przy budowie migawki ``train`` – k-średnie faiss); słownik PQ (reszt od
 środka skupiska) każdy segment uczy się sam na swojej próbce: faiss porównuje odległości tylko w obrębie segmentu,
-a kandydatów wszystkich segmentów szereguje już migawka. Segment mniejszy niż ``MIN_ROWS`` nie ma indeksu (jego
+a kandydatów wszystkich segmentów szereguje już migawka. Segment mniejszy niż ``coarse_min_rows`` nie ma indeksu (jego
 pasujące wiersze są kandydatami wprost). Plik indeksu (``<segment>.pq.ivf``) to dane pochodne segmentu: mapowany
 z dysku, budowany przy zapisie segmentu (albo przy pierwszym użyciu, gdy go brak – także w migawce sprzed PQ,
 której pliki ``.ivf`` miały kody int8) i zapisywany atomowo."""
@@ -25,23 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from .params import SnapshotParams
+
 SUFFIX = ".pq.ivf"
-ADD_BLOCK = 65_536
-# PQ subspaces of 2 dimensions (192 for 384): 4 dimensions each left recall@10 at 0.92 even after rescoring 10 000
-# candidates
-SUBSPACE_DIMS = 2
-CODE_BITS = 4  # fast scan: 16 centroids per subspace, distance tables held in SIMD registers
-# Candidates per segment passed on to int8 rescoring: at 1M (60 real questions, 30 % of the lists) 2000 gave
-# recall@10 0.988, 5000 1.0 (docs/BENCHMARKS.md, section on scale)
-CANDIDATES = 5000
-MIN_ROWS = 2 * CANDIDATES  # a smaller segment's matching rows are all candidates anyway
-TRAINING_ROWS = 65_536
-# Clusters: spherical k-means of faiss on an even sample of this many rows per cluster (64k at 1M), enough rounds
-# to settle – 6 rounds of the earlier hand-written k-means left neighbours of a question spread over twice as
-# many clusters (docs/BENCHMARKS.md, section on scale).
-SAMPLE_PER_CLUSTER = 64
-KMEANS_ROUNDS = 20
-KMEANS_SEED = 1234
+ADD_BLOCK = 65_536  # rows converted from int8 and added to faiss at a time
 
 
 def _faiss() -> Any:
@@ -61,19 +48,20 @@ def _faiss() -> Any:
     return faiss
 
 
-def train(vectors: np.ndarray, clusters: int) -> np.ndarray:
+def train(vectors: np.ndarray, clusters: int, params: SnapshotParams) -> np.ndarray:
     """Środki ``clusters`` skupisk (sferyczne k-średnie faiss na równomiernej próbce), powtarzalnie."""
     faiss = _faiss()
 
-    step = max(1, len(vectors) // (SAMPLE_PER_CLUSTER * clusters))
+    step = max(1, len(vectors) // (params.sample_per_cluster * clusters))
     sample = np.ascontiguousarray(vectors[::step], dtype=np.float32)
-    kmeans = faiss.Kmeans(sample.shape[1], clusters, niter=KMEANS_ROUNDS, spherical=True, seed=KMEANS_SEED,
-                          max_points_per_centroid=SAMPLE_PER_CLUSTER)
+    kmeans = faiss.Kmeans(sample.shape[1], clusters, niter=params.kmeans_rounds, spherical=True,
+                          seed=params.kmeans_seed, max_points_per_centroid=params.sample_per_cluster)
     kmeans.train(sample)
     return np.asarray(kmeans.centroids, dtype=np.float32)
 
 
-def build(quantized: np.ndarray, scale: np.ndarray, centroids: np.ndarray, offset: int) -> Any:
+def build(quantized: np.ndarray, scale: np.ndarray, centroids: np.ndarray, offset: int,
+          params: SnapshotParams) -> Any:
     """Indeks IVF-PQ segmentu: wiersz ``r`` segmentu na liście najbliższego środka, z id ``offset + r``; słownik PQ
     uczony na równomiernej próbce wierszy (powtarzalnie). Wiersze to kody int8 migawki razy skala: czytanie
     wektorów float32 przez mapowanie zostawiłoby ich strony (1,5 GiB przy milionie) w pamięci procesu, a błąd int8
@@ -83,9 +71,10 @@ def build(quantized: np.ndarray, scale: np.ndarray, centroids: np.ndarray, offse
     dim, clusters = quantized.shape[1], len(centroids)
     quantizer = faiss.IndexFlatIP(dim)
     quantizer.add(np.ascontiguousarray(centroids, dtype=np.float32))
-    subspaces = dim // SUBSPACE_DIMS if dim % SUBSPACE_DIMS == 0 else dim
-    index = faiss.IndexIVFPQFastScan(quantizer, dim, clusters, subspaces, CODE_BITS, faiss.METRIC_INNER_PRODUCT)
-    step = max(1, len(quantized) // TRAINING_ROWS)
+    subspaces = dim // params.subspace_dims if dim % params.subspace_dims == 0 else dim
+    index = faiss.IndexIVFPQFastScan(quantizer, dim, clusters, subspaces, params.code_bits,
+                                     faiss.METRIC_INNER_PRODUCT)
+    step = max(1, len(quantized) // params.training_rows)
     index.train(np.asarray(quantized[::step], dtype=np.float32) * scale)  # lists given: only the PQ is learnt
     for start in range(0, len(quantized), ADD_BLOCK):
         block = np.asarray(quantized[start : start + ADD_BLOCK], dtype=np.float32) * scale

@@ -15,13 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-# Touched entries at least 1/DENSE_SHARE of the index: sum on a dense array instead of sorting the lists.
-DENSE_SHARE = 16
-# Candidates per result whose exact scores set the first threshold: the k best by a few words' sum are often
-# not the k best overall, and a low threshold prunes little.
-LEADERS_PER_K = 16
-# A bisection of one candidate in one list costs about this many summed list entries.
-LOOKUP_COST = 8
+from .params import KeywordParams
+
 # Float sums in another order differ in the last bits: bounds get this relative slack, so pruning never drops
 # a document that the exact sum would rank.
 SLACK = 1e-9
@@ -46,12 +41,12 @@ def column_ceilings(matrix: dict[str, np.ndarray]) -> np.ndarray:
     return ceilings
 
 
-def best_reading(readings: list[Postings], size: int) -> Postings:
+def best_reading(readings: list[Postings], size: int, dense_share: int) -> Postings:
     """Słowo wieloznaczne liczy się raz: dla każdego fragmentu najlepsze z jego odczytań (``size`` – liczba
     pozycji indeksu; długie listy przez gęstą tablicę zamiast sortowania ich sumy)."""
     if len(readings) == 1:  # a column holds each chunk once
         return readings[0]
-    if sum(len(d) for d, _ in readings) * DENSE_SHARE >= size:
+    if sum(len(d) for d, _ in readings) * dense_share >= size:
         best = np.zeros(size)
         for docs, scores in readings:
             best[docs] = np.maximum(best[docs], scores)
@@ -65,17 +60,17 @@ def best_reading(readings: list[Postings], size: int) -> Postings:
     return docs[starts], np.maximum.reduceat(scores, starts)
 
 
-def summed(words: list[Word], size: int) -> Postings:
+def summed(words: list[Word], size: int, dense_share: int) -> Postings:
     """Suma po słowach (każde najlepszym odczytaniem) na sumie ich list (``size`` – liczba pozycji indeksu);
     dodawanie w kolejności słów, jak w gęstej sumie – te same bity, od nich zależą remisy."""
-    best = [best_reading(readings, size) for readings in words]
+    best = [best_reading(readings, size, dense_share) for readings in words]
     if not best:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     if len(best) == 1:
         return best[0]
     docs = np.concatenate([d for d, _ in best])
     scores = np.concatenate([s for _, s in best])
-    if len(docs) * DENSE_SHARE >= size:
+    if len(docs) * dense_share >= size:
         # long lists: one pass over a dense array is cheaper than sorting them; bincount adds in input order
         total = np.bincount(docs, weights=scores, minlength=size)
         touched = np.flatnonzero(total != 0)  # via bool, as in best_reading
@@ -114,7 +109,7 @@ def word_scores(readings: Word, positions: np.ndarray) -> np.ndarray:
 
 
 def pruned(words: list[Word], bounds: list[float], k: int, size: int,
-           usable: np.ndarray | None) -> Postings | None:
+           usable: np.ndarray | None, params: KeywordParams) -> Postings | None:
     """Pełna suma tylko tam, gdzie może być wśród ``k`` najlepszych (MaxScore; ``bounds`` – najwyższy wynik
     każdego słowa, ``usable`` – mapa bitów dozwolonych pozycji albo ``None``). ``None``: ograniczenie nic nie
     przesądza – trzeba pełnej sumy.
@@ -129,13 +124,13 @@ def pruned(words: list[Word], bounds: list[float], k: int, size: int,
     by_bound = sorted(range(len(words)), key=lambda w: (bounds[w], -lengths[w]))
     seeds: list[int] = []
     for w in reversed(by_bound):  # rarest first, while their lists stay short
-        if seeds and (sum(lengths[s] for s in seeds) + lengths[w]) * DENSE_SHARE > size:
+        if seeds and (sum(lengths[s] for s in seeds) + lengths[w]) * params.dense_share > size:
             break
         seeds.append(w)
-    docs, partial = _allowed_only(summed([words[w] for w in seeds], size), usable)
+    docs, partial = _allowed_only(summed([words[w] for w in seeds], size, params.dense_share), usable)
     if len(docs) < k:
         return None
-    threshold = _kth_exact(words, docs, partial, k)
+    threshold = _kth_exact(words, docs, partial, k, params.leaders_per_k)
     frequent, ceiling = set(), 0.0
     for w in by_bound:
         if (ceiling + bounds[w]) * (1 + SLACK) >= threshold:
@@ -146,12 +141,12 @@ def pruned(words: list[Word], bounds: list[float], k: int, size: int,
         return None
     essential = [w for w in range(len(words)) if w not in frequent]
     if set(essential) != set(seeds):  # else the seeds' sums are already these
-        docs, partial = _allowed_only(summed([words[w] for w in essential], size), usable)
+        docs, partial = _allowed_only(summed([words[w] for w in essential], size, params.dense_share), usable)
     if len(docs) > k:  # the best by the other words: their exact scores usually raise the threshold a lot
-        threshold = max(threshold, _kth_exact(words, docs, partial, k))
+        threshold = max(threshold, _kth_exact(words, docs, partial, k, params.leaders_per_k))
     keep = partial + ceiling * (1 + SLACK) >= threshold
     docs, partial = docs[keep], partial[keep]
-    if len(docs) * LOOKUP_COST > sum(lengths):
+    if len(docs) * params.lookup_cost > sum(lengths):
         return None  # bisecting that many candidates costs more than summing the lists
     for w in sorted(frequent, key=lambda w: -bounds[w]):  # each frequent word read at fewer candidates
         partial = partial + word_scores(words[w], docs)
@@ -161,10 +156,10 @@ def pruned(words: list[Word], bounds: list[float], k: int, size: int,
     return restricted(words, docs)
 
 
-def _kth_exact(words: list[Word], docs: np.ndarray, partial: np.ndarray, k: int) -> float:
-    """Dolne ograniczenie ``k``-tego wyniku całości: ``k``-ty dokładny wynik wśród ``LEADERS_PER_K`` · ``k``
+def _kth_exact(words: list[Word], docs: np.ndarray, partial: np.ndarray, k: int, leaders_per_k: int) -> float:
+    """Dolne ograniczenie ``k``-tego wyniku całości: ``k``-ty dokładny wynik wśród ``leaders_per_k`` · ``k``
     kandydatów o najwyższej sumie części słów (pomniejszony o luz zaokrągleń)."""
-    count = min(len(docs), LEADERS_PER_K * k)
+    count = min(len(docs), leaders_per_k * k)
     leaders = np.sort(docs[np.argpartition(-partial, count - 1)[:count]])
     exact = restricted(words, leaders)[1]
     if len(exact) < k:

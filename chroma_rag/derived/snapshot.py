@@ -26,61 +26,26 @@ import json
 import math
 import os
 import shutil
-import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import coarse_index, journal_pages
-from . import snapshot_records as records_files
-from .where import FIELD_OPERATORS, MISSING
+from ..storage import records as records_files
+from ..storage.where import FIELD_OPERATORS, MISSING
+from . import coarse_index
+from .memo import remember
+from .params import SnapshotParams
 
 FORMAT_VERSION = 5
 # Keys `filters.build_where` filters on, plus `hash` (keyword index sync) and `tytul` (act names in questions).
 COLUMNS = ("plik", "typ", "rok", "art", "uchylony", "hash", "tytul")
 DESCRIPTION = "opis.json"
-JOURNAL = "dziennik.jsonl"
-JOURNAL_LIMIT = 8 * 2**20
 STALE_BUILD_SECONDS = 3600  # a build folder this old belongs to a process that died mid-build
-# Thresholds measured with bench/scale.py (docs/BENCHMARKS.md, section on scale).
-EXACT_ROWS = 20_000  # up to this many candidate rows: exact float32 similarities, more: int8 first
-RESCORE = 200  # int8 candidates rescored exactly: int8 error only reorders close neighbours
-# ...and at least this many per result wanted: 20 per result made a fusion list of 50 read 1000 float32 rows
-# (3 lists a query: ~3000 single-row preads, 15 ms at 1M); the first 10 – recall@10 – still get 200
-RESCORE_PER_K = 4
-# With clusters, a filter matching up to this many rows ranks their int8 codes directly (at most 19 MB read):
-# faiss would scan every list checking the bitmap (at 1M, ~25 ms for a filter on 1 %)
-NARROW_ROWS = 50_000
-IVF_MIN_ROWS = 200_000  # from this size a full build splits rows into ~sqrt(n) clusters
-# A query scans the nearest PROBE_FRACTION of the clusters (at least NPROBE), and more until they hold
-# MATCHED_MIN rows matching the filter. Neighbours of real questions spread over many clusters: at 1M
-# (bench/scale.py, 60 real questions) every row of 15 % of the clusters gave recall@10 0.96–0.98, of 30 % 1.0;
-# PQ codes of 30 % with coarse_index.CANDIDATES rescored give 1.0 too, of all clusters no better (0.998) and
-# 2.3 times slower; docs/BENCHMARKS.md, section on scale.
-PROBE_FRACTION = 0.3
-NPROBE = 24
-MATCHED_MIN = 4000
-MAX_SEGMENTS = 8  # then the appended segments merge into one; dead + appended rows over COMPACT_FRACTION: one segment
-COMPACT_FRACTION = 0.1
-SCAN_BLOCK = 16_384  # int8 rows converted to float32 at a time (fits the cache)
-# Up to this many float32 rows are read with pread, not through the mapping: pages read through a mapping count
-# in the process's RSS, and rescoring a few hundred scattered rows per query would after some thousand queries
-# keep the whole 1.5 GiB file (at 1M chunks) resident (bench/scale.py, rss_wg_mapowan_mib).
-PREAD_ROWS = 4096
-# A column condition allowing (or rejecting) at most this many values is evaluated by comparisons.
-FEW_CODES = 4
-# A filter matching at most 1/NARROW_SHARE of the rows lists them by their ranks in id order.
-NARROW_SHARE = 16
-# Masks of this many recent filters are kept per snapshot (1 MB each at 1M rows): one search asks for the same
-# filter's mask several times (keyword leg, vector leg, references, plan lists), each costing milliseconds.
-MASKS = 8
-_MEMO_LOCK = threading.Lock()
 
 
 @dataclass
@@ -93,7 +58,7 @@ class Segment:
     vectors: np.ndarray  # float32, normalized
     quantized: np.ndarray  # int8: round(vector / scale)
     starts: np.ndarray
-    blob: np.ndarray  # text and metadata of the rows (snapshot_records), mapped
+    blob: np.ndarray  # text and metadata of the rows (storage.records), mapped
     record_starts: np.ndarray
     coarse: Any = None  # faiss index over the clusters (coarse_index); None without clusters or for a small segment
 
@@ -107,8 +72,9 @@ class Snapshot:
 
     def __init__(self, marker: str, ids: np.ndarray, sorted_rows: np.ndarray, codes: np.ndarray,
                  alive: np.ndarray, values: dict[str, list[Any]], segments: list[Segment],
-                 centroids: np.ndarray | None, scale: np.ndarray) -> None:
+                 centroids: np.ndarray | None, scale: np.ndarray, params: SnapshotParams) -> None:
         self.marker = marker
+        self.params = params
         self.ids = ids  # utf-8 bytes (numpy "S") in row order
         self.sorted_rows = sorted_rows  # alive rows in id order: a row is found by bisection
         self.sorted_ids = ids[sorted_rows]
@@ -143,13 +109,13 @@ class Snapshot:
 
     def mask(self, where: dict[str, Any] | None) -> np.ndarray:
         """Żywe wiersze spełniające ``where`` (ta sama semantyka co ``where.matches_where``); tylko do odczytu,
-        zapamiętana dla ``MASKS`` ostatnich filtrów."""
+        zapamiętana dla ``params.masks`` ostatnich filtrów."""
         key = json.dumps(where, sort_keys=True)
         found = self._masks.get(key)
         if found is None:
             found = self.alive & self._mask(where) if where is not None else self.alive.copy()
             found.flags.writeable = False
-            remember(self._masks, key, found)
+            remember(self._masks, key, found, self.params.masks)
         return found
 
     def _mask(self, where: dict[str, Any]) -> np.ndarray:
@@ -171,14 +137,14 @@ class Snapshot:
                 allowed = np.array(
                     [all(FIELD_OPERATORS[op](v, operand) for op, operand in ops.items()) for v in known], dtype=bool
                 )
-                part = _matching(self.codes[column], allowed)
+                part = _matching(self.codes[column], allowed, self.params.few_codes)
             result &= part
         return result
 
     def rows_in_id_order(self, mask: np.ndarray) -> np.ndarray:
         """Wiersze ``mask`` w kolejności id: wąski filtr przez rangi wierszy (bez przejścia po milionie
         ``sorted_rows`` – ~8 ms na każdy nowy filtr przy milionie fragmentów), szeroki – po ``sorted_rows``."""
-        if np.count_nonzero(mask) * NARROW_SHARE > len(mask):
+        if np.count_nonzero(mask) * self.params.narrow_share > len(mask):
             return self.sorted_rows[mask[self.sorted_rows]]
         rows = np.flatnonzero(mask)
         if self._id_ranks is None:
@@ -191,34 +157,34 @@ class Snapshot:
         """``k`` najpodobniejszych wierszy spośród ``mask``: wszystkie pasujące albo – przy skupiskach
         i szerokim filtrze – kandydaci faiss z najbliższych skupisk (``_coarse_candidates``)."""
         unit = np.asarray(query, dtype=np.float32) / max(float(np.linalg.norm(query)), 1e-12)
-        keep = max(RESCORE, RESCORE_PER_K * k)
+        keep = max(self.params.rescore, self.params.rescore_per_k * k)
         matching = int(np.count_nonzero(mask))
         if self.centroids is None or matching <= keep:
             return self.top(unit, np.flatnonzero(mask), k)
-        if matching <= NARROW_ROWS:  # int8 codes of just the matching rows, not every list with the bitmap
+        if matching <= self.params.narrow_rows:  # int8 codes of just the matching rows, not every list with the bitmap
             return self._best(unit, np.flatnonzero(mask), k)
         return self._best(unit, self._coarse_candidates(unit, mask, self._probes(unit, mask)), k)
 
     def _coarse_candidates(self, unit: np.ndarray, mask: np.ndarray, probes: int) -> np.ndarray:
-        """Kandydaci spośród ``mask``: z każdego segmentu z indeksem ``coarse_index.CANDIDATES`` najlepszych
+        """Kandydaci spośród ``mask``: z każdego segmentu z indeksem ``params.coarse_candidates`` najlepszych
         według kodów PQ na ``probes`` najbliższych listach (filtr sprawdzany podczas przeglądu), z segmentu bez
         indeksu (mały, dopisany) – wszystkie pasujące."""
         allowed = np.packbits(mask, bitorder="little")
         return np.concatenate([
             segment.offset + np.flatnonzero(mask[segment.offset : segment.offset + len(segment)])
             if segment.coarse is None
-            else coarse_index.search(segment.coarse, unit, allowed, probes, coarse_index.CANDIDATES)
+            else coarse_index.search(segment.coarse, unit, allowed, probes, self.params.coarse_candidates)
             for segment in self.segments
         ])
 
     def _probes(self, unit: np.ndarray, mask: np.ndarray) -> int:
-        """Ile najbliższych skupisk przejrzeć: ``PROBE_FRACTION`` (co najmniej ``NPROBE``) i więcej, aż będzie
-        w nich ``MATCHED_MIN`` wierszy ``mask``."""
+        """Ile najbliższych skupisk przejrzeć: ``params.probe_fraction`` (co najmniej ``params.nprobe``) i więcej,
+        aż będzie w nich ``params.matched_min`` wierszy ``mask``."""
         assert self.centroids is not None
         order = np.argsort(-(self.centroids @ unit))
         counts = self._matching_per_cluster(mask)
-        least = max(NPROBE, math.ceil(PROBE_FRACTION * len(self.centroids)))
-        return max(least, int(np.searchsorted(np.cumsum(counts[order]), MATCHED_MIN)) + 1)
+        least = max(self.params.nprobe, math.ceil(self.params.probe_fraction * len(self.centroids)))
+        return max(least, int(np.searchsorted(np.cumsum(counts[order]), self.params.matched_min)) + 1)
 
     def _matching_per_cluster(self, mask: np.ndarray) -> np.ndarray:
         """Ile wierszy ``mask`` jest w każdym skupisku (zapamiętane razem z zapamiętaną maską)."""
@@ -229,7 +195,8 @@ class Snapshot:
         for segment in self.segments:
             running = np.concatenate([[0], np.cumsum(mask[segment.offset : segment.offset + len(segment)])])
             counts += running[segment.starts[1:]] - running[segment.starts[:-1]]
-        remember(self._cluster_counts, id(mask), (mask, counts))  # the mask kept: its id is not reused
+        # the mask kept: its id is not reused
+        remember(self._cluster_counts, id(mask), (mask, counts), self.params.masks)
         return counts
 
     def top(self, unit: np.ndarray, rows: np.ndarray, k: int) -> list[tuple[str, float]]:
@@ -237,13 +204,13 @@ class Snapshot:
         wielu wierszach kandydaci z int8, przeliczeni dokładnie."""
         if len(rows) == 0 or k <= 0:
             return []
-        if len(rows) > EXACT_ROWS:
+        if len(rows) > self.params.exact_rows:
             return self._best(unit, rows, k)
         return self._rescored(unit, rows, k)
 
     def _best(self, unit: np.ndarray, rows: np.ndarray, k: int) -> list[tuple[str, float]]:
         """Najlepsze ``k`` spośród ``rows``: czołówka według kodów int8, przeliczona dokładnie."""
-        keep = max(RESCORE, RESCORE_PER_K * k)
+        keep = max(self.params.rescore, self.params.rescore_per_k * k)
         if len(rows) > keep:
             rows = rows[np.argpartition(-self._rough_similarities(rows, unit), keep - 1)[:keep]]
         return self._rescored(unit, rows, k)
@@ -263,8 +230,8 @@ class Snapshot:
     def _rough_similarities(self, rows: np.ndarray, unit: np.ndarray) -> np.ndarray:
         step = unit * self.scale
         out = np.empty(len(rows), dtype=np.float32)
-        for start in range(0, len(rows), SCAN_BLOCK):
-            part = rows[start : start + SCAN_BLOCK]
+        for start in range(0, len(rows), self.params.scan_block):
+            part = rows[start : start + self.params.scan_block]
             out[start : start + len(part)] = self._gather(part, "quantized").astype(np.float32) @ step
         return out
 
@@ -273,7 +240,7 @@ class Snapshot:
         return self._gather(rows, "vectors")
 
     def records_of(self, rows: np.ndarray) -> list[bytes]:
-        """Zakodowane rekordy (tekst i metadane, ``snapshot_records``) wierszy ``rows``, w tej kolejności."""
+        """Zakodowane rekordy (tekst i metadane, ``storage.records``) wierszy ``rows``, w tej kolejności."""
         rows = np.asarray(rows, dtype=np.int64)
         out: list[bytes] = [b""] * len(rows)
         for segment in self.segments:
@@ -291,7 +258,9 @@ class Snapshot:
         rows = np.asarray(rows, dtype=np.int64)
         # int8 codes (a quarter of the vectors' size) are read through the mapping: wide filters and the faiss
         # index keep them resident anyway, and a pread per row of a narrow filter is ~1000 system calls a query
-        pick = _pick if kind == "vectors" else lambda array, at: np.asarray(array[at])
+        pread_rows = self.params.pread_rows
+        pick = (lambda array, at: _pick(array, at, pread_rows)) if kind == "vectors" else (
+            lambda array, at: np.asarray(array[at]))
         if len(self.segments) == 1:
             return pick(getattr(self.segments[0], kind), rows)
         out = np.empty((len(rows), self.dim), dtype=np.float32 if kind == "vectors" else np.int8)
@@ -310,6 +279,14 @@ class Snapshot:
         wanted = np.array(encoded, dtype=self.ids.dtype)
         found = np.minimum(np.searchsorted(self.sorted_ids, wanted), len(self) - 1)
         return np.where(fits & (self.sorted_ids[found] == wanted), self.sorted_rows[found], -1)
+
+    def row_count(self) -> int:
+        """Wiersze numeracji (także martwe) – ``rows.RowSpace``."""
+        return len(self.ids)
+
+    def id_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """Żywe wiersze w kolejności id i ich id – ``rows.RowSpace``."""
+        return self.sorted_rows, self.sorted_ids
 
     def id_list(self, rows: np.ndarray | None = None) -> list[str]:
         selected = self.sorted_ids if rows is None else self.ids[rows]
@@ -339,130 +316,20 @@ class Snapshot:
         return {(known_a[int(x) // width], known_b[int(x) % width]) for x in found}
 
 
-class RowSelection(Sequence[str]):
-    """Id wierszy ``mask`` migawki w kolejności id, dekodowane dopiero przy odczycie: filtr na połowę miliona
-    fragmentów nie tworzy pół miliona napisów. ``KeywordIndex.search`` bierze wprost maskę – kolejność id
-    (przy szerokim filtrze ~5 ms przy milionie fragmentów) liczy się dopiero przy odczycie id."""
-
-    def __init__(self, snapshot: Snapshot, mask: np.ndarray) -> None:
-        self.snapshot = snapshot
-        self.mask = mask
-
-    @cached_property
-    def rows(self) -> np.ndarray:
-        return self.snapshot.rows_in_id_order(self.mask)
-
-    def __len__(self) -> int:
-        return int(np.count_nonzero(self.mask))
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return self.snapshot.id_list(self.rows[index])
-        return self.snapshot.ids[self.rows[index]].decode()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.snapshot.id_list(self.rows))
-
-
-def saved(root: Path) -> bool:
-    """Czy w ``root`` jest jakaś zapisana wersja (także nieaktualna)."""
-    try:
-        return any(e.is_dir() and not e.name.startswith(".") for e in root.iterdir())
-    except OSError:
-        return False
-
-
-def latest(root: Path, marker: str) -> Snapshot | None:
+def latest(root: Path, marker: str, params: SnapshotParams) -> Snapshot | None:
     """Poprzednia zapisana wersja (inna niż ``marker``), od której można zacząć aktualizację."""
     try:
         older = [e for e in root.iterdir() if e.is_dir() and not e.name.startswith(".") and e.name != marker]
     except OSError:
         return None
     for entry in sorted(older, key=lambda e: e.stat().st_mtime, reverse=True):
-        found = load(root, entry.name)
+        found = load(root, entry.name, params)
         if found is not None:
             return found
     return None
 
 
-def journal(root: Path, before: str, after: str, ids: list[str], removal: bool = False) -> None:
-    """Wpis dziennika zmian: zmiana kolekcji ze znacznika ``before`` na ``after`` dotyka ``ids`` (``removal``: usuwa
-    je – czytelnik nie musi ich pobierać z Chromy, a w trybie folderu każdy ``get`` wczytuje cały HNSW, przy
-    milionie fragmentów ~3 s; wstawione czytelnik bierze z pliku treści zapisu, ``journal_pages``).
-
-    Tylko w trybie folderu, gdzie zapisy idą po kolei pod blokadą wyłączną, więc wpisy tworzą łańcuch. Wpis
-    powstaje przed zmianą danych: przerwany zapis zostawia wpis bez następcy, a kolejny zapis dopisuje drugi
-    wpis z tym samym ``before`` – rozwidlenie, po którym czytelnik buduje migawkę od zera."""
-    root.mkdir(parents=True, exist_ok=True)
-    path = root / JOURNAL
-    entry = {"przed": before, "po": after, "id": ids, **({"usuniete": True} if removal else {})}
-    with path.open("a", encoding="utf-8") as entries:
-        entries.write(json.dumps(entry, ensure_ascii=False) + "\n")
-    if path.stat().st_size > JOURNAL_LIMIT:  # readers further behind than the kept half rebuild from scratch
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        staging = root / f"{JOURNAL}.{os.getpid()}"
-        staging.write_text("".join(lines[len(lines) // 2 :]), encoding="utf-8")
-        os.replace(staging, path)
-        journal_pages.remove(root, [e["po"] for e in _entries(lines[: len(lines) // 2])])
-
-
-def forget_pages(root: Path, marker: str) -> None:
-    """Usuwa pliki treści zapisów prowadzących do wersji ``marker``: po jej pełnej budowie przydałyby się tylko
-    czytelnikom starszych wersji trzymanych w pamięci, a ci pobiorą brakujące fragmenty z Chromy."""
-    try:
-        lines = (root / JOURNAL).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return
-    before = {e["po"]: e["przed"] for e in _entries(lines)}
-    chain: list[str] = []
-    while marker in before and len(chain) < len(before):
-        chain.append(marker)
-        marker = before[marker]
-    journal_pages.remove(root, chain)
-
-
-def changed_since(root: Path, old: str, new: str) -> set[str] | None:
-    """Id zmienione między wersjami ``old`` i ``new`` według dziennika; ``None``, gdy łańcuch wpisów się
-    urywa albo rozwidla (wtedy migawkę trzeba zbudować od zera)."""
-    found = changes_between(root, old, new)
-    return None if found is None else set(found)
-
-
-def changes_between(root: Path, old: str, new: str) -> dict[str, str | None] | None:
-    """Id zmienione między wersjami ``old`` i ``new`` według dziennika → znacznik po zapisie, który je ostatnio
-    wstawił (nazwa jego pliku treści, ``journal_pages``), albo ``None``, gdy ostatnia zmiana je usunęła.
-    ``None`` zamiast słownika, gdy łańcuch wpisów się urywa albo rozwidla (wtedy migawkę trzeba zbudować od
-    zera)."""
-    try:
-        lines = (root / JOURNAL).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    following: dict[str, list[dict[str, Any]]] = {}
-    for entry in _entries(lines):
-        following.setdefault(entry["przed"], []).append(entry)
-    changed: dict[str, str | None] = {}
-    current = old
-    for _ in range(len(lines)):
-        if current == new:
-            return changed
-        entries = following.get(current, [])
-        if len(entries) != 1:
-            return None
-        after = entries[0]["po"]
-        changed.update(dict.fromkeys(entries[0]["id"], None if entries[0].get("usuniete") else after))
-        current = after
-    return changed if current == new else None
-
-
-def _entries(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
-    for line in lines:
-        try:
-            yield json.loads(line)
-        except ValueError:  # a line being appended right now
-            continue
-
-
-def load(root: Path, marker: str) -> Snapshot | None:
+def load(root: Path, marker: str, params: SnapshotParams) -> Snapshot | None:
     """Migawka danej wersji z dysku; ``None``, gdy jej nie ma albo jest uszkodzona (wtedy ją usuwa)."""
     folder = root / marker
     if not (folder / DESCRIPTION).exists():
@@ -487,7 +354,7 @@ def load(root: Path, marker: str) -> Snapshot | None:
             quantized = np.load(folder / f"{name}.i8.npy", mmap_mode="r")
             blob, record_starts = records_files.load(folder, name, size)
             coarse = None if centroids is None else _coarse(folder / f"{name}{coarse_index.SUFFIX}", quantized,
-                                                               scale, centroids, offset)
+                                                               scale, centroids, offset, params)
             if vectors.shape != (size, dim) or vectors.dtype != np.float32 or quantized.shape != (size, dim) or (
                 quantized.dtype != np.int8 or starts.shape != (clusters + 1,) or starts[-1] != size
             ):
@@ -502,25 +369,26 @@ def load(root: Path, marker: str) -> Snapshot | None:
     except (OSError, ValueError, KeyError, TypeError):
         shutil.rmtree(folder, ignore_errors=True)
         return None
-    return Snapshot(marker, ids, sorted_rows, codes, alive, values, segments, centroids, scale)
+    return Snapshot(marker, ids, sorted_rows, codes, alive, values, segments, centroids, scale, params)
 
 
-def _coarse(path: Path, quantized: np.ndarray, scale: np.ndarray, centroids: np.ndarray, offset: int) -> Any:
-    """Mapowany indeks faiss segmentu (``None`` dla segmentu mniejszego niż ``coarse_index.MIN_ROWS``); brak
+def _coarse(path: Path, quantized: np.ndarray, scale: np.ndarray, centroids: np.ndarray, offset: int,
+            params: SnapshotParams) -> Any:
+    """Mapowany indeks faiss segmentu (``None`` dla segmentu mniejszego niż ``params.coarse_min_rows``); brak
     pliku (segment sprzed niego, przerwany zapis) albo plik niezgodny – zbudowany od nowa z kodów segmentu
     i zapisany (bez prawa zapisu: zostaje w pamięci)."""
-    if len(quantized) < coarse_index.MIN_ROWS:
+    if len(quantized) < params.coarse_min_rows:
         return None
     found = coarse_index.open_mapped(path)
     if found is not None and found.ntotal == len(quantized) and found.nlist == len(centroids):
         return found
-    built = coarse_index.build(quantized, scale, centroids, offset)
+    built = coarse_index.build(quantized, scale, centroids, offset, params)
     coarse_index.save(built, path)
     mapped = coarse_index.open_mapped(path)
     return built if mapped is None else mapped
 
 
-def build(root: Path, marker: str, dim: int, pages: Iterable[dict[str, Any]]) -> Snapshot:
+def build(root: Path, marker: str, dim: int, pages: Iterable[dict[str, Any]], params: SnapshotParams) -> Snapshot:
     """Nowa migawka ze stronicowanych wyników ``get`` (id, wektory, teksty, metadane), zapisana pod
     ``root/marker``.
 
@@ -531,7 +399,7 @@ def build(root: Path, marker: str, dim: int, pages: Iterable[dict[str, Any]]) ->
     values: dict[str, list[Any]] = {key: [] for key in COLUMNS}
     codes = _encode([[col[r] for r in keep] for col in raw], values)
     return _fresh(root, marker, _id_array([ids[r] for r in keep]), vectors[keep], codes, values, None,
-                  [records[r] for r in keep])
+                  [records[r] for r in keep], params)
 
 
 def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
@@ -540,10 +408,10 @@ def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
     usuniętych tam już nie ma) dochodzą jako nowy segment; segmenty poprzedniej wersji są dowiązywane, nie
     kopiowane. Kody kolumn pozostałych wierszy zostają, nowe wartości dopisujemy na końcu słowników.
 
-    Przy ``MAX_SEGMENTS`` segmentach dopisane segmenty (żywe wiersze) łączą się z nowymi wierszami w jeden,
+    Przy ``params.max_segments`` segmentach dopisane segmenty (żywe wiersze) łączą się z nowymi wierszami w jeden,
     a bazowy zostaje dowiązany: przepisanie całej bazy kosztowało przy milionie fragmentów ~47 s co ósmy zapis.
     Od nowa, jako jeden segment, wersja powstaje dopiero, gdy martwych i dopisanych wierszy jest ponad
-    ``COMPACT_FRACTION`` żywych."""
+    ``params.compact_fraction`` żywych (``params`` – te, z którymi wczytano ``old``)."""
     dropped = old.rows(sorted(changed))
     alive = old.alive.copy()
     alive[dropped[dropped >= 0]] = False
@@ -552,19 +420,20 @@ def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
     new_codes = _encode(raw, values)
     appended = sum(len(s) for s in old.segments[1:]) + len(new_ids)
     live = int(alive.sum()) + len(new_ids)
-    if (len(alive) - int(alive.sum())) + appended > COMPACT_FRACTION * live:
+    params = old.params
+    if (len(alive) - int(alive.sum())) + appended > params.compact_fraction * live:
         rows = np.flatnonzero(alive)
         return _fresh(root, marker, np.concatenate([old.ids[rows], _id_array(new_ids)]),
                       np.concatenate([old.vectors_of(rows), new_vectors]),
                       np.concatenate([old.codes[:, rows], new_codes], axis=1), values, old.centroids,
-                      old.records_of(rows) + new_records)
-    kept_segments = old.segments if len(old.segments) < MAX_SEGMENTS else old.segments[:1]
+                      old.records_of(rows) + new_records, params)
+    kept_segments = old.segments if len(old.segments) < params.max_segments else old.segments[:1]
     offset = kept_segments[-1].offset + len(kept_segments[-1])
     carried = offset + np.flatnonzero(alive[offset:])  # live rows of the appended segments being merged
     new_vectors = np.concatenate([old.vectors_of(carried), new_vectors])
     new_codes = np.concatenate([old.codes[:, carried], new_codes], axis=1)
     new_records = old.records_of(carried) + new_records
-    order, starts, quantized = _layout(new_vectors, old.centroids, old.scale)
+    order, starts, quantized = _layout(new_vectors, old.centroids, old.scale, params.scan_block)
     blob, record_starts = records_files.pack([new_records[r] for r in order.tolist()])
     added = np.concatenate([old.ids[carried], _id_array(new_ids)])[order]
     ids = np.concatenate([old.ids[:offset], added])
@@ -576,25 +445,26 @@ def update(old: Snapshot, root: Path, marker: str, dim: int, changed: set[str],
     snapshot = Snapshot(marker, ids, np.insert(kept, positions, offset + by_id),
                         np.concatenate([old.codes[:, :offset], new_codes[:, order]], axis=1),
                         np.concatenate([alive[:offset], np.ones(len(added), dtype=bool)]), values,
-                        segments if len(added) else kept_segments, old.centroids, old.scale)
+                        segments if len(added) else kept_segments, old.centroids, old.scale, params)
     return _save(root, snapshot, root / old.marker)
 
 
 def _fresh(root: Path, marker: str, ids: np.ndarray, vectors: np.ndarray, codes: np.ndarray,
-           values: dict[str, list[Any]], centroids: np.ndarray | None, records: list[bytes]) -> Snapshot:
-    """Wersja z jednym segmentem (od zera albo po zbyt wielu zmianach); skupiska od ``IVF_MIN_ROWS``."""
+           values: dict[str, list[Any]], centroids: np.ndarray | None, records: list[bytes],
+           params: SnapshotParams) -> Snapshot:
+    """Wersja z jednym segmentem (od zera albo po zbyt wielu zmianach); skupiska od ``params.ivf_min_rows``."""
     dim = vectors.shape[1]
     scale = (np.abs(vectors).max(axis=0) if len(vectors) else np.ones(dim, dtype=np.float32)) / 127
     scale = np.maximum(scale, 1e-12).astype(np.float32)
-    if centroids is None and len(vectors) >= IVF_MIN_ROWS:
-        centroids = coarse_index.train(vectors, max(1, math.isqrt(len(vectors))))
-    order, starts, quantized = _layout(vectors, centroids, scale)
+    if centroids is None and len(vectors) >= params.ivf_min_rows:
+        centroids = coarse_index.train(vectors, max(1, math.isqrt(len(vectors))), params)
+    order, starts, quantized = _layout(vectors, centroids, scale, params.scan_block)
     ids = ids[order]
     blob, record_starts = records_files.pack([records[r] for r in order.tolist()])
     snapshot = Snapshot(marker, ids, np.argsort(ids, kind="stable"), codes[:, order],
                         np.ones(len(ids), dtype=bool), values,
                         [Segment(uuid.uuid4().hex, 0, vectors[order], quantized, starts, blob, record_starts)],
-                        centroids, scale)
+                        centroids, scale, params)
     return _save(root, snapshot, None)
 
 
@@ -605,8 +475,8 @@ def _assign(vectors: np.ndarray, centroids: np.ndarray) -> np.ndarray:
     return out
 
 
-def _layout(vectors: np.ndarray, centroids: np.ndarray | None,
-            scale: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _layout(vectors: np.ndarray, centroids: np.ndarray | None, scale: np.ndarray,
+            scan_block: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Kolejność wierszy segmentu (skupiskami), początki skupisk i wektory int8 w tej kolejności."""
     if centroids is None:
         order, starts = np.arange(len(vectors)), np.array([0, len(vectors)], dtype=np.int64)
@@ -615,8 +485,8 @@ def _layout(vectors: np.ndarray, centroids: np.ndarray | None,
         order = np.argsort(assigned, kind="stable")
         starts = np.searchsorted(assigned[order], np.arange(len(centroids) + 1)).astype(np.int64)
     quantized = np.empty(vectors.shape, dtype=np.int8)
-    for start in range(0, len(order), SCAN_BLOCK):
-        part = vectors[order[start : start + SCAN_BLOCK]] / scale
+    for start in range(0, len(order), scan_block):
+        part = vectors[order[start : start + scan_block]] / scale
         quantized[start : start + len(part)] = np.clip(np.rint(part), -127, 127)
     return order, starts, quantized
 
@@ -706,7 +576,7 @@ def _save(root: Path, snapshot: Snapshot, previous: Path | None) -> Snapshot:
     except OSError:  # another process published this version first (or the disk is full): theirs stays
         shutil.rmtree(staging, ignore_errors=True)
     _remove_old(root, keep=snapshot.marker)
-    return load(root, snapshot.marker) or snapshot
+    return load(root, snapshot.marker, snapshot.params) or snapshot
 
 
 def _remove_old(root: Path, keep: str) -> None:
@@ -720,15 +590,7 @@ def _remove_old(root: Path, keep: str) -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
-def remember(memo: dict[Any, Any], key: Any, value: Any, limit: int = MASKS) -> None:
-    """Wpis do małej pamięci (``limit`` wpisów, najstarszy wypada); wątki serwera piszą do niej naraz."""
-    with _MEMO_LOCK:
-        if len(memo) >= limit:
-            memo.pop(next(iter(memo)))
-        memo[key] = value
-
-
-def _matching(codes: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+def _matching(codes: np.ndarray, allowed: np.ndarray, few_codes: int) -> np.ndarray:
     """Wiersze, których kod kolumny jest dozwolony (``allowed[c]``; ostatni – brak klucza, kod -1). Kilka
     dozwolonych albo kilka odrzuconych wartości – porównaniami (przy milionie wierszy ~0,2 ms każde) zamiast
     indeksowania tablicą kodów (~1–2 ms)."""
@@ -736,12 +598,12 @@ def _matching(codes: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     code[-1] = -1
     if allowed.all():
         return np.ones(len(codes), dtype=bool)
-    if np.count_nonzero(allowed) <= FEW_CODES:
+    if np.count_nonzero(allowed) <= few_codes:
         found = np.zeros(len(codes), dtype=bool)
         for c in code[allowed]:
             found |= codes == c
         return found
-    if np.count_nonzero(~allowed) <= FEW_CODES:
+    if np.count_nonzero(~allowed) <= few_codes:
         found = np.ones(len(codes), dtype=bool)
         for c in code[~allowed]:
             found &= codes != c
@@ -749,9 +611,9 @@ def _matching(codes: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     return np.take(allowed, codes)
 
 
-def _pick(array: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Wiersze ``rows`` tablicy segmentu: kilka tysięcy – przez ``pread`` (``PREAD_ROWS``), więcej – z mapowania."""
-    if not isinstance(array, np.memmap) or len(rows) > PREAD_ROWS:
+def _pick(array: np.ndarray, rows: np.ndarray, pread_rows: int) -> np.ndarray:
+    """Wiersze ``rows`` tablicy segmentu: kilka tysięcy – przez ``pread`` (``pread_rows``), więcej – z mapowania."""
+    if not isinstance(array, np.memmap) or len(rows) > pread_rows:
         return np.asarray(array[rows])
     width = array.shape[1] * array.itemsize
     out = np.empty((len(rows), array.shape[1]), dtype=array.dtype)
