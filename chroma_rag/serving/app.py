@@ -31,7 +31,6 @@ from .audit import AuditLog
 from .mcp_tools import MCPServer, build_mcp, mcp_transport_security
 from .params import query_from_body, query_from_params
 from .security import (
-    COOKIE,
     Sharing,
     error,
     error_status,
@@ -55,9 +54,9 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
               audit: AuditLog | None = None) -> Starlette:
     """Cała aplikacja nad jedną bazą ``index``; ``token`` – wspólny token, ``accounts`` – użytkownicy z osobistymi
     tokenami: gdy jest jedno albo drugie, każda ścieżka wymaga logowania (``/api/stan`` mówi stronie, czy jest i kto
-    jest zalogowany, a ``POST /wylogowanie`` kasuje ciasteczko logowania); ``status`` – stan obserwowania folderów
-    (serwuj --obserwuj) dla ``/api/stan``; ``sharing`` – co dzielą procesy robocze jednego serwera (``workers.py``;
-    bez tego – jeden proces); ``audit`` – dziennik zapytań (``audit.py``)."""
+    jest zalogowany; logowanie i wylogowanie obsługuje ``security.TokenGuard``); ``status`` – stan obserwowania
+    folderów (serwuj --obserwuj) dla ``/api/stan``; ``sharing`` – co dzielą procesy robocze jednego serwera
+    (``workers.py``; bez tego – jeden proces); ``audit`` – dziennik zapytań (``audit.py``)."""
     routes, mcp = _base_routes(index, host, status, _guarded(token, accounts))
     return _application([*_common_routes(), *routes], [mcp], host, token, sharing, accounts, audit)
 
@@ -93,7 +92,6 @@ def _common_routes() -> list[BaseRoute]:
     return [
         Route("/favicon.ico", lambda _: FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        Route(LOGOUT_PATH, _logout, methods=["POST"]),
     ]
 
 
@@ -278,19 +276,6 @@ def _ask(index: Index):
         return StreamingResponse(stream, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
     return ask
-
-
-LOGOUT_PATH = "/wylogowanie"
-
-
-async def _logout(request: Request) -> Response:
-    """Kasuje ciasteczko logowania; jak inne zapytania zmieniające stan – tylko JSON ze strony tego serwera."""
-    refused = refused_state_change(request)
-    if refused is not None:
-        return refused
-    response = JSONResponse({"wylogowano": True})
-    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
-    return response
 
 
 async def _chained(first: T, rest: AsyncIterator[T]) -> AsyncIterator[T]:
