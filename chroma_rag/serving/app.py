@@ -63,15 +63,17 @@ def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
 
 def build_bases_app(bases: dict[str, Index], host: str = "127.0.0.1", token: str | None = None,
                     sharing: Sharing | None = None, accounts: Accounts | None = None,
-                    audit: AuditLog | None = None) -> Starlette:
+                    audit: AuditLog | None = None,
+                    status: Callable[[], dict[str, object] | None] | None = None) -> Starlette:
     """Serwer z kilkoma bazami (``serwuj --bazy NAZWA=FOLDER``): każda pod ``/b/NAZWA/`` ze stroną, API i MCP
     jednej bazy (jak ``build_app``), ``/`` – wybór baz, ``/api/bazy`` – ich lista. Użytkownik widzi tylko bazy,
     które może czytać (``Account.bases``): o innej słyszy to samo co o nieistniejącej (404), więc nie dowie się
-    nawet jej nazwy. Wyszukiwanie nigdy nie sięga poza bazę z adresu."""
+    nawet jej nazwy. Wyszukiwanie nigdy nie sięga poza bazę z adresu. ``status`` – stan obserwowania folderów
+    każdej obserwowanej bazy po nazwie (``serwuj --obserwuj NAZWA=FOLDER``)."""
     guarded = _guarded(token, accounts)
     apps, mcps = {}, []
     for name, index in bases.items():
-        routes, mcp = _base_routes(index, host, None, guarded)
+        routes, mcp = _base_routes(index, host, _status_of(status, name), guarded)
         apps[name] = Router(routes)
         mcps.append(mcp)
     routes = [
@@ -82,6 +84,14 @@ def build_bases_app(bases: dict[str, Index], host: str = "127.0.0.1", token: str
         Mount("/b/{baza}", app=BaseAccess(apps, accounts)),
     ]
     return _application(routes, mcps, host, token, sharing, accounts, audit)
+
+
+def _status_of(status: Callable[[], dict[str, object] | None] | None,
+               base: str) -> Callable[[], dict[str, object] | None] | None:
+    """Stan obserwowania jednej bazy ze stanu wszystkich; ``None`` – baza bez obserwowanych folderów."""
+    if status is None:
+        return None
+    return lambda: (status() or {}).get(base)  # type: ignore[return-value]
 
 
 def _guarded(token: str | None, accounts: Accounts | None) -> Callable[[], bool]:

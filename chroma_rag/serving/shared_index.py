@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..api import Index
@@ -26,6 +28,7 @@ from ..retrieval.keyword import KeywordIndex
 from ..retrieval.search import DEFAULT_MODE, Searcher
 from ..retrieval.service import Retrieval
 from ..storage.collection import ChunkCollection
+from ..storage.store import parse_server
 
 
 class _ThreadedRetrieval(Retrieval):
@@ -58,3 +61,20 @@ class SharedIndex(Index):
             return self._embedder
         with self._model_lock:  # two first requests would load the model twice
             return super()._get_embedder(wait, on_wait)
+
+
+@dataclass(frozen=True)
+class BaseLocation:
+    """Gdzie leży baza serwera z kilkoma bazami (``serwuj --bazy NAZWA=FOLDER`` albo ``NAZWA=URL``): folder albo
+    serwer Chromy (``chroma run``) – na nim, jak przy ``--serwer``, kolekcja modelu."""
+
+    folder: Path | None = None
+    server: str | None = None
+
+    def open(self, model: str | None) -> SharedIndex:
+        return SharedIndex(self.folder, model=model, server=self.server)
+
+    def place(self) -> str:
+        """Folder albo adres serwera w jednej postaci (``127.0.0.1:8000`` i ``http://127.0.0.1:8000/`` to to samo):
+        dwie bazy w jednym miejscu byłyby jedną bazą pod dwiema nazwami."""
+        return str(self.folder) if self.server is None else parse_server(self.server).url
