@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..errors import ServiceError, UsageError, UserError
 from .accounts import OPEN, SHARED_TOKEN, UNKNOWN, USER_STATE, Accounts
 from .audit import AuditLog, AuditTrail
-from .limits import RequestLimits
+from .limits import LIMITS, LimitSettings, RequestLimits
 from .responses import McpErrors, SecurityHeaders, error
 from .sessions import ENDED_SESSIONS_FILE, EndedSessions
 
@@ -418,15 +418,15 @@ class LoopbackHost:
 
 def middleware(host: str, token: str | None, untimed_prefixes: tuple[str, ...],
                sharing: Sharing | None = None, accounts: Accounts | None = None,
-               audit: AuditLog | None = None) -> list[Middleware]:
+               audit: AuditLog | None = None, limits: LimitSettings = LIMITS) -> list[Middleware]:
     """Warstwy przed aplikacją, od zewnętrznej: nagłówki bezpieczeństwa (na każdej odpowiedzi, także odmowach
-    niżej), nazwa hosta (na pętli zwrotnej), limity (obejmują też formularz logowania), dziennik zapytań
+    niżej), nazwa hosta (na pętli zwrotnej), limity (``limits``; obejmują też formularz logowania), dziennik zapytań
     (``audit``; także odrzuconych tokenów), token wspólny albo osobisty (gdy jest token albo lista użytkowników),
     polskie odmowy transportu MCP."""
     layers = [Middleware(SecurityHeaders)]
     if is_loopback(host):
         layers.append(Middleware(LoopbackHost))
-    layers.append(Middleware(RequestLimits, untimed_prefixes=untimed_prefixes))
+    layers.append(Middleware(RequestLimits, untimed_prefixes=untimed_prefixes, settings=limits))
     if audit is not None:  # before the guard: refused tokens are written too
         layers.append(Middleware(AuditTrail, log=audit, login_path=LOGIN_PATH))
     if token or accounts is not None:
