@@ -40,16 +40,17 @@ def percentile_ms(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
 
 
-def write_section(name: str, body: str) -> None:
-    """Podmienia w BENCHMARKS.md sekcję między znacznikami ``name`` (albo dopisuje ją na końcu)."""
+def write_section(name: str, body: str, document: Path = BENCHMARKS) -> None:
+    """Podmienia w ``document`` (domyślnie BENCHMARKS.md) sekcję między znacznikami ``name`` (albo dopisuje ją na
+    końcu)."""
     start, end = f"<!-- {name}: start -->", f"<!-- {name}: koniec -->"
     block = f"{start}\n{body.rstrip()}\n{end}"
-    text = BENCHMARKS.read_text(encoding="utf-8") if BENCHMARKS.exists() else "# Pomiary\n"
+    text = document.read_text(encoding="utf-8") if document.exists() else "# Pomiary\n"
     if start in text and end in text:
         text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
-    BENCHMARKS.write_text(text, encoding="utf-8")
+    document.write_text(text, encoding="utf-8")
 
 
 def process_age_s() -> float:

@@ -17,6 +17,7 @@ from chroma_rag import Index
 from chroma_rag.serving.accounts import Accounts
 from chroma_rag.serving.app import build_app
 from chroma_rag.serving.audit import AuditLog
+from chroma_rag.serving.limits import LIMITS, LimitSettings
 from chroma_rag.serving.run import server_config
 from chroma_rag.serving.shared_index import SharedIndex
 
@@ -34,12 +35,14 @@ def chat_model(answer: str, **env: str) -> Iterator[FakeLlm]:
 @contextmanager
 def running_server(db: Path, token: str | None = None, production: bool = False,
                    trusted_proxy: str | None = None, status: Callable[[], dict[str, object]] | None = None,
-                   accounts: Accounts | None = None, audit: AuditLog | None = None) -> Iterator[str]:
+                   accounts: Accounts | None = None, audit: AuditLog | None = None,
+                   limits: LimitSettings = LIMITS) -> Iterator[str]:
     """Adres bazowy (``http://127.0.0.1:PORT``) serwera nad bazą ``db``; zatrzymany po wyjściu. ``production`` –
     z ustawieniami uvicorn ``chroma-rag serwuj`` (parser h11, limity nagłówków, czasu i połączeń); ``status`` –
     stan obserwowania folderów dla ``/api/stan`` (jak ``serwuj --obserwuj``); ``accounts`` – użytkownicy
-    z osobistymi tokenami, ``audit`` – dziennik zapytań."""
-    app = build_app(SharedIndex(db), host="127.0.0.1", token=token, status=status, accounts=accounts, audit=audit)
+    z osobistymi tokenami, ``audit`` – dziennik zapytań, ``limits`` – limity zapytań (inne niż domyślne)."""
+    app = build_app(SharedIndex(db), host="127.0.0.1", token=token, status=status, accounts=accounts, audit=audit,
+                    limits=limits)
     with running_app(app, production, trusted_proxy) as url:
         yield url
 

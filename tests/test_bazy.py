@@ -15,6 +15,7 @@ import pytest
 from conftest import run_cli
 from serving_support import chat_model, index_bases, running_app
 
+from chroma_rag import Index
 from chroma_rag.serving.accounts import ACCOUNTS_FILE, Accounts
 from chroma_rag.serving.app import build_bases_app
 from chroma_rag.serving.audit import AuditLog
@@ -160,6 +161,67 @@ def test_serwuj_serves_several_bases_from_the_command_line(two_bases: dict[str, 
         files = httpx.get(f"{base}/b/umowy/api/pliki", headers=anna, timeout=30).json()
         assert [info["plik"] for info in files] == ["najem-klient.md"]
         assert httpx.get(f"{base}/b/spory/api/pliki", headers=anna, timeout=30).status_code == 404
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_watched_folders_are_given_per_base(capsys: pytest.CaptureFixture[str], two_bases: dict[str, Path],
+                                            tmp_path: Path) -> None:
+    bases = [arg for name, folder in two_bases.items() for arg in ("--bazy", f"{name}={folder}")]
+    for watched, said in ((str(tmp_path), "--obserwuj NAZWA=FOLDER"), (f"inna={tmp_path}", "nie ma bazy „inna”"),
+                          (f"spory={tmp_path / 'nie-ma'}", "nie są foldery")):
+        code, _, err = run_cli(capsys, "serwuj", *bases, "--obserwuj", watched)
+        assert code == 2 and said in err and "Traceback" not in err, err
+
+
+def test_two_bases_on_one_chroma_server_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "serwuj", "--bazy", "a=http://127.0.0.1:9", "--bazy", "b=http://127.0.0.1:9/")
+    assert code == 2 and "ten sam serwer Chromy" in err and "Traceback" not in err, err
+
+
+def test_a_base_watches_its_own_folders_next_to_a_base_on_a_chroma_server(
+    two_bases: dict[str, Path], tmp_path: Path, chroma_servers,
+) -> None:
+    from processes import start
+    from test_serwuj_bezpieczenstwo import free_port
+
+    remote = chroma_servers.start(tmp_path / "dane")
+    (tmp_path / "zdalne").mkdir()
+    (tmp_path / "zdalne" / "ugoda.md").write_text("# Ugoda\n\nArt. 1. Strony zawierają ugodę.\n", encoding="utf-8")
+    Index(server=remote).add([tmp_path / "zdalne" / "ugoda.md"])
+    watched = tmp_path / "nowe-sprawy"
+    watched.mkdir()
+    (watched / "wezwanie.md").write_text("# Wezwanie\n\nArt. 1. Wzywam do zapłaty.\n", encoding="utf-8")
+    port = free_port()
+    server = start("serwuj", "--port", port, "--procesy", "2", "--bazy", f"umowy={two_bases['umowy']}",
+                   "--bazy", f"nowe={tmp_path / 'nowe-db'}", "--bazy", f"zdalna={remote}",
+                   "--obserwuj", f"nowe={watched}")
+    base = f"http://127.0.0.1:{port}"
+
+    def files(name: str) -> list[str]:
+        return sorted(info["plik"] for info in httpx.get(f"{base}/b/{name}/api/pliki", timeout=30).json())
+
+    try:
+        for _ in range(1200):  # a hang guard: the first indexing of the watched folder, then the workers' model
+            try:
+                httpx.get(f"{base}/api/bazy", timeout=5)
+                break
+            except httpx.TransportError:
+                assert server.poll() is None, server.communicate()
+                time.sleep(0.1)
+        assert files("nowe") == ["wezwanie.md"] and files("zdalna") == ["ugoda.md"]
+        assert files("umowy") == ["najem-klient.md"]
+        state = httpx.get(f"{base}/b/nowe/api/stan", timeout=30).json()["obserwowanie"]
+        assert state["foldery"] == [str(watched)]
+        for other in ("umowy", "zdalna"):
+            assert httpx.get(f"{base}/b/{other}/api/stan", timeout=30).json()["obserwowanie"] is None
+        (watched / "pozew.md").write_text("# Pozew\n\nArt. 1. Wnoszę pozew o zapłatę.\n", encoding="utf-8")
+        for _ in range(1200):  # a hang guard: the watcher settles the file, then indexes it
+            if files("nowe") == ["pozew.md", "wezwanie.md"]:
+                break
+            time.sleep(0.1)
+        assert files("nowe") == ["pozew.md", "wezwanie.md"] and files("umowy") == ["najem-klient.md"]
     finally:
         server.terminate()
         server.wait(timeout=30)

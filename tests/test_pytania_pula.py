@@ -6,6 +6,9 @@ zdarzeń wyznacza liczba zapytań, które do niego doszły, nie czas."""
 
 from __future__ import annotations
 
+import json
+import logging
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -94,9 +97,45 @@ def test_a_hung_model_fills_only_the_question_pool(one_article_db: Path, hung_mo
     assert results == [200] * limits.MAX_QUESTIONS
 
 
-def test_a_question_over_its_time_limit_is_a_polish_503(one_article_db: Path, hung_model,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(limits, "QUESTION_SECONDS", 0.5)
-    with running_server(one_article_db) as url:
+def test_a_question_over_its_time_limit_is_a_polish_503(one_article_db: Path, hung_model) -> None:
+    with running_server(one_article_db, limits=limits.LimitSettings(question_seconds=0.5)) as url:
         response = httpx.post(f"{url}/api/pytaj", json=QUESTION, timeout=60)
     assert response.status_code == 503 and "dłużej niż" in response.json()["blad"]
+
+
+class LoggedEvents(logging.Handler):
+    """Zdarzenie na każdy z ``texts``: ustawione, gdy serwer zapisze w dzienniku wiersz z tym tekstem."""
+
+    def __init__(self, *texts: str) -> None:
+        super().__init__(logging.WARNING)
+        self.seen = {text: threading.Event() for text in texts}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        for text, event in self.seen.items():
+            if text in record.getMessage():
+                event.set()
+
+
+@pytest.mark.parametrize("accept", ["text/event-stream", "application/json"])
+def test_a_client_that_hung_up_gets_no_more_model_calls(one_article_db: Path, accept: str) -> None:
+    hold = Hold()
+    events = LoggedEvents("rozłączył się w trakcie pytania", "bez dalszych wywołań modelu")
+    server_log = logging.getLogger("chroma_rag.serwuj")
+    server_log.addHandler(events)
+    try:
+        with chat_model("Urlop [regulamin.md, art. 1].") as fake, running_server(one_article_db) as url:
+            fake.enqueue(Reply(text="{}", hold=hold))  # the first call (the search plan) waits for the test
+            port = int(url.rsplit(":", 1)[1])
+            body = json.dumps(QUESTION).encode()
+            with socket.create_connection(("127.0.0.1", port)) as connection:
+                connection.sendall(f"POST /api/pytaj HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: {accept}\r\n"
+                                   f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                                   + body)
+                assert hold.arrived.wait(60)
+            # the client has hung up while the model thinks
+            wait_for(events.seen["rozłączył się w trakcie pytania"].is_set, "serwer zauważył rozłączenie")
+            hold.release.set()
+            wait_for(events.seen["bez dalszych wywołań modelu"].is_set, "pytanie porzucone")
+            assert len(fake.requests) == 1, [request.body for request in fake.requests]
+    finally:
+        server_log.removeHandler(events)

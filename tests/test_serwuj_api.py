@@ -18,7 +18,7 @@ from llm_server import HOLD_LIMIT, FakeLlm, Hold, Reply
 from serving_support import running_server
 
 from chroma_rag import Index
-from chroma_rag.serving.limits import MAX_BODY_BYTES
+from chroma_rag.serving.limits import MAX_BODY_BYTES, LimitSettings
 
 
 @pytest.fixture(scope="module")
@@ -412,46 +412,39 @@ def test_serwuj_refuses_missing_db_and_busy_port(
     assert code == 1 and "port jest zajęty" in err and "Address" not in err
 
 
-def test_slow_request_gets_503_not_a_hang(base: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from chroma_rag.serving import limits
-
-    monkeypatch.setattr(limits, "REQUEST_SECONDS", 0.0)
-    response = get(base, "/api/szukaj", q="dane osobowe")
+def test_slow_request_gets_503_not_a_hang(two_acts_db: Path) -> None:
+    with running_server(two_acts_db, limits=LimitSettings(request_seconds=0.0)) as url:
+        response = get(url, "/api/szukaj", q="dane osobowe")
     assert response.status_code == 503
     assert "dłużej niż" in response.json()["blad"]
 
 
-def test_too_many_requests_at_once_get_a_polish_503(
-    base: str, two_acts_db: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_too_many_requests_at_once_get_a_polish_503(two_acts_db: Path) -> None:
     import threading
 
-    from chroma_rag.serving import limits
+    from chroma_rag.storage.locking import DbLock
 
-    monkeypatch.setattr(limits, "MAX_REQUESTS", 1)
     # a slow MCP call holds the one place (questions have their own pool: test_pytania_pula.py)
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "szukaj", "arguments": {
         "pytanie": "dane osobowe"}}}
-    monkeypatch.setattr(limits, "REQUEST_SECONDS", 600.0)
-    from chroma_rag.storage.locking import DbLock
+    with running_server(two_acts_db, limits=LimitSettings(requests=1, request_seconds=600.0)) as base:
+        with DbLock(two_acts_db, 10).writing(None, "indeksuj"):  # the search waits for the lock, holding its place
+            def hold_the_place() -> None:  # until it gets in: a probe below may have the place for a moment
+                while httpx.post(f"{base}/mcp", json=call, headers={"Accept": "application/json, text/event-stream"},
+                                 timeout=60).status_code == 503:
+                    time.sleep(0.05)
 
-    with DbLock(two_acts_db, 10).writing(None, "indeksuj"):  # the search waits for the lock, holding its place
-        def hold_the_place() -> None:  # until it gets in: a probe below may have the place for a moment
-            while httpx.post(f"{base}/mcp", json=call, headers={"Accept": "application/json, text/event-stream"},
-                             timeout=60).status_code == 503:
+            slow = threading.Thread(target=hold_the_place)
+            slow.start()
+            for _ in range(1200):  # hang guard: until the held call has the place (/api/stan never waits for the base)
+                if get(base, "/api/stan").status_code == 503:
+                    break
                 time.sleep(0.05)
-
-        slow = threading.Thread(target=hold_the_place)
-        slow.start()
-        for _ in range(1200):  # hang guard: until the held call has the place (/api/stan never waits for the base)
-            if get(base, "/api/stan").status_code == 503:
-                break
-            time.sleep(0.05)
-        busy = get(base, "/api/szukaj", q="dane osobowe")
-    slow.join()
-    assert busy.status_code == 503
-    assert "za dużo zapytań naraz" in busy.json()["blad"]
-    assert get(base, "/api/szukaj", q="dane osobowe").status_code == 200
+            busy = get(base, "/api/szukaj", q="dane osobowe")
+        slow.join()
+        assert busy.status_code == 503
+        assert "za dużo zapytań naraz" in busy.json()["blad"]
+        assert get(base, "/api/szukaj", q="dane osobowe").status_code == 200
 
 
 def test_slow_planning_holds_up_no_other_search(base: str, fake_llm: FakeLlm) -> None:
@@ -478,19 +471,16 @@ def test_slow_planning_holds_up_no_other_search(base: str, fake_llm: FakeLlm) ->
     assert len(planning) == 1 and '"zapytania"' in planning[0]  # what the model held back was the plan
 
 
-def test_time_limit_answers_while_the_search_still_waits(
-    base: str, two_acts_db: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_time_limit_answers_while_the_search_still_waits(two_acts_db: Path) -> None:
     """Wyszukiwanie czekające na blokadę bazy (np. trwa indeksowanie) dostaje 503 po limicie, nie po blokadzie."""
-    from chroma_rag.serving import limits
     from chroma_rag.storage.locking import DbLock
 
-    monkeypatch.setattr(limits, "REQUEST_SECONDS", 1.0)
-    with DbLock(two_acts_db, 10).writing(None, "indeksuj"):
-        # the lock is released only after the answer came: the answer cannot be the lock's release
-        response = get(base, "/api/szukaj", q="dane osobowe")
-    assert response.status_code == 503 and "dłużej niż" in response.json()["blad"]
-    assert get(base, "/api/szukaj", q="dane osobowe").status_code == 200
+    with running_server(two_acts_db, limits=LimitSettings(request_seconds=1.0)) as base:
+        with DbLock(two_acts_db, 10).writing(None, "indeksuj"):
+            # the lock is released only after the answer came: the answer cannot be the lock's release
+            response = get(base, "/api/szukaj", q="dane osobowe")
+        assert response.status_code == 503 and "dłużej niż" in response.json()["blad"]
+        assert get(base, "/api/szukaj", q="dane osobowe").status_code == 200
 
 
 @pytest.mark.parametrize(

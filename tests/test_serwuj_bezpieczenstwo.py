@@ -150,9 +150,8 @@ def small_db(one_article_db: Path) -> Path:
 def served(small_db: Path) -> Iterator[str]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(transport, "HEADER_SECONDS", SHORT_SECONDS)
-        patch.setattr(limits, "BODY_SECONDS", SHORT_SECONDS)
         patch.setattr(transport, "MAX_CONNECTIONS", FEW_CONNECTIONS)
-        with running_server(small_db, production=True) as url:
+        with running_server(small_db, production=True, limits=limits.LimitSettings(body_seconds=SHORT_SECONDS)) as url:
             yield url
 
 

@@ -17,6 +17,7 @@ from conftest import free_port
 from processes import ENV, REPO, cli
 
 from chroma_rag import Index
+from chroma_rag.serving.accounts import ACCOUNTS_FILE, Accounts
 
 TOKEN = "tajny-token-procesow"
 
@@ -50,7 +51,7 @@ def server(db: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], st
     token_file.write_text(TOKEN, encoding="utf-8")
     port = free_port()
     process = subprocess.Popen(cli("serwuj", "--baza", db, "--port", port, "--token-plik", token_file,
-                                   "--procesy", "2"),
+                                   "--procesy", "2", "--uzytkownicy", tmp_path / ACCOUNTS_FILE),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO,
                                start_new_session=True)  # its own process group, as in a terminal
     base = f"http://127.0.0.1:{port}"
@@ -87,6 +88,34 @@ def test_a_login_from_one_worker_is_valid_in_every_worker(server: tuple[subproce
             statuses.append(client.get(f"{base}/api/szukaj", params={"q": "urlop wypoczynkowy", "k": 2}).status_code)
     assert statuses == [200] * 30
     assert all(cpu_ticks(pid) > before[pid] for pid in workers), "zapytania obsłużył tylko jeden proces"
+
+
+def _statuses(base: str, cookies: dict[str, str], times: int = 20) -> set[int]:
+    """Kody ``/api/pliki`` z ciasteczkiem ``cookies`` po ``times`` nowych połączeniach (każde trafia do procesu,
+    który pierwszy je przyjmie)."""
+    found = set()
+    for _ in range(times):
+        with httpx.Client(cookies=cookies, timeout=60) as client:
+            found.add(client.get(f"{base}/api/pliki").status_code)
+    return found
+
+
+def test_a_logout_or_a_removed_user_ends_the_session_in_every_worker(
+    server: tuple[subprocess.Popen[str], str], tmp_path: Path,
+) -> None:
+    _, base = server
+    login = httpx.post(f"{base}/logowanie", data={"token": TOKEN}, headers={"Origin": base})
+    copied = dict(login.cookies)
+    assert _statuses(base, copied) == {200}
+    out = httpx.post(f"{base}/wylogowanie", json={}, cookies=copied, headers={"Origin": base})
+    assert out.status_code == 200, out.text
+    assert _statuses(base, copied) == {401}
+
+    accounts = Accounts(tmp_path / ACCOUNTS_FILE)  # the admin, in another terminal, while the server runs
+    login = httpx.post(f"{base}/logowanie", data={"token": accounts.add("anna")}, headers={"Origin": base})
+    assert login.status_code == 303 and _statuses(base, dict(login.cookies)) == {200}
+    accounts.remove("anna")
+    assert _statuses(base, dict(login.cookies)) == {401}
 
 
 def test_ctrl_c_stops_every_worker_without_a_traceback(server: tuple[subprocess.Popen[str], str]) -> None:

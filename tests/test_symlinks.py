@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import free_port, run_cli
+from conftest import DATA_PROTECTION, PATIENTS, free_port, run_cli
 from processes import ENV, cli
 from test_watch import Watcher
 
@@ -109,6 +110,41 @@ def test_file_that_became_a_link_after_the_walk_is_not_read(tmp_path: Path, swap
     sources = fingerprint(found.files, skipped)
     assert all(s.key.startswith(str(tree.folder.resolve()) + os.sep) for s in sources), sources
     assert len(sources) == 1 and "linkiem" in skipped[str(swapped)], skipped
+
+
+@pytest.mark.parametrize("suffix", [".md", ".pdf"])
+def test_file_that_became_a_link_after_hashing_is_not_loaded(tmp_path: Path, ustawy: Path, suffix: str) -> None:
+    from chroma_rag.errors import UnreadableFile
+    from chroma_rag.indexing.preparing import prepare_file
+
+    tree = make_tree(tmp_path)
+    document = tree.folder / f"umowa{suffix}"
+    if suffix == ".pdf":
+        shutil.copy(ustawy / PATIENTS, document)
+        secret = ustawy / DATA_PROTECTION  # readable by the indexing user, not meant for the index
+    else:
+        document.write_text("# Umowa\n\nArt. 1. Pracownik ma prawo do urlopu.\n", encoding="utf-8")
+        secret = tree.token
+    (source,) = fingerprint([document], {})
+    document.unlink()  # between hashing and loading, the document is swapped for a link out
+    document.symlink_to(secret)
+    with pytest.raises(UnreadableFile, match="stał się linkiem"):
+        prepare_file(source)
+
+
+def test_a_loaded_file_is_the_one_opened_even_when_swapped_while_reading(tmp_path: Path) -> None:
+    from chroma_rag.indexing.discovery import open_unlinked
+    from chroma_rag.ingest.loading import load_opened
+
+    tree = make_tree(tmp_path)
+    document = tree.folder / "regulamin.md"
+    handle = open_unlinked(document)
+    assert handle is not None
+    document.unlink()  # after the checked open, before any reader opens the file by its name
+    document.symlink_to(tree.token)
+    with handle:
+        loaded = load_opened(handle, document)
+    assert SECRET not in loaded.text and "urlopu wypoczynkowego" in loaded.text and loaded.path == document
 
 
 # --- indeksuj FOLDER ---

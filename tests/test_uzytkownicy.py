@@ -139,6 +139,8 @@ def test_the_audit_log_says_who_asked_what(one_article_db: Path, tmp_path: Path)
                 "params": {"name": "szukaj", "arguments": {"pytanie": "urlop"}}}
         httpx.post(f"{base}/mcp", json=call, headers={**bearer, **MCP_HEADERS}, timeout=60)
     lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    refused = lines.pop(1)  # the wrong token: a failed login, by nobody known
+    assert (refused["sciezka"], refused["status"], refused["uzytkownik"]) == ("/api/pliki", 401, "(nieznany)")
     assert [line["sciezka"] for line in lines] == ["/api/szukaj", "/api/pytaj", "/mcp"]
     assert all(line["uzytkownik"] == "anna" and line["adres"] == "127.0.0.1" for line in lines)
     search, ask, mcp = lines
@@ -177,3 +179,36 @@ def test_audit_options_are_checked_before_the_server_starts(capsys: pytest.Captu
     code, _, said = run_cli(capsys, "serwuj", "--dziennik", tmp_path / "nie-ma" / "d.jsonl", "--baza",
                             one_article_db)
     assert code == 2 and "Nie da się pisać do dziennika" in said and "Traceback" not in said
+
+
+def test_logout_ends_the_session_on_the_server(one_article_db: Path, tmp_path: Path) -> None:
+    accounts = Accounts(tmp_path / ACCOUNTS_FILE)
+    token = accounts.add("anna")
+    with running_server(one_article_db, token="wspolny-token", accounts=accounts) as base:
+        for given in (token, "wspolny-token"):
+            with httpx.Client(base_url=base, timeout=30) as browser, httpx.Client(base_url=base, timeout=30) as other:
+                browser.post("/logowanie", data={"token": given})
+                other.post("/logowanie", data={"token": given})  # the same person in a second browser
+                copied = {COOKIE: browser.cookies[COOKIE]}  # e.g. left in a shared computer's profile
+                assert httpx.get(f"{base}/api/pliki", cookies=copied, timeout=30).status_code == 200
+                assert browser.post("/wylogowanie", json={}).status_code == 200
+                refused = httpx.get(f"{base}/api/pliki", cookies=copied, timeout=30)
+                assert refused.status_code == 401 and "Brak ważnego tokenu" in refused.json()["blad"]
+                assert other.get("/api/pliki").status_code == 200  # only the session that logged out ends
+
+
+def test_failed_logins_are_in_the_audit_log_without_the_token(one_article_db: Path, tmp_path: Path) -> None:
+    accounts = Accounts(tmp_path / ACCOUNTS_FILE)
+    accounts.add("anna")
+    log = tmp_path / "dziennik.jsonl"
+    with running_server(one_article_db, accounts=accounts, audit=AuditLog(log)) as base:
+        assert httpx.post(f"{base}/logowanie", data={"token": "zgadywany-token-1"}, timeout=30).status_code == 401
+        bad = httpx.get(f"{base}/api/pliki", headers={"Authorization": "Bearer zgadywany-token-2"}, timeout=30)
+        assert bad.status_code == 401
+        assert httpx.get(f"{base}/logowanie", timeout=30).status_code == 200  # the form itself: nothing to audit
+    text = log.read_text(encoding="utf-8")
+    assert "zgadywany-token" not in text
+    form, bearer = [json.loads(line) for line in text.splitlines()]
+    assert (form["sciezka"], form["metoda"], form["status"]) == ("/logowanie", "POST", 401)
+    assert (bearer["sciezka"], bearer["status"]) == ("/api/pliki", 401)
+    assert form["uzytkownik"] == bearer["uzytkownik"] == "(nieznany)" and form["adres"] == "127.0.0.1"

@@ -10,8 +10,7 @@ import pytest
 from conftest import run_cli
 
 from chroma_rag.errors import UserError
-from chroma_rag.indexing import discovery
-from chroma_rag.indexing.discovery import collect_files, fingerprint
+from chroma_rag.indexing.discovery import FileLimits, collect_files, fingerprint
 
 GOOD_NAMES = [
     "Regulamin pracy (wersja 2) – zmiana.TXT",
@@ -67,17 +66,43 @@ def test_explicit_hidden_file_is_taken_and_unsupported_is_an_error(tmp_path):
         collect_files([tmp_path / "a.xlsx"])
 
 
-def test_very_large_text_file_is_skipped_without_reading(tmp_path, monkeypatch):
-    monkeypatch.setattr(discovery, "MAX_TEXT_BYTES", 1024 * 1024)
+def bytes_read() -> int:
+    """Ile bajtów ten proces przeczytał wywołaniami read (``rchar`` z /proc/self/io)."""
+    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    return int(fields["rchar"])
+
+
+def test_very_large_text_file_is_skipped_without_reading(tmp_path):
     big = tmp_path / "log.txt"
     with big.open("wb") as handle:
         handle.truncate(3 * 1024 * 1024)  # sparse: instant to make
     small = tmp_path / "maly.txt"
     small.write_text("mały", encoding="utf-8")
     skipped: dict[str, str] = {}
-    sources = fingerprint([big, small], skipped)
+    sources = fingerprint([big, small], skipped, FileLimits(text_bytes=1024 * 1024, document_bytes=1024 * 1024))
     assert [s.path for s in sources] == [small]
     assert "limit" in skipped[str(big)] and "3 MB" in skipped[str(big)]
+
+
+@pytest.mark.parametrize("name", ["obraz.pdf", "kopia.docx"])
+def test_a_2_gb_document_is_skipped_before_hashing(tmp_path, name):
+    big = tmp_path / name
+    with big.open("wb") as handle:
+        handle.truncate(2 * 1024**3)  # sparse: nothing written to the disk
+    skipped: dict[str, str] = {}
+    before = bytes_read()
+    assert fingerprint([big], skipped) == []
+    assert bytes_read() - before < 1024 * 1024  # not hashed: 2 GB of zeros would have been read
+    assert skipped[str(big)].startswith("plik ma 2048 MB, limit to 500 MB"), skipped
+
+
+def test_indeksuj_says_why_a_huge_document_was_skipped(capsys, tmp_path):
+    (tmp_path / "a.md").write_text("# A\n\nArt. 1. Pracownik ma prawo do urlopu.\n", encoding="utf-8")
+    with (tmp_path / "skan.pdf").open("wb") as handle:
+        handle.truncate(2 * 1024**3)
+    code, _, err = run_cli(capsys, "indeksuj", tmp_path, "--baza", tmp_path / "db")
+    said = " ".join(err.split())
+    assert code == 3 and f"Pominięto {tmp_path / 'skan.pdf'}: plik ma 2048 MB, limit to 500 MB" in said, err
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root czyta każdy plik")

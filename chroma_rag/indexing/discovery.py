@@ -23,8 +23,20 @@ from ..ingest.loading import is_supported, is_temporary
 from ..storage.registry import FileRecord
 
 TEXT_SUFFIXES = (".txt", ".md")
-# A text file this big is a log or a dump, not a document: embedding it would take hours on a laptop.
-MAX_TEXT_BYTES = 20 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FileLimits:
+    """Największe pliki, które warto czytać; większe są pomijane z powodem, zanim ktokolwiek policzy ich skrót."""
+
+    # a text file this big is a log or a dump, not a document: embedding it would take hours on a laptop
+    text_bytes: int = 20 * 1024 * 1024
+    # the largest act in the test library (Kodeks cywilny, Dz.U.) is 1.3 MB and a 1,000-page scan at 300 dpi
+    # a few hundred MB; a PDF or DOCX over 500 MB is a disk image or a broken copy, and hashing 2 GB took 35 s
+    document_bytes: int = 500 * 1024 * 1024
+
+
+FILE_LIMITS = FileLimits()
 
 
 @dataclass(frozen=True)
@@ -147,8 +159,9 @@ def _key(path: Path) -> str:
     return str(path.resolve())
 
 
-def fingerprint(files: list[Path], skipped: dict[str, str]) -> list[SourceFile]:
-    """Rozmiar, czas modyfikacji i SHA-256 plików; plik nieczytelny albo za duży trafia do pominiętych, tak samo
+def fingerprint(files: list[Path], skipped: dict[str, str], limits: FileLimits = FILE_LIMITS) -> list[SourceFile]:
+    """Rozmiar, czas modyfikacji i SHA-256 plików; plik nieczytelny albo za duży (``limits``, sprawdzane przed
+    liczeniem skrótu) trafia do pominiętych, tak samo
     plik, który od przejścia po folderze stał się linkiem (albo leży teraz za linkiem) – ścieżki z
     ``collect_files`` nie prowadzą przez linki, więc klucz pliku zostaje ścieżką sprawdzoną przy przejściu."""
     sources = []
@@ -160,17 +173,26 @@ def fingerprint(files: list[Path], skipped: dict[str, str]) -> list[SourceFile]:
                 continue
             with handle:
                 stat = os.fstat(handle.fileno())
-                if path.suffix.lower() in TEXT_SUFFIXES and stat.st_size > MAX_TEXT_BYTES:
-                    skipped[str(path)] = (
-                        f"plik tekstowy ma {stat.st_size / 2**20:.0f} MB, limit to {MAX_TEXT_BYTES // 2**20} MB – "
-                        "podziel go na mniejsze części"
-                    )
+                too_large = _too_large(path, stat.st_size, limits)
+                if too_large:
+                    skipped[str(path)] = too_large
                     continue
                 digest = _hash(handle)
             sources.append(SourceFile(path, _key(path), stat.st_size, stat.st_mtime, digest))
         except OSError as exc:
             skipped[str(path)] = f"nie da się odczytać pliku ({os_reason(exc)})"
     return sources
+
+
+def _too_large(path: Path, size: int, limits: FileLimits) -> str | None:
+    """Powód pominięcia pliku większego niż jego limit albo ``None``."""
+    text = path.suffix.lower() in TEXT_SUFFIXES
+    limit = limits.text_bytes if text else limits.document_bytes
+    if size <= limit:
+        return None
+    said = f"{'plik tekstowy' if text else 'plik'} ma {size / 2**20:.0f} MB, limit to {limit // 2**20} MB – "
+    return said + ("podziel go na mniejsze części" if text else
+                   "tak duży plik to raczej obraz dysku albo uszkodzona kopia; podziel dokument na mniejsze pliki")
 
 
 def open_unlinked(path: Path) -> BinaryIO | None:

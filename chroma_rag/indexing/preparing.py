@@ -9,15 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UnreadableFile
+from ..errors import UnreadableFile, os_reason
 from ..ingest.acts import cited_short_name
 from ..ingest.chunking import chunk_document, embedding_text
-from ..ingest.loading import load_document
+from ..ingest.loading import load_opened
 from ..ingest.metadata import detect_publication, detect_title, detect_type, detect_year
 from ..ingest.ocr import Ocr
 from ..models import Chunk, Document
 from ..storage.documents import path_tag
-from .discovery import SourceFile
+from .discovery import SourceFile, open_unlinked
 
 
 @dataclass
@@ -38,9 +38,18 @@ def text_hash(text: str) -> str:
 
 def prepare_file(source: SourceFile, doc_type: str | None = None,
                  ocr: Ocr | None = None) -> tuple[PreparedFile, float, float]:
-    """Wczytuje (skany przez ``ocr``) i tnie plik; zwraca też czasy wczytywania i cięcia."""
+    """Wczytuje (skany przez ``ocr``) i tnie plik; zwraca też czasy wczytywania i cięcia. Plik jest otwierany tak
+    jak przy liczeniu odcisku (``open_unlinked``): ten, który od tamtej chwili stał się linkiem, nie jest czytany."""
     started = time.perf_counter()
-    document = load_document(source.path, ocr)
+    try:
+        handle = open_unlinked(source.path)
+    except OSError as exc:
+        raise UnreadableFile(f"{source.path.name}: nie da się otworzyć pliku ({os_reason(exc)}).") from exc
+    if handle is None:
+        raise UnreadableFile(f"{source.path.name}: plik stał się linkiem w trakcie indeksowania – pominięty, jak "
+                             "link poza folder.")
+    with handle:
+        document = load_opened(handle, source.path, ocr)
     loaded = time.perf_counter()
     chunks = [c for c in chunk_document(document) if c.text.strip()]
     if not chunks:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from ..errors import UnreadableFile, os_reason
 from ..models import Document
@@ -57,6 +60,19 @@ def load_document(path: Path, ocr: Ocr | None = None) -> Document:
 
         return Document(path=path, pages=[read_rtf(path)], kind="txt")
     return Document(path=path, pages=[_read_text(path)], kind=suffix[1:])
+
+
+def load_opened(handle: BinaryIO, path: Path, ocr: Ocr | None = None) -> Document:
+    """Czyta dokument ``path`` z pliku już otwartego i sprawdzonego (``handle``), a nie z tego, co akurat leży pod
+    ``path``: plik podmieniony w międzyczasie na link (np. do cudzego tokenu) nie zostanie przeczytany. Czytniki
+    otwierają plik po nazwie (pypdf, python-docx, zipfile), więc dostają link o tej samej nazwie w prywatnym folderze
+    tymczasowym, prowadzący do deskryptora tego procesu (``/proc/PID/fd/N``) – otwarcie go otwiera ten sam i-węzeł.
+    Tylko Linux (``/proc``)."""
+    with tempfile.TemporaryDirectory(prefix="chroma-rag-plik-") as folder:
+        pinned = Path(folder) / path.name
+        pinned.symlink_to(f"/proc/{os.getpid()}/fd/{handle.fileno()}")
+        document = load_document(pinned, ocr)
+    return replace(document, path=path)
 
 
 def _load_pdf(path: Path, ocr: Ocr | None) -> Document:

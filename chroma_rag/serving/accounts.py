@@ -24,6 +24,7 @@ ACCOUNTS_FILE = "uzytkownicy.json"
 USER_STATE = "uzytkownik"  # who sent a request (scope["state"]): an account's name, SHARED_TOKEN or OPEN
 SHARED_TOKEN = "(wspólny token)"
 OPEN = "(bez logowania)"
+UNKNOWN = "(nieznany)"  # a request the guard did not let in (a wrong token): written so in the audit log
 FORMAT = 1
 # names go into the login cookie and the audit log: letters (Polish too), digits and . _ - only
 _NAME = re.compile(r"^[^\W_][\w.-]{0,39}$")

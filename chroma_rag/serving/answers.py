@@ -39,13 +39,15 @@ class _ClientGone(Exception):
     """Klient zamknął połączenie: nie ma komu wysyłać dalszej odpowiedzi."""
 
 
-async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent]:
+async def answer_events(index: Index, query: Query,
+                        gone: threading.Event | None = None) -> AsyncIterator[AnswerEvent]:
     """Zdarzenia: ``zrodla`` (``{"fragmenty": […], "plan": …}`` – znalezione fragmenty, zanim model zacznie
     pisać), ``tekst`` (``{"tekst": …}``)…, potem ``wynik`` (``answer.to_json()`` z identyfikatorem zapisanej
-    rozmowy ``rozmowa``, którą dalsze pytanie może kontynuować) albo ``blad`` (``{"blad": …}``)."""
+    rozmowy ``rozmowa``, którą dalsze pytanie może kontynuować) albo ``blad`` (``{"blad": …}``). ``gone`` – klient
+    się rozłączył (ustawia je też zamknięcie tego strumienia): model nie dostaje już dalszych wywołań."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[AnswerEvent] = asyncio.Queue()
-    gone = threading.Event()
+    gone = gone or threading.Event()
 
     def put(kind: str, data: dict[str, Any], status: int = 200) -> None:
         if loop.is_closed():  # the question's time ran out and the server has since stopped: nobody to tell
@@ -58,6 +60,8 @@ async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent
         put("tekst", {"tekst": text})
 
     def on_sources(found: SearchResult) -> None:
+        if gone.is_set():  # the client left during the search (or its plan): the answer is not asked for
+            raise _ClientGone
         if found:
             put("zrodla", {"fragmenty": [hit.to_json() for hit in found],
                            "plan": found.plan.to_json("web") if found.plan is not None else None})
@@ -71,7 +75,7 @@ async def answer_events(index: Index, query: Query) -> AsyncIterator[AnswerEvent
             index.remember(conversation, query.question, answer)
             put("wynik", {**answer.to_json("web"), "rozmowa": conversation.id})
         except _ClientGone:
-            pass
+            log.warning("Pytanie porzucone po rozłączeniu klienta – bez dalszych wywołań modelu.")
         except UserError as exc:
             put("blad", {"blad": exc.message("web")}, error_status(exc))
         except Exception:

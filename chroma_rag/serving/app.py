@@ -8,7 +8,8 @@ import logging
 import mimetypes
 import os
 import stat
-from collections.abc import AsyncIterator, Callable, Iterator
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 from urllib.parse import quote
@@ -29,10 +30,10 @@ from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts
 from .across_bases import asked_bases, search_bases
 from .answers import answer_events, sse
 from .audit import AuditLog
+from .limits import LIMITS, LimitSettings
 from .mcp_tools import MCPServer, build_mcp, mcp_transport_security
 from .params import query_from_body, query_from_params
 from .security import (
-    COOKIE,
     Sharing,
     error,
     error_status,
@@ -53,28 +54,32 @@ _HTTP_MESSAGES = {
 def build_app(index: Index, host: str = "127.0.0.1", token: str | None = None,
               status: Callable[[], dict[str, object] | None] | None = None,
               sharing: Sharing | None = None, accounts: Accounts | None = None,
-              audit: AuditLog | None = None) -> Starlette:
+              audit: AuditLog | None = None, limits: LimitSettings = LIMITS) -> Starlette:
     """Cała aplikacja nad jedną bazą ``index``; ``token`` – wspólny token, ``accounts`` – użytkownicy z osobistymi
     tokenami: gdy jest jedno albo drugie, każda ścieżka wymaga logowania (``/api/stan`` mówi stronie, czy jest i kto
-    jest zalogowany, a ``POST /wylogowanie`` kasuje ciasteczko logowania); ``status`` – stan obserwowania folderów
-    (serwuj --obserwuj) dla ``/api/stan``; ``sharing`` – co dzielą procesy robocze jednego serwera (``workers.py``;
-    bez tego – jeden proces); ``audit`` – dziennik zapytań (``audit.py``)."""
+    jest zalogowany; logowanie i wylogowanie obsługuje ``security.TokenGuard``); ``status`` – stan obserwowania
+    folderów (serwuj --obserwuj) dla ``/api/stan``; ``sharing`` – co dzielą procesy robocze jednego serwera
+    (``workers.py``; bez tego – jeden proces); ``audit`` – dziennik zapytań (``audit.py``); ``limits`` – limity
+    zapytań (``limits.py``)."""
     routes, mcp = _base_routes(index, host, status, _guarded(token, accounts))
-    return _application([*_common_routes(), *routes], [mcp], host, token, sharing, accounts, audit)
+    return _application([*_common_routes(), *routes], [mcp], host, token, sharing, accounts, audit, limits)
 
 
 def build_bases_app(bases: dict[str, Index], host: str = "127.0.0.1", token: str | None = None,
                     sharing: Sharing | None = None, accounts: Accounts | None = None,
-                    audit: AuditLog | None = None) -> Starlette:
+                    audit: AuditLog | None = None,
+                    status: Callable[[], dict[str, object] | None] | None = None,
+                    limits: LimitSettings = LIMITS) -> Starlette:
     """Serwer z kilkoma bazami (``serwuj --bazy NAZWA=FOLDER``): każda pod ``/b/NAZWA/`` ze stroną, API i MCP
     jednej bazy (jak ``build_app``), ``/`` – wybór baz, ``/api/bazy`` – ich lista. Użytkownik widzi tylko bazy,
     które może czytać (``Account.bases``): o innej słyszy to samo co o nieistniejącej (404), więc nie dowie się
     nawet jej nazwy. Wyszukiwanie sięga poza bazę z adresu tylko na życzenie: ``/api/szukaj?bazy=…``
-    (``across_bases``)."""
+    (``across_bases``). ``status`` – stan obserwowania folderów każdej obserwowanej bazy po nazwie
+    (``serwuj --obserwuj NAZWA=FOLDER``)."""
     guarded = _guarded(token, accounts)
     apps, mcps = {}, []
     for name, index in bases.items():
-        routes, mcp = _base_routes(index, host, None, guarded)
+        routes, mcp = _base_routes(index, host, _status_of(status, name), guarded)
         apps[name] = Router(routes)
         mcps.append(mcp)
     routes = [
@@ -85,7 +90,15 @@ def build_bases_app(bases: dict[str, Index], host: str = "127.0.0.1", token: str
         *_common_routes(),
         Mount("/b/{baza}", app=BaseAccess(apps, accounts)),
     ]
-    return _application(routes, mcps, host, token, sharing, accounts, audit)
+    return _application(routes, mcps, host, token, sharing, accounts, audit, limits)
+
+
+def _status_of(status: Callable[[], dict[str, object] | None] | None,
+               base: str) -> Callable[[], dict[str, object] | None] | None:
+    """Stan obserwowania jednej bazy ze stanu wszystkich; ``None`` – baza bez obserwowanych folderów."""
+    if status is None:
+        return None
+    return lambda: (status() or {}).get(base)  # type: ignore[return-value]
 
 
 def _guarded(token: str | None, accounts: Accounts | None) -> Callable[[], bool]:
@@ -96,7 +109,6 @@ def _common_routes() -> list[BaseRoute]:
     return [
         Route("/favicon.ico", lambda _: FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        Route(LOGOUT_PATH, _logout, methods=["POST"]),
     ]
 
 
@@ -135,7 +147,8 @@ async def _no_mcp_stream(_: Request) -> Response:
 
 
 def _application(routes: list[BaseRoute], mcps: list[MCPServer], host: str, token: str | None,
-                 sharing: Sharing | None, accounts: Accounts | None, audit: AuditLog | None) -> Starlette:
+                 sharing: Sharing | None, accounts: Accounts | None, audit: AuditLog | None,
+                 limits: LimitSettings) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
@@ -146,7 +159,7 @@ def _application(routes: list[BaseRoute], mcps: list[MCPServer], host: str, toke
     return Starlette(
         routes=routes,
         middleware=middleware(host, token, untimed_prefixes=("/mcp", "/api/pytaj"), sharing=sharing,
-                              accounts=accounts, audit=audit),
+                              accounts=accounts, audit=audit, limits=limits),
         lifespan=lifespan,
         exception_handlers={
             UserError: lambda _, exc: error(error_status(exc), exc.message("web")),
@@ -277,33 +290,46 @@ def _ask(index: Index):
             return error(400, "Treść zapytania nie jest poprawnym JSON-em, np. {\"pytanie\": \"Ile dni urlopu?\"}.")
         query = query_from_body(body)
         accept = request.headers.get("accept", "")
-        events = answer_events(index, query)
-        # an error before the first piece of text gets its own status code, not a 200 stream with one error event
-        first = await anext(events)
-        if first.kind == "blad":
-            return JSONResponse(first.data, status_code=first.status)
-        if "application/json" in accept and "text/event-stream" not in accept:
-            async for event in _chained(first, events):
-                if event.kind == "blad":
-                    return JSONResponse(event.data, status_code=event.status)
-                if event.kind == "wynik":
-                    return JSONResponse(event.data)
-        stream = (sse(event.kind, event.data) async for event in _chained(first, events))
-        return StreamingResponse(stream, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        gone = threading.Event()
+        events = answer_events(index, query, gone)
+
+        async def respond() -> Response:
+            # an error before the first piece of text gets its own status code, not a 200 stream with one error event
+            first = await anext(events)
+            if first.kind == "blad":
+                return JSONResponse(first.data, status_code=first.status)
+            if "application/json" in accept and "text/event-stream" not in accept:
+                async for event in _chained(first, events):
+                    if event.kind == "blad":
+                        return JSONResponse(event.data, status_code=event.status)
+                    if event.kind == "wynik":
+                        return JSONResponse(event.data)
+            stream = (sse(event.kind, event.data) async for event in _chained(first, events))
+            return StreamingResponse(stream, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+        return await _unless_hung_up(request, gone, respond)
 
     return ask
 
 
-LOGOUT_PATH = "/wylogowanie"
+async def _unless_hung_up(request: Request, gone: threading.Event, respond: Callable[[], Awaitable[Response]]
+                          ) -> Response:
+    """Odpowiedź ``respond()``, chyba że klient wcześniej się rozłączy: wtedy ``gone`` (model nie dostaje dalszych
+    wywołań) i koniec czekania. Strumień odpowiedzi pilnuje rozłączenia sam (``StreamingResponse``), a tu – czas do
+    pierwszych źródeł (plan i wyszukiwanie) i cała odpowiedź JSON, kiedy nikt inny nie czyta z połączenia."""
+    response: Response = error(499, "Klient rozłączył się przed odpowiedzią.")  # nobody reads it: the audit log does
+    async with anyio.create_task_group() as group:
 
+        async def watch() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            gone.set()
+            log.warning("Klient rozłączył się w trakcie pytania %s – odpowiedź przerwana.", request.url.path)
+            group.cancel_scope.cancel()
 
-async def _logout(request: Request) -> Response:
-    """Kasuje ciasteczko logowania; jak inne zapytania zmieniające stan – tylko JSON ze strony tego serwera."""
-    refused = refused_state_change(request)
-    if refused is not None:
-        return refused
-    response = JSONResponse({"wylogowano": True})
-    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+        group.start_soon(watch)
+        response = await respond()
+        group.cancel_scope.cancel()
     return response
 
 

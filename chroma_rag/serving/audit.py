@@ -55,15 +55,19 @@ class AuditLog:
 
 
 class AuditTrail:
-    """Warstwa ASGI za sprawdzeniem tokenu: zapisuje w ``log`` zapytania ścieżek ``AUDITED_PREFIXES``."""
+    """Warstwa ASGI przed sprawdzeniem tokenu: zapisuje w ``log`` zapytania ścieżek ``AUDITED_PREFIXES`` (także
+    odrzucone: kto zgadywał token, jest w dzienniku jako ``UNKNOWN``) i wysłane formularze logowania
+    (``login_path``; bez ich treści – to token)."""
 
-    def __init__(self, app: ASGIApp, log: AuditLog) -> None:
+    def __init__(self, app: ASGIApp, log: AuditLog, login_path: str) -> None:
         self.app = app
         self.log = log
+        self._login_path = login_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = within_base(scope.get("path", ""))[1]
-        if scope["type"] != "http" or not path.startswith(AUDITED_PREFIXES) or path in UNAUDITED:
+        login = scope["type"] == "http" and scope["path"] == self._login_path and scope["method"] == "POST"
+        if not login and (scope["type"] != "http" or not path.startswith(AUDITED_PREFIXES) or path in UNAUDITED):
             await self.app(scope, receive, send)
             return
         body, answer = bytearray(), bytearray()
@@ -72,7 +76,7 @@ class AuditTrail:
 
         async def reading() -> Message:
             message = await receive()
-            if message["type"] == "http.request":
+            if message["type"] == "http.request" and not login:
                 body.extend(message.get("body", b"")[: BODY_LIMIT - len(body)])
             return message
 

@@ -6,6 +6,7 @@ połączenia jako jedna linia dziennika."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import anyio
 from starlette.requests import ClientDisconnect
@@ -24,14 +25,35 @@ MAX_QUESTIONS = 8  # POST /api/pytaj at once (per process): each may hold a mode
 # one address may not take a whole pool: the others' searches and questions still get places
 MAX_CLIENT_REQUESTS = 16
 MAX_CLIENT_QUESTIONS = 2
-TOO_LARGE = f"Treść zapytania jest za duża (najwyżej {MAX_BODY_BYTES // 1024} KiB)."
-TOO_SLOW = f"Treść zapytania nie nadeszła w ciągu {BODY_SECONDS:.0f} s – wyślij ją w całości od razu."
 BUSY = "Serwer obsługuje teraz za dużo zapytań naraz – spróbuj za chwilę."
 BUSY_QUESTIONS = "Serwer odpowiada teraz na za dużo pytań naraz – spróbuj za chwilę albo użyj samego wyszukiwania."
 CLIENT_BUSY = "Z tego adresu trwa już za dużo zapytań naraz – poczekaj, aż się skończą."
-QUESTION_TOO_SLOW = (f"Odpowiedź trwała dłużej niż {QUESTION_SECONDS:.0f} s – model czatu jest teraz za wolny; "
-                     "spróbuj za chwilę.")
 log = logging.getLogger("chroma_rag.serwuj")
+
+
+@dataclass(frozen=True)
+class LimitSettings:
+    """Limity jednego serwera; domyślnie stałe tego modułu (ich pochodzenie jest przy nich), test podaje własne."""
+
+    body_bytes: int = MAX_BODY_BYTES
+    body_seconds: float = BODY_SECONDS
+    request_seconds: float = REQUEST_SECONDS
+    question_seconds: float = QUESTION_SECONDS
+    requests: int = MAX_REQUESTS
+    questions: int = MAX_QUESTIONS
+    client_requests: int = MAX_CLIENT_REQUESTS
+    client_questions: int = MAX_CLIENT_QUESTIONS
+
+    @property
+    def too_large(self) -> str:
+        return f"Treść zapytania jest za duża (najwyżej {self.body_bytes // 1024} KiB)."
+
+    @property
+    def too_slow(self) -> str:
+        return f"Treść zapytania nie nadeszła w ciągu {self.body_seconds:.0f} s – wyślij ją w całości od razu."
+
+
+LIMITS = LimitSettings()
 
 
 class _Gone(Exception):
@@ -40,12 +62,13 @@ class _Gone(Exception):
 
 class RequestLimits:
     """Treść zapytania czytana w całości przed aplikacją (413 za dużą, 408 za wolną – powolna treść nie trzyma
-    miejsca wyszukiwania), najwyżej ``MAX_REQUESTS`` zapytań i ``MAX_QUESTIONS`` pytań naraz, z jednego adresu
-    ich część (503), odpowiedź – poza ``untimed_prefixes`` – w ciągu ``REQUEST_SECONDS`` (503)."""
+    miejsca wyszukiwania), najwyżej ``settings.requests`` zapytań i ``settings.questions`` pytań naraz, z jednego
+    adresu ich część (503), odpowiedź – poza ``untimed_prefixes`` – w ciągu ``settings.request_seconds`` (503)."""
 
-    def __init__(self, app: ASGIApp, untimed_prefixes: tuple[str, ...]) -> None:
+    def __init__(self, app: ASGIApp, untimed_prefixes: tuple[str, ...], settings: LimitSettings = LIMITS) -> None:
         self.app = app
         self._untimed = untimed_prefixes
+        self._settings = settings
         self._active = {"requests": 0, "questions": 0}
         self._clients: dict[tuple[str, str], int] = {}  # (pool, address) → requests in it now
 
@@ -61,10 +84,10 @@ class RequestLimits:
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
         length = dict(scope["headers"]).get(b"content-length", b"0")
-        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
-            await error(413, TOO_LARGE)(scope, receive, send)
+        if not length.isdigit() or int(length) > self._settings.body_bytes:
+            await error(413, self._settings.too_large)(scope, receive, send)
             return
-        refusal, body = await _read_body(receive)
+        refusal, body = await _read_body(receive, self._settings)
         if refusal:
             await error(*refusal)(scope, receive, send)
             return
@@ -96,25 +119,26 @@ class RequestLimits:
 
     def _refusal(self, pool: str, client: tuple[str, str]) -> str | None:
         """Zdanie odmowy (503), gdy pula albo jej część dla jednego adresu jest pełna; ``None`` – jest miejsce."""
-        limit = MAX_QUESTIONS if pool == "questions" else MAX_REQUESTS
-        if self._active[pool] >= limit:
-            return BUSY_QUESTIONS if pool == "questions" else BUSY
-        per_client = {"questions": MAX_CLIENT_QUESTIONS, "requests": MAX_CLIENT_REQUESTS}.get(pool)
-        if per_client is not None and self._clients.get(client, 0) >= per_client:
+        questions = pool == "questions"
+        if self._active[pool] >= (self._settings.questions if questions else self._settings.requests):
+            return BUSY_QUESTIONS if questions else BUSY
+        per_client = self._settings.client_questions if questions else self._settings.client_requests
+        if self._clients.get(client, 0) >= per_client:
             return CLIENT_BUSY
         return None
 
     async def _timed(self, scope: Scope, receive: Receive, send: Send, pool: str) -> None:
-        """Odpowiedź w ciągu ``REQUEST_SECONDS`` (pytanie: ``QUESTION_SECONDS``, poza ``untimed_prefixes``: bez
+        """Odpowiedź w ciągu ``request_seconds`` (pytanie: ``question_seconds``, poza ``untimed_prefixes``: bez
         limitu); przed pierwszym bajtem odpowiedzi – 503 z polskim zdaniem, w trakcie strumienia – jego koniec
         (model czatu przestaje być czytany)."""
         if pool == "questions":
-            seconds, late = QUESTION_SECONDS, QUESTION_TOO_SLOW
+            seconds = self._settings.question_seconds
+            late = f"Odpowiedź trwała dłużej niż {seconds:.0f} s – model czatu jest teraz za wolny; spróbuj za chwilę."
         elif within_base(scope["path"])[1].startswith(self._untimed):
             await self.app(scope, receive, send)
             return
         else:
-            seconds = REQUEST_SECONDS
+            seconds = self._settings.request_seconds
             late = f"Odpowiedź trwała dłużej niż {seconds:.0f} s – spróbuj węższego pytania."
         started = False
 
@@ -148,20 +172,20 @@ def within_base(path: str) -> tuple[str, str]:
     return base, "/" + rest
 
 
-async def _read_body(receive: Receive) -> tuple[tuple[int, str] | None, bytes]:
+async def _read_body(receive: Receive, settings: LimitSettings) -> tuple[tuple[int, str] | None, bytes]:
     """Cała treść zapytania albo (kod, zdanie) odmowy; ``_Gone``, gdy klient się rozłączył."""
     chunks: list[bytes] = []
     received = 0
-    with anyio.move_on_after(BODY_SECONDS):
+    with anyio.move_on_after(settings.body_seconds):
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 raise _Gone
             chunk = message.get("body", b"")
             received += len(chunk)
-            if received > MAX_BODY_BYTES:  # chunked, so no Content-Length said so up front
-                return (413, TOO_LARGE), b""
+            if received > settings.body_bytes:  # chunked, so no Content-Length said so up front
+                return (413, settings.too_large), b""
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return None, b"".join(chunks)
-    return (408, TOO_SLOW), b""
+    return (408, settings.too_slow), b""

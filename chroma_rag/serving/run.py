@@ -15,6 +15,7 @@ from ..errors import UserError
 from .accounts import ACCOUNTS_FILE, Accounts
 from .audit import AuditLog
 from .security import Sharing, resolve_token
+from .shared_index import BaseLocation
 from .workers import WorkerApp, published_status
 
 if TYPE_CHECKING:
@@ -27,18 +28,19 @@ WORKER_PING_SECONDS = 120
 
 def serve(db: Path | None, model: str | None, server: str | None, host: str, port: int, token: str | None, *,
           processes: int = 1, status: Callable[[], dict[str, object]] | None = None, token_file: Path | None = None,
-          trusted_proxy: str | None = None, audit: AuditLog | None = None, bases: dict[str, Path] | None = None,
-          accounts_file: Path | None = None) -> None:
+          trusted_proxy: str | None = None, audit: AuditLog | None = None,
+          bases: dict[str, BaseLocation] | None = None, accounts_file: Path | None = None) -> None:
     """Strona, API i MCP na ``host:port`` nad bazą ``db``; poza pętlą zwrotną tylko z tokenem albo użytkownikami
     (``accounts.py``; inaczej ``UserError``); ``processes`` > 1 – tyle procesów roboczych za jednym gniazdem
     (``workers.py``); ``trusted_proxy`` – adres pośrednika TLS, któremu wolno ustawić ``X-Forwarded-Proto``/``-For``;
-    ``audit`` – dziennik zapytań; ``bases`` – kilka baz (nazwa → folder) zamiast ``db``, każda pod ``/b/NAZWA/``;
+    ``audit`` – dziennik zapytań; ``bases`` – kilka baz (nazwa → folder albo serwer Chromy) zamiast ``db``, każda pod
+    ``/b/NAZWA/`` (``status`` zwraca wtedy stan obserwowania każdej obserwowanej bazy po nazwie);
     ``accounts_file`` – lista użytkowników (domyślnie w folderze bazy, przy kilku – pierwszej)."""
     import uvicorn
 
     from .shared_index import SharedIndex
 
-    indexes = {name: SharedIndex(folder, model=model) for name, folder in (bases or {}).items()}
+    indexes = {name: location.open(model) for name, location in (bases or {}).items()}
     index = next(iter(indexes.values())) if indexes else SharedIndex(db, model=model, server=server)
     accounts_file = accounts_file or index.store.work_dir / ACCOUNTS_FILE
     accounts = Accounts(accounts_file)
@@ -56,7 +58,8 @@ def serve(db: Path | None, model: str | None, server: str | None, host: str, por
     if processes == 1:
         from .app import build_app, build_bases_app
 
-        app = (build_bases_app(indexes, host=host, token=token, accounts=accounts, audit=audit) if indexes else
+        app = (build_bases_app(indexes, host=host, token=token, accounts=accounts, audit=audit, status=status)
+               if indexes else
                build_app(index, host=host, token=token, status=status, accounts=accounts, audit=audit))
         uvicorn.Server(server_config(app, host, port, trusted_proxy)).run()
         return

@@ -10,6 +10,7 @@ import html
 import ipaddress
 import os
 import re
+import secrets
 import sys
 import time
 from collections import deque
@@ -18,20 +19,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
+import anyio
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import ServiceError, UsageError, UserError
-from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts
+from .accounts import OPEN, SHARED_TOKEN, UNKNOWN, USER_STATE, Accounts
 from .audit import AuditLog, AuditTrail
-from .limits import RequestLimits
+from .limits import LIMITS, LimitSettings, RequestLimits
 from .responses import McpErrors, SecurityHeaders, error
+from .sessions import ENDED_SESSIONS_FILE, EndedSessions
 
 TOKEN_ENV = "CHROMA_RAG_TOKEN"
 COOKIE = "chroma_rag_sesja"
 LOGIN_PATH = "/logowanie"
+LOGOUT_PATH = "/wylogowanie"
 RETURN_FIELD = "dalej"  # the page's address to come back to after the login
 PUBLIC_PREFIX = "/static/"  # the page's own scripts and styles, no data: the login form needs the styles
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -176,7 +180,11 @@ class TokenGuard:
     w ciasteczku podpisany czas wygaśnięcia i nazwę użytkownika (sam token nie trafia do przeglądarki; podpis zależy
     od uruchomienia serwera i od skrótu tokenu użytkownika, więc restart, nowy token albo usunięcie kończy sesje).
     Na pętli zwrotnej bez tokenu, dopóki nie ma użytkowników, przepuszcza wszystko, jak bez logowania. Kto pyta,
-    trafia do ``scope["state"][USER_STATE]`` (dziennik ``audit.py``)."""
+    trafia do ``scope["state"][USER_STATE]`` (dziennik ``audit.py``; ``UNKNOWN``, gdy nie wpuszczony).
+
+    Każde logowanie to osobna sesja (losowy identyfikator w ciasteczku); ``POST /wylogowanie`` kończy ją we
+    wszystkich procesach (``sessions.py``, plik obok listy użytkowników), więc kopia ciasteczka przestaje działać
+    od razu."""
 
     def __init__(self, app: ASGIApp, token: str | None, sharing: Sharing | None = None,
                  accounts: Accounts | None = None, open_without_access: bool = False) -> None:
@@ -188,6 +196,7 @@ class TokenGuard:
         self._signing = hmac.new((token or "").encode(), b"chroma-rag-strona" + salt, hashlib.sha256).digest()
         processes = sharing.processes if sharing else 1
         self._failures = FailedTokens(max(1, MAX_FAILURES // processes), max(1, GLOBAL_FAILURES // processes))
+        self._ended = EndedSessions(accounts.path.with_name(ENDED_SESSIONS_FILE) if accounts is not None else None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -203,6 +212,7 @@ class TokenGuard:
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         client = request.client.host if request.client else ""
+        scope.setdefault("state", {})[USER_STATE] = UNKNOWN
         given = self._bearer(request)
         if request.url.path.startswith(PUBLIC_PREFIX):
             await self.app(scope, receive, send)
@@ -215,6 +225,8 @@ class TokenGuard:
                 return
         if request.url.path == LOGIN_PATH:
             response = await self._login(request, client)
+        elif request.url.path == LOGOUT_PATH and request.method == "POST":
+            response = await self._logout(request)
         elif (user := self._cookie_user(request)) is not None:
             await self._let_in(user, scope, receive, send)
             return
@@ -268,9 +280,9 @@ class TokenGuard:
         response.headers["retry-after"] = str(seconds)
         return response
 
-    def _cookie_value(self, expires: int, user: str) -> str | None:
-        """Wartość ciasteczka sesji ``user`` (``SHARED_TOKEN`` – pusta nazwa) do ``expires``; ``None``, gdy takiego
-        dostępu już nie ma."""
+    def _cookie_value(self, expires: int, session: str, user: str) -> str | None:
+        """Wartość ciasteczka sesji ``session`` użytkownika ``user`` (``SHARED_TOKEN`` – pusta nazwa) do ``expires``:
+        ``czas.sesja.nazwa.podpis``; ``None``, gdy takiego dostępu już nie ma."""
         if user == SHARED_TOKEN or not user:
             if self._token is None:
                 return None
@@ -280,22 +292,45 @@ class TokenGuard:
             if account is None:
                 return None
             name, stamp = account.name, account.digest
-        signed = f"{expires}.{name}.{stamp}".encode()
-        return f"{expires}.{name}.{hmac.new(self._signing, signed, hashlib.sha256).hexdigest()}"
+        signed = f"{expires}.{session}.{name}.{stamp}".encode()
+        return f"{expires}.{session}.{name}.{hmac.new(self._signing, signed, hashlib.sha256).hexdigest()}"
+
+    def _session(self, request: Request) -> tuple[str, int, str] | None:
+        """Ważna sesja z ciasteczka: kto (``SHARED_TOKEN`` albo nazwa użytkownika), do kiedy i jej identyfikator;
+        ``None`` – brak, podróbka, wygasła albo zakończona wylogowaniem."""
+        value = request.cookies.get(COOKIE, "")
+        expires, _, rest = value.partition(".")
+        session, _, rest = rest.partition(".")
+        name, _, _ = rest.rpartition(".")
+        # a digit count bound first: int() of over 4300 digits raises (Python's limit), which would be a 500
+        if not _small_number(expires, EXPIRY_DIGITS) or int(expires) < time.time() or not session:
+            return None
+        user = name or SHARED_TOKEN
+        expected = self._cookie_value(int(expires), session, user)
+        if expected is None or not hmac.compare_digest(value.encode("utf-8", "surrogatepass"), expected.encode()):
+            return None
+        if self._ended.ended(session):
+            return None
+        return user, int(expires), session
 
     def _cookie_user(self, request: Request) -> str | None:
         """Kto jest zalogowany ciasteczkiem (``SHARED_TOKEN`` albo nazwa użytkownika) albo ``None``."""
-        value = request.cookies.get(COOKIE, "")
-        expires, _, rest = value.partition(".")
-        name, _, _ = rest.rpartition(".")
-        # a digit count bound first: int() of over 4300 digits raises (Python's limit), which would be a 500
-        if not _small_number(expires, EXPIRY_DIGITS) or int(expires) < time.time():
-            return None
-        user = name or SHARED_TOKEN
-        expected = self._cookie_value(int(expires), user)
-        if expected is None or not hmac.compare_digest(value.encode("utf-8", "surrogatepass"), expected.encode()):
-            return None
-        return user
+        found = self._session(request)
+        return found[0] if found is not None else None
+
+    async def _logout(self, request: Request) -> Response:
+        """Kończy sesję z ciasteczka we wszystkich procesach i kasuje ciasteczko; jak inne zapytania zmieniające
+        stan – tylko JSON ze strony tego serwera. Bez ważnej sesji nie ma czego kończyć: też 200."""
+        refused = refused_state_change(request)
+        if refused is not None:
+            return refused
+        found = self._session(request)
+        if found is not None:
+            _, expires, session = found
+            await anyio.to_thread.run_sync(self._ended.end, session, expires)  # a file lock may wait for a moment
+        response = JSONResponse({"wylogowano": True})
+        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+        return response
 
     async def _login(self, request: Request, client: str) -> Response:
         if request.method != "POST":
@@ -315,7 +350,8 @@ class TokenGuard:
         expires = int(time.time()) + SESSION_SECONDS
         response = RedirectResponse(back, status_code=303)
         # Secure only over https: directly with TLS or from a proxy trusted with --zaufane-proxy (run.py)
-        response.set_cookie(COOKIE, self._cookie_value(expires, user) or "", max_age=SESSION_SECONDS,
+        session = secrets.token_urlsafe(16)  # its own id: a logout ends this session, not the user's others
+        response.set_cookie(COOKIE, self._cookie_value(expires, session, user) or "", max_age=SESSION_SECONDS,
                             httponly=True, samesite="strict", path="/", secure=request.url.scheme == "https")
         return response
 
@@ -382,18 +418,19 @@ class LoopbackHost:
 
 def middleware(host: str, token: str | None, untimed_prefixes: tuple[str, ...],
                sharing: Sharing | None = None, accounts: Accounts | None = None,
-               audit: AuditLog | None = None) -> list[Middleware]:
+               audit: AuditLog | None = None, limits: LimitSettings = LIMITS) -> list[Middleware]:
     """Warstwy przed aplikacją, od zewnętrznej: nagłówki bezpieczeństwa (na każdej odpowiedzi, także odmowach
-    niżej), nazwa hosta (na pętli zwrotnej), limity (obejmują też formularz logowania), token wspólny albo osobisty
-    (gdy jest token albo lista użytkowników), dziennik zapytań (``audit``), polskie odmowy transportu MCP."""
+    niżej), nazwa hosta (na pętli zwrotnej), limity (``limits``; obejmują też formularz logowania), dziennik zapytań
+    (``audit``; także odrzuconych tokenów), token wspólny albo osobisty (gdy jest token albo lista użytkowników),
+    polskie odmowy transportu MCP."""
     layers = [Middleware(SecurityHeaders)]
     if is_loopback(host):
         layers.append(Middleware(LoopbackHost))
-    layers.append(Middleware(RequestLimits, untimed_prefixes=untimed_prefixes))
+    layers.append(Middleware(RequestLimits, untimed_prefixes=untimed_prefixes, settings=limits))
+    if audit is not None:  # before the guard: refused tokens are written too
+        layers.append(Middleware(AuditTrail, log=audit, login_path=LOGIN_PATH))
     if token or accounts is not None:
         layers.append(Middleware(TokenGuard, token=token or None, sharing=sharing, accounts=accounts,
                                  open_without_access=is_loopback(host)))
-    if audit is not None:
-        layers.append(Middleware(AuditTrail, log=audit))
     layers.append(Middleware(McpErrors))
     return layers

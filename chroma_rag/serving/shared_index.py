@@ -18,6 +18,27 @@ mu wyszukiwarki ani klienta. Plan od modelu czatu i odpowiedź modelu płyną be
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 from ..api import Index
+from ..storage.store import parse_server
 
 SharedIndex = Index
+
+
+@dataclass(frozen=True)
+class BaseLocation:
+    """Gdzie leży baza serwera z kilkoma bazami (``serwuj --bazy NAZWA=FOLDER`` albo ``NAZWA=URL``): folder albo
+    serwer Chromy (``chroma run``) – na nim, jak przy ``--serwer``, kolekcja modelu."""
+
+    folder: Path | None = None
+    server: str | None = None
+
+    def open(self, model: str | None) -> SharedIndex:
+        return SharedIndex(self.folder, model=model, server=self.server)
+
+    def place(self) -> str:
+        """Folder albo adres serwera w jednej postaci (``127.0.0.1:8000`` i ``http://127.0.0.1:8000/`` to to samo):
+        dwie bazy w jednym miejscu byłyby jedną bazą pod dwiema nazwami."""
+        return str(self.folder) if self.server is None else parse_server(self.server).url

