@@ -13,6 +13,7 @@ from conftest import PATIENTS, run_cli
 from llm_server import FakeLlm, Reply, Request, llm_environment
 
 from chroma_rag.answering.conversation import STANDALONE_PROMPT, ConversationStore, Turn
+from chroma_rag.retrieval.planning import FOLLOW_UP_RULE, PLAN_PROMPT
 
 KEY = "klucz-rozmowy-nie-pokazuj"
 FIRST = "Czy pacjent ma prawo do informacji o swoim stanie zdrowia?"
@@ -22,15 +23,22 @@ STANDALONE = "Czy pacjent może zrezygnować z informacji o swoim stanie zdrowia
 FOLLOW_UP_ANSWER = f"Tak, pacjent może zrezygnować z informacji [{PATIENTS}, art. 9]."
 
 
+# a follow-up's plan: the standalone question and where to look for it
+FOLLOW_UP_PLAN = {"pytanie_samodzielne": STANDALONE, "zapytania": ["prawo pacjenta do informacji"],
+                  "dokumenty": [PATIENTS], "jednostki": ["art. 9"]}
+
+
 def responder(answers: list[str]):
-    """Model, który przepisuje pytania dopowiadające na STANDALONE, a na pytania z fragmentami odpowiada po
-    kolei ``answers``."""
+    """Model, który przepisuje pytania dopowiadające na STANDALONE (osobno albo w planie – FOLLOW_UP_PLAN), na
+    prośbę o plan pytania bez rozmowy odpowiada domyślnie (bez użytecznego planu), a na pytania z fragmentami
+    odpowiada po kolei ``answers``."""
     def respond(request: Request) -> Reply | None:
         messages = request.body["messages"]
         if messages[0]["content"] == STANDALONE_PROMPT:
             return Reply(text=STANDALONE)
-        if "response_format" in request.body:  # a search plan: the server's default (no usable plan)
-            return None
+        if "response_format" in request.body:
+            follow_up = FOLLOW_UP_RULE in messages[0]["content"]
+            return Reply(text=json.dumps(FOLLOW_UP_PLAN, ensure_ascii=False)) if follow_up else None
         return Reply(text=answers.pop(0)) if answers else None
     return respond
 
@@ -38,6 +46,10 @@ def responder(answers: list[str]):
 def answer_requests(fake: FakeLlm) -> list[list[dict]]:
     return [r.body["messages"] for r in fake.requests
             if r.body["messages"][0]["content"] != STANDALONE_PROMPT and "response_format" not in r.body]
+
+
+def plan_requests(fake: FakeLlm) -> list[list[dict]]:
+    return [r.body["messages"] for r in fake.requests if "response_format" in r.body]
 
 
 @pytest.fixture
@@ -92,7 +104,8 @@ def test_a_long_conversation_sends_only_its_last_turns_and_says_so(capsys, db: P
     store.save(conversation)
     fake.responder = responder([FOLLOW_UP_ANSWER, FOLLOW_UP_ANSWER])
     code, out, err = run_cli(capsys, "pytaj", "--rozmowa", conversation.id, FOLLOW_UP, "--baza", db)
-    assert code == 0 and "model widział tylko ostatnie tury rozmowy (4 z 6)" in err, err
+    assert code == 0 and "Model dostał tylko ostatnie tury rozmowy (4 z 6) – limit to 4 tury i 6000 znaków (ok. " \
+        "1500 tokenów)" in err, err
     sent = answer_requests(fake)[-1]
     assert [m["content"] for m in sent if m["role"] == "user"][:-1] == [f"pytanie {n}" for n in range(2, 6)]
     assert len(store.load(conversation.id).turns) == 7
@@ -101,6 +114,46 @@ def test_a_long_conversation_sends_only_its_last_turns_and_says_so(capsys, db: P
     assert answer["rozmowa"] == conversation.id and answer["tury_dla_modelu"] == 4 and answer["pominiete_tury"] == 3
     code, _, err = run_cli(capsys, "pytaj", "--rozmowa", "nie-ma-takiej", FOLLOW_UP, "--baza", db)
     assert code == 2 and "Nie ma zapisanej rozmowy" in err
+
+
+def test_a_planned_follow_up_asks_the_model_once_for_the_plan_and_the_standalone_question(
+        capsys, monkeypatch, db: Path, fake: FakeLlm) -> None:
+    monkeypatch.delenv("CHROMA_RAG_PRZEPISZ")  # planned, as by default
+    fake.responder = responder([FIRST_ANSWER, FOLLOW_UP_ANSWER])
+    code, out, err = run_cli(capsys, "pytaj", FIRST, "--baza", db)
+    assert code == 0 and out.startswith(FIRST_ANSWER), err
+    code, out, err = run_cli(capsys, "pytaj", "--dalej", FOLLOW_UP, "--baza", db, "--json")
+    assert code == 0, err
+    answer = json.loads(out)
+
+    # two chat calls a turn (plan, answer), as for a lone question; the rewrite rides in the plan
+    assert len(fake.requests) == 4 and not [r for r in fake.requests
+                                            if r.body["messages"][0]["content"] == STANDALONE_PROMPT]
+    lone, follow_up = plan_requests(fake)
+    assert lone[0]["content"] == PLAN_PROMPT and "Rozmowa" not in lone[1]["content"]  # the request as before
+    assert follow_up[0]["content"] == PLAN_PROMPT + FOLLOW_UP_RULE
+    said = follow_up[1]["content"]
+    assert said.index(f"Użytkownik: {FIRST}\nAsystent: {FIRST_ANSWER}") < said.index("Dokumenty w indeksie")
+    assert said.endswith(f"Pytanie: {FOLLOW_UP}")
+    assert answer["pytanie_samodzielne"] == STANDALONE and answer["plan"]["dokumenty"] == [PATIENTS]
+    assert answer["fragmenty"][0]["plik"] == PATIENTS  # searched for the standalone question, with its plan
+    assert answer["tury_dla_modelu"] == 1 and answer["pominiete_tury"] == 0 and answer["uwaga_rozmowy"] is None
+    sent = answer_requests(fake)[-1]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    assert f"(Samodzielnie: {STANDALONE})" in sent[-1]["content"]
+
+    # a long conversation: the plan request carries only the turns the limits let through, and the user is told
+    store = ConversationStore(db / "rozmowy")
+    long = store.new()
+    for n in range(6):
+        long.add(Turn(question=f"pytanie {n}", standalone=f"pytanie {n}", answer=f"odpowiedź {n}"))
+    store.save(long)
+    fake.responder = responder([FOLLOW_UP_ANSWER])
+    code, out, err = run_cli(capsys, "pytaj", "--rozmowa", long.id, FOLLOW_UP, "--baza", db)
+    assert code == 0 and "(4 z 6) – limit to 4 tury i 6000 znaków" in err, err
+    said = plan_requests(fake)[-1][1]["content"]
+    assert [n for n in range(6) if f"Użytkownik: pytanie {n}\n" in said] == [2, 3, 4, 5]
+    assert f"Szukano pytania: „{STANDALONE}”" in err
 
 
 def test_api_conversation_id_continues_and_the_saved_conversation_opens_without_the_model(

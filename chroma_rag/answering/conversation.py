@@ -1,8 +1,10 @@
 """Rozmowa: kolejne pytania z odpowiedziami, zapisane w folderze danych bazy (``rozmowy/<id>.json``).
 
-Pytanie dopowiadające („a jeśli umowa była ustna?”) model przepisuje najpierw na pytanie samodzielne – to ono
-idzie do wyszukiwania, a model odpowiadający dostaje też wcześniejsze tury. Ile ich idzie do modelu, mówi
-``ConversationLimits``; każda tura trzyma własne źródła, więc zapisana rozmowa pokazuje się bez pytania modelu."""
+Pytanie dopowiadające („a jeśli umowa była ustna?”) model przepisuje na pytanie samodzielne – to ono idzie do
+wyszukiwania, a model odpowiadający dostaje też wcześniejsze tury. Przy wyszukiwaniu planowanym pytanie samodzielne
+przychodzi w planie (to samo zapytanie czatu, ``retrieval.planning``); bez planu pisze je ``standalone_question``.
+Ile tur idzie do modelu, mówi ``ConversationLimits``; każda tura trzyma własne źródła, więc zapisana rozmowa
+pokazuje się bez pytania modelu."""
 
 from __future__ import annotations
 
@@ -11,13 +13,14 @@ import os
 import re
 import secrets
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
 from ..llm import ChatClient, Usage
+from ..plural import CHARACTER, TOKEN, TURN, count
 
 CONVERSATIONS_FOLDER = "rozmowy"
 # 96 random bits: the id is the link to a conversation (/?rozmowa=ID), so it must not be guessable
@@ -31,6 +34,13 @@ class ConversationLimits:
 
     turns: int = 4
     chars: int = 6000
+
+    def note(self, seen: int, every: int) -> str:
+        """Zdanie dla użytkownika, gdy model dostał tylko ``seen`` z ``every`` wcześniejszych tur."""
+        # ~4 characters a token: what OpenAI's tokenizers give for Polish prose, the user's unit of a model's limit
+        tokens = count(self.chars // 4, TOKEN)
+        return (f"Model dostał tylko ostatnie tury rozmowy ({seen} z {every}) – limit to {count(self.turns, TURN)} "
+                f"i {count(self.chars, CHARACTER)} (ok. {tokens}); starsze pominięto.")
 
 
 DEFAULT_LIMITS = ConversationLimits()
@@ -79,12 +89,16 @@ class Conversation:
         """Tury dla modelu – najnowsze, najwyżej ``limits.turns`` i ``limits.chars`` znaków pytań i odpowiedzi –
         i liczba pominiętych starszych."""
         kept: list[Turn] = []
-        used = 0
+        left = limits.chars
         for turn in reversed(self.turns[-limits.turns:] if limits.turns else []):
-            used += len(turn.question) + len(turn.answer)
-            if used > limits.chars and kept:
-                break
+            size = len(turn.question) + len(turn.answer)
+            if size > left:
+                if kept:
+                    break
+                # the newest turn alone is over the limit: the follow-up continues it, so it goes with its answer cut
+                turn = replace(turn, answer=turn.answer[:max(left - len(turn.question), 0)] + "…")
             kept.insert(0, turn)
+            left -= size
         return kept, len(self.turns) - len(kept)
 
     def add(self, turn: Turn) -> None:

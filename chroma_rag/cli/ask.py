@@ -174,10 +174,8 @@ def _answer(index: Index, question: str, conversation: Conversation, options: di
 def _print_conversation(answer: Answer, conversation_id: str) -> None:
     if answer.standalone:
         err.print(f"Szukano pytania: „{answer.standalone}”.", style="dim", markup=False, highlight=False)
-    if answer.dropped_turns:
-        seen, every = answer.earlier_turns, answer.earlier_turns + answer.dropped_turns
-        err.print(f"Uwaga: model widział tylko ostatnie tury rozmowy ({seen} z {every}).", style="yellow",
-                  markup=False, highlight=False)
+    if answer.conversation_note:
+        err.print(f"Uwaga: {answer.conversation_note}", style="yellow", markup=False, highlight=False)
     err.print(f'Rozmowa {conversation_id} – dopytaj: chroma-rag pytaj --dalej "…"', style="dim", markup=False,
               highlight=False)
 

@@ -3,7 +3,7 @@ zapytania, całe jednostki i ocena. ``chroma_rag.api.Index`` deleguje tu wszystk
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -12,7 +12,7 @@ from ..embedding.embedder import Embedder, known_dim
 from ..errors import UnknownAct, UnknownFile
 from ..filters import SearchFilters
 from ..llm import ChatClient, LlmSettings
-from ..models import Hit, Plan, SearchResult
+from ..models import Exchange, Hit, Plan, SearchResult
 from ..storage.collection import ChunkCollection
 from ..storage.locking import read_session
 from ..storage.registry import Registry
@@ -56,6 +56,7 @@ class Retrieval:
         rewrite: bool = False,
         fresh_plan: bool = False,
         settings: LlmSettings | None = None,
+        earlier: Sequence[Exchange] = (),
     ) -> SearchResult:
         """Zob. ``Index.search``."""
         mode, filters = checked_search(k, mode, threshold, filters)
@@ -71,9 +72,12 @@ class Retrieval:
             if not rewrite:
                 return searcher.search(request)
             validate(request)
-            catalog = self.catalog(searcher, request)
+            # a follow-up ("a jeśli ustnie?") says little alone: the earlier questions rank the listed documents
+            ranked_by = " ".join([*(turn.question for turn in earlier), request.question])
+            catalog = self.catalog(searcher, SearchRequest(ranked_by, request.k, request.filters, request.mode))
         # the chat model is asked outside the guard and the read session: a slow model holds up no other search
-        request.plan = self.ask_planner(request.question, catalog, settings, fresh_plan)
+        request.plan = self.ask_planner(request.question, catalog, settings, fresh_plan, earlier)
+        request.question = request.plan.standalone or request.question
         with self.guard, read_session(self.store):
             return self.searcher(mode).search(request)
 
@@ -82,11 +86,12 @@ class Retrieval:
         validate(request)
         return self.ask_planner(request.question, self.catalog(searcher, request), settings, fresh)
 
-    def ask_planner(self, question: str, catalog: Catalog, settings: LlmSettings | None, fresh: bool) -> Plan:
+    def ask_planner(self, question: str, catalog: Catalog, settings: LlmSettings | None, fresh: bool,
+                    earlier: Sequence[Exchange] = ()) -> Plan:
         """Plan od modelu czatu dla gotowego katalogu – bez blokady i sesji odczytu, bo to wywołanie sieciowe."""
         planner = self.planner(settings)
         planner.use_cache = not fresh
-        return planner.plan(question, catalog)
+        return planner.plan(question, catalog, earlier)
 
     def planner(self, settings: LlmSettings | None = None) -> Planner:
         """Planista zapytań tej bazy (plany zapamiętane w jej katalogu danych pochodnych, ``plany/``)."""
