@@ -96,6 +96,38 @@ def test_pytaj_dalej_continues_the_last_conversation(capsys, db: Path, fake: Fak
     assert len(set((db / "rozmowy").glob("*.json")) - before) == 2
 
 
+def test_pytaj_ponow_answers_the_last_question_anew_or_an_edited_one(capsys, db: Path, fake: FakeLlm) -> None:
+    again, edited, edited_answer = "Tak – odpowiedź od nowa.", "Kto udziela informacji?", "Lekarz – poprawiona."
+    fake.responder = responder([FIRST_ANSWER, FOLLOW_UP_ANSWER, again, edited_answer])
+    before = set((db / "rozmowy").glob("*.json"))
+    assert run_cli(capsys, "pytaj", FIRST, "--baza", db)[0] == 0
+    assert run_cli(capsys, "pytaj", "--dalej", FOLLOW_UP, "--baza", db)[0] == 0
+    [saved] = set((db / "rozmowy").glob("*.json")) - before
+
+    def turns() -> list[tuple[str, str]]:
+        return [(t["pytanie"], t["odpowiedz"]) for t in json.loads(saved.read_text(encoding="utf-8"))["tury"]]
+
+    code, out, err = run_cli(capsys, "pytaj", "--ponow", "--baza", db)
+    assert code == 0 and out.startswith(again), err
+    assert turns() == [(FIRST, FIRST_ANSWER), (FOLLOW_UP, again)]
+    sent = answer_requests(fake)[-1]  # the turn before, not the answer being replaced
+    assert [m["content"] for m in sent if m["role"] == "assistant"] == [FIRST_ANSWER]
+    code, out, err = run_cli(capsys, "pytaj", "--ponow", edited, "--rozmowa", saved.stem, "--baza", db)
+    assert code == 0 and out.startswith(edited_answer), err
+    assert turns() == [(FIRST, FIRST_ANSWER), (edited, edited_answer)]
+
+    fake.responder = lambda request: Reply(status=500)  # the model down: the conversation stays as it was
+    code, _, err = run_cli(capsys, "pytaj", "--ponow", "--baza", db)
+    assert code != 0 and "Traceback" not in err and turns() == [(FIRST, FIRST_ANSWER), (edited, edited_answer)]
+
+    code, _, err = run_cli(capsys, "pytaj", "--baza", db)
+    assert code == 2 and "Brakuje pytania" in err
+    empty = ConversationStore(db / "rozmowy").new()
+    ConversationStore(db / "rozmowy").save(empty)
+    code, _, err = run_cli(capsys, "pytaj", "--ponow", "--rozmowa", empty.id, "--baza", db)
+    assert code == 2 and "Nie ma jeszcze rozmowy" in err
+
+
 def test_a_long_conversation_sends_only_its_last_turns_and_says_so(capsys, db: Path, fake: FakeLlm) -> None:
     store = ConversationStore(db / "rozmowy")
     conversation = store.new()
@@ -235,3 +267,121 @@ def test_rozmowa_reads_questions_line_by_line_in_one_conversation(db: Path, fake
     assert FOLLOW_UP_ANSWER in shown.stdout and f"Szukano pytania: „{STANDALONE}”" in shown.stderr
     assert [m["role"] for m in answer_requests(fake)[-1]] == ["system", "user", "assistant", "user"]
     assert "Traceback" not in shown.stderr and KEY not in shown.stdout + shown.stderr
+
+
+def post_answer(base: str, body: dict, headers: dict | None = None) -> httpx.Response:
+    return httpx.post(f"{base}/api/pytaj", json=body, headers={"Accept": "application/json", **(headers or {})},
+                      timeout=120)
+
+
+def test_an_answer_is_regenerated_and_a_question_edited_in_place(base: str, fake_llm: FakeLlm) -> None:
+    again, edited = "Tak – ponowiona odpowiedź [" + PATIENTS + ", art. 9].", "Kto udziela pacjentowi informacji?"
+    fake_llm.responder = responder([FIRST_ANSWER, FOLLOW_UP_ANSWER, again, FIRST_ANSWER])
+    try:
+        first = post_answer(base, {"pytanie": FIRST}).json()
+        conversation = first["rozmowa"]
+        post_answer(base, {"pytanie": FOLLOW_UP, "rozmowa": conversation})
+        address = f"{base}/api/rozmowy/{conversation}"
+
+        regenerated = post_answer(base, {"pytanie": FOLLOW_UP, "rozmowa": conversation, "tura": 2})
+        assert regenerated.status_code == 200 and regenerated.json()["rozmowa"] == conversation
+        assert regenerated.json()["odpowiedz"] == again
+        sent = answer_requests(fake_llm)[-1]  # the earlier turn, not the answer being replaced
+        assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+        assert sent[2]["content"] == FIRST_ANSWER
+        turns = httpx.get(address, timeout=60).json()["tury"]
+        assert [(t["pytanie"], t["odpowiedz"]) for t in turns] == [(FIRST, FIRST_ANSWER), (FOLLOW_UP, again)]
+
+        rewritten = post_answer(base, {"pytanie": edited, "rozmowa": conversation, "tura": 1})
+        assert rewritten.status_code == 200, rewritten.text
+        assert [m["role"] for m in answer_requests(fake_llm)[-1]] == ["system", "user"]  # nothing before turn 1
+        turns = httpx.get(address, timeout=60).json()["tury"]
+        assert [t["pytanie"] for t in turns] == [edited]  # the later turns followed the old question: gone
+
+        # bad input: nothing changes, one Polish sentence each
+        asked = len(fake_llm.requests)
+        for body, status, said in [
+            ({"pytanie": edited, "rozmowa": conversation, "tura": 2}, 400, "nie ma tury 2 – ma ich 1"),
+            ({"pytanie": edited, "tura": 1}, 400, "razem z polem „rozmowa”"),
+            ({"pytanie": edited, "rozmowa": conversation, "tura": 0}, 400, "od 1"),
+            ({"pytanie": edited, "rozmowa": conversation, "tura": "druga"}, 400, "liczbą całkowitą"),
+            ({"pytanie": "x" * 2001, "rozmowa": conversation, "tura": 1}, 400, "za długie"),
+            ({"pytanie": edited, "rozmowa": "0" * 24, "tura": 1}, 404, "Nie ma zapisanej rozmowy"),
+        ]:
+            refused = post_answer(base, body)
+            assert refused.status_code == status and said in refused.json()["blad"], (body, refused.text)
+        assert len(fake_llm.requests) == asked
+
+        # the model breaks off in the middle of the new answer: the saved turn stays as it was
+        fake_llm.responder = lambda request: (None if "response_format" in request.body
+                                              else Reply(text="Początek odpowiedzi, która się urwie.", fail_after=1))
+        broken = post_answer(base, {"pytanie": edited, "rozmowa": conversation, "tura": 1})
+        assert broken.status_code == 502 and "blad" in broken.json()
+        assert httpx.get(address, timeout=60).json()["tury"] == turns
+    finally:
+        fake_llm.responder = None
+
+
+def test_without_users_all_listed_conversations_are_deleted_at_once(base: str, fake_llm: FakeLlm) -> None:
+    fake_llm.responder = responder([FIRST_ANSWER, FIRST_ANSWER])
+    try:
+        ids = [post_answer(base, {"pytanie": FIRST}).json()["rozmowa"] for _ in range(2)]
+    finally:
+        fake_llm.responder = None
+    # without accounts the server cannot tell whose a conversation is: no list, and "all" needs the ids
+    assert httpx.get(f"{base}/api/rozmowy", timeout=60).json() == {"rozmowy": None}
+    everything = httpx.request("DELETE", f"{base}/api/rozmowy", json={}, timeout=60)
+    assert everything.status_code == 400 and "nie wie, które rozmowy są twoje" in everything.json()["blad"]
+    for body, said in [({"rozmowy": "abc"}, "lista identyfikatorów"), ({"rozmowy": ["a"] * 201}, "najwyżej 200")]:
+        refused = httpx.request("DELETE", f"{base}/api/rozmowy", json=body, timeout=60)
+        assert refused.status_code == 400 and said in refused.json()["blad"]
+    foreign = httpx.request("DELETE", f"{base}/api/rozmowy", json={"rozmowy": ids},
+                            headers={"Origin": "http://zla.strona.example"}, timeout=60)
+    assert foreign.status_code == 403
+    deleted = httpx.request("DELETE", f"{base}/api/rozmowy", json={"rozmowy": [*ids, "0" * 24, "zly"]}, timeout=60)
+    assert deleted.status_code == 200 and deleted.json() == {"usuniete": 2}
+    assert all(httpx.get(f"{base}/api/rozmowy/{i}", timeout=60).status_code == 404 for i in ids)
+
+
+def test_each_user_lists_and_deletes_only_their_own_conversations(two_acts_copy: Path, tmp_path: Path) -> None:
+    from serving_support import chat_model, running_server
+
+    from chroma_rag.serving.accounts import Accounts
+
+    accounts = Accounts(tmp_path / "uzytkownicy.json")
+    anna, jan = ({"Authorization": f"Bearer {accounts.add(name)}"} for name in ("anna", "jan"))
+    with chat_model(FIRST_ANSWER) as fake, running_server(two_acts_copy, accounts=accounts) as url:
+        fake.responder = responder([FIRST_ANSWER, FIRST_ANSWER, FOLLOW_UP_ANSWER])
+        annas = post_answer(url, {"pytanie": FIRST}, anna).json()["rozmowa"]
+        jans = post_answer(url, {"pytanie": FIRST}, jan).json()["rozmowa"]
+        assert (two_acts_copy / "rozmowy" / "uzytkownicy" / "anna" / f"{annas}.json").is_file()
+
+        def listed(who: dict) -> list[dict]:
+            return httpx.get(f"{url}/api/rozmowy", headers=who, timeout=60).json()["rozmowy"]
+
+        [mine] = listed(anna)
+        assert mine["rozmowa"] == annas and mine["pytanie"] == FIRST and mine["odpowiedz"] == FIRST_ANSWER
+        assert mine["tury"] == 1 and mine["czas"]
+        assert [c["rozmowa"] for c in listed(jan)] == [jans]
+
+        # Anna's link opens for Jan, read-only: he can neither delete it nor add to it
+        annas_address = f"{url}/api/rozmowy/{annas}"
+        shared = httpx.get(annas_address, headers=jan, timeout=60).json()
+        assert shared["moja"] is False and shared["tury"][0]["odpowiedz"] == FIRST_ANSWER
+        assert httpx.get(annas_address, headers=anna, timeout=60).json()["moja"] is True
+        refused = httpx.request("DELETE", annas_address, headers=jan, json={}, timeout=60)
+        assert refused.status_code == 404 and "Nie ma zapisanej rozmowy" in refused.json()["blad"]
+        listed_delete = httpx.request("DELETE", f"{url}/api/rozmowy", headers=jan, json={"rozmowy": [annas]},
+                                      timeout=60)
+        assert listed_delete.json() == {"usuniete": 0}
+        continued = post_answer(url, {"pytanie": FOLLOW_UP, "rozmowa": annas}, jan).json()
+        assert continued["rozmowa"] not in (annas, jans)  # Jan's own copy, with Anna's turn as its history
+        assert answer_requests(fake)[-1][2]["content"] == FIRST_ANSWER
+        assert len(httpx.get(annas_address, headers=anna, timeout=60).json()["tury"]) == 1
+        assert [c["rozmowa"] for c in listed(jan)] == [continued["rozmowa"], jans]
+        assert [c["tury"] for c in listed(jan)] == [2, 1]
+
+        everything = httpx.request("DELETE", f"{url}/api/rozmowy", headers=jan, json={}, timeout=60)
+        assert everything.json() == {"usuniete": 2} and listed(jan) == []
+        assert [c["rozmowa"] for c in listed(anna)] == [annas]
+        assert httpx.get(annas_address, headers=anna, timeout=60).status_code == 200
