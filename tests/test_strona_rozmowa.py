@@ -116,7 +116,7 @@ def test_each_user_sees_their_own_conversations_and_reads_a_shared_one(browser, 
     def logged_in(url: str, name: str):
         browser.clear_cookies()
         page = browser.new_page()
-        page.goto(url)
+        page.goto(f"{url}/logowanie")  # not "/": the browser may show the page from its cache, without a login
         page.fill("input[name=token]", tokens[name])
         page.click("button[type=submit]")
         page.wait_for_selector("#plik[data-gotowe]", state="attached")
