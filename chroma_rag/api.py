@@ -197,10 +197,12 @@ class Index:
         return self.retrieval.planner(settings)
 
     def planning_messages(
-        self, question: str, filters: SearchFilters | None = None, mode: str = DEFAULT_MODE
+        self, question: str, filters: SearchFilters | None = None, mode: str = DEFAULT_MODE,
+        history: Sequence[Turn] = (),
     ) -> list[dict[str, str]]:
-        """Wiadomości zapytania planowania dla pytania (``pytaj --pokaz-prompt``), bez pytania modelu."""
-        return self.retrieval.planning_messages(question, filters, mode)
+        """Wiadomości zapytania planowania dla pytania (``pytaj --pokaz-prompt``), bez pytania modelu; ``history`` –
+        wcześniejsze tury rozmowy, już przycięte limitami (``Conversation.history``)."""
+        return self.retrieval.planning_messages(question, filters, mode, exchanges(history))
 
     @property
     def planning_stats(self) -> PlanningStats:
@@ -243,7 +245,7 @@ class Index:
 
         def retrieve(query: str, earlier: list[Turn]) -> SearchResult:
             found = self.search(query, k, filters, mode, threshold, rewrite=planned, fresh_plan=fresh_plan,
-                                settings=settings, earlier=[Exchange(turn.question, turn.answer) for turn in earlier])
+                                settings=settings, earlier=exchanges(earlier))
             if on_plan is not None and found.plan is not None:
                 on_plan(found.plan)
             if on_sources is not None:
@@ -350,3 +352,8 @@ class Index:
         if repair:
             self.store.require_writable()
         return check(self.store, repair, wait)
+
+
+def exchanges(turns: Iterable[Turn]) -> list[Exchange]:
+    """Tury rozmowy tak, jak je widzi model planujący: pytanie i odpowiedź."""
+    return [Exchange(turn.question, turn.answer) for turn in turns]

@@ -154,6 +154,11 @@ def test_a_planned_follow_up_asks_the_model_once_for_the_plan_and_the_standalone
     fake.responder = responder([FIRST_ANSWER, FOLLOW_UP_ANSWER])
     code, out, err = run_cli(capsys, "pytaj", FIRST, "--baza", db)
     assert code == 0 and out.startswith(FIRST_ANSWER), err
+    code, out, err = run_cli(capsys, "pytaj", "--dalej", FOLLOW_UP, "--baza", db, "--json", "--pokaz-prompt")
+    shown = json.loads(out)  # what the follow-up's two requests would carry, without asking the model
+    assert code == 0 and len(fake.requests) == 2, err
+    system, user = shown["planowanie"]
+    assert system["content"] == PLAN_PROMPT + FOLLOW_UP_RULE and FIRST in user["content"]
     code, out, err = run_cli(capsys, "pytaj", "--dalej", FOLLOW_UP, "--baza", db, "--json")
     assert code == 0, err
     answer = json.loads(out)

@@ -36,7 +36,7 @@ from .search import print_plan, relevance_label
 
 if TYPE_CHECKING:
     from ..answering.answer import Answer
-    from ..answering.conversation import Conversation
+    from ..answering.conversation import Conversation, Turn
     from ..api import Index
     from ..models import Hit
 
@@ -109,8 +109,9 @@ def ask_command(
         hits = index.search(
             question, k=count_setting(count), filters=filters, mode=mode, threshold=threshold_setting(threshold)
         )
-        planning = index.planning_messages(question, filters, mode) if planned else None
-        _print_prompt(question, hits, planning, as_json)
+        history = conversation.history()[0]
+        planning = index.planning_messages(question, filters, mode, history) if planned else None
+        _print_prompt(question, hits, planning, as_json, history)
         return
     _answer(index, question, conversation, dict(
         k=count_setting(count), filters=filters, threshold=threshold_setting(threshold), mode=mode,
@@ -215,11 +216,12 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
-def _print_prompt(question: str, hits: list[Hit], planning: list[dict[str, str]] | None, as_json: bool) -> None:
+def _print_prompt(question: str, hits: list[Hit], planning: list[dict[str, str]] | None, as_json: bool,
+                  history: list[Turn]) -> None:
     from ..answering.answer import NOT_FOUND, build_messages
 
     if as_json:
-        print_json({"planowanie": planning, "wiadomosci": build_messages(question, hits) if hits else None})
+        print_json({"planowanie": planning, "wiadomosci": build_messages(question, hits, history) if hits else None})
         return
     if planning is not None:
         out.print("Zapytanie 1 – plan wyszukiwania (zapytania językiem ustaw, dokumenty, jednostki):", style="bold")
@@ -231,7 +233,7 @@ def _print_prompt(question: str, hits: list[Hit], planning: list[dict[str, str]]
     if not hits:
         out.print(f"Brak pasujących fragmentów – odpowiedź „{NOT_FOUND}” bez pytania modelu.")
         return
-    _print_messages(build_messages(question, hits))
+    _print_messages(build_messages(question, hits, history))
 
 
 def _print_messages(messages: list[dict[str, str]]) -> None:

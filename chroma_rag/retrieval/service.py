@@ -72,9 +72,7 @@ class Retrieval:
             if not rewrite:
                 return searcher.search(request)
             validate(request)
-            # a follow-up ("a jeśli ustnie?") says little alone: the earlier questions rank the listed documents
-            ranked_by = " ".join([*(turn.question for turn in earlier), request.question])
-            catalog = self.catalog(searcher, SearchRequest(ranked_by, request.k, request.filters, request.mode))
+            catalog = self.catalog(searcher, request, earlier)
         # the chat model is asked outside the guard and the read session: a slow model holds up no other search
         request.plan = self.ask_planner(request.question, catalog, settings, fresh_plan, earlier)
         request.question = request.plan.standalone or request.question
@@ -101,7 +99,8 @@ class Retrieval:
         return self._planner
 
     def planning_messages(
-        self, question: str, filters: SearchFilters | None = None, mode: str = DEFAULT_MODE
+        self, question: str, filters: SearchFilters | None = None, mode: str = DEFAULT_MODE,
+        earlier: Sequence[Exchange] = (),
     ) -> list[dict[str, str]]:
         """Wiadomości zapytania planowania dla pytania (``pytaj --pokaz-prompt``), bez pytania modelu."""
         self.store.require_existing()
@@ -110,19 +109,21 @@ class Retrieval:
             searcher = self.searcher(mode)
             request = SearchRequest(question, 5, filters, mode)
             validate(request)
-            return plan_messages(request.question, self.catalog(searcher, request))
+            return plan_messages(request.question, self.catalog(searcher, request, earlier), earlier)
 
     @property
     def planning_stats(self) -> PlanningStats:
         return self._planner.stats if self._planner is not None else PlanningStats()
 
-    def catalog(self, searcher: Searcher, request: SearchRequest) -> Catalog:
+    def catalog(self, searcher: Searcher, request: SearchRequest, earlier: Sequence[Exchange] = ()) -> Catalog:
         """Dokumenty dla promptu planowania; przy wielu plikach najpierw te, które wyszukiwanie bez planu
-        stawia najwyżej."""
+        stawia najwyżej – dla pytania w rozmowie (``earlier``) razem z wcześniejszymi pytaniami, bo dopytanie
+        („a jeśli ustnie?”) samo mało mówi."""
         titles = searcher.titles
         ranked: list[str] = []
         if len(titles) > LISTED_DOCUMENTS:
-            unplanned = SearchRequest(request.question, searcher.fusion.depth, request.filters, request.mode)
+            ranked_by = " ".join([*(turn.question for turn in earlier), request.question])
+            unplanned = SearchRequest(ranked_by, searcher.fusion.depth, request.filters, request.mode)
             ranked = [hit.file for hit in searcher.rank(unplanned)]
         types, years = searcher.file_facts
         return catalog_from(titles, types, years, searcher.units, ranked)
