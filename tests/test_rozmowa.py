@@ -364,7 +364,12 @@ def test_each_user_lists_and_deletes_only_their_own_conversations(two_acts_copy:
         def listed(who: dict) -> list[dict]:
             return httpx.get(f"{url}/api/rozmowy", headers=who, timeout=60).json()["rozmowy"]
 
+        damaged = two_acts_copy / "rozmowy" / "uzytkownicy" / "anna" / f"{'f' * 24}.json"
+        damaged.write_text("{uszkodzony", encoding="utf-8")  # one damaged file does not hide the rest of the list
         [mine] = listed(anna)
+        opened = httpx.get(f"{url}/api/rozmowy/{damaged.stem}", headers=anna, timeout=60)
+        assert opened.status_code == 400 and "uszkodzony" in opened.json()["blad"]
+        damaged.unlink()
         assert mine["rozmowa"] == annas and mine["pytanie"] == FIRST and mine["odpowiedz"] == FIRST_ANSWER
         assert mine["tury"] == 1 and mine["czas"]
         assert [c["rozmowa"] for c in listed(jan)] == [jans]

@@ -190,7 +190,11 @@ class ConversationStore:
     def owned(self, owner: str) -> list[Conversation]:
         """Rozmowy użytkownika ``owner``, ostatnio zmieniona pierwsza."""
         found = sorted(self._files(self._folder(owner)), key=lambda p: p.stat().st_mtime, reverse=True)
-        return [self.load(path.stem) for path in found]
+        listed = []
+        for path in found:
+            with contextlib.suppress(UserError):  # deleted meanwhile, or damaged: the rest of the list still shows
+                listed.append(self.load(path.stem))
+        return listed
 
     def delete(self, conversation_id: str, owner: str | None = None) -> None:
         """Usuwa rozmowę ``owner`` (nieznana albo cudza – ``UnknownConversation``)."""
