@@ -57,6 +57,7 @@ def test_an_answer_is_regenerated_a_question_edited_and_all_conversations_delete
         # the list shows past answers, not only questions
         page.locator("#moje-rozmowy summary").click()
         assert FIRST_ANSWER[:30] in page.inner_text("#rozmowy-lista")
+        assert EDITED in page.inner_text("#rozmowy-lista")  # listed by its first question, as edited
         assert accessibility_violations(page) == []
 
         page.click("#nowa-rozmowa")  # a second conversation

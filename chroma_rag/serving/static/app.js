@@ -723,10 +723,11 @@ async function loadConversations() {
   showConversations();
 }
 
-function keepConversation(id, question, answer) {
+// "first": the question is the conversation's first (a new one, or its first question edited)
+function keepConversation(id, question, answer, first) {
   if (accountConversations) { loadConversations(); return; }
   const started = myConversations().find((saved) => saved.rozmowa === id);
-  const entry = { rozmowa: id, pytanie: started ? started.pytanie : question, czas: new Date().toISOString(),
+  const entry = { rozmowa: id, pytanie: started && !first ? started.pytanie : question, czas: new Date().toISOString(),
     odpowiedz: answer.length > SUMMARY ? `${answer.slice(0, SUMMARY).trimEnd()}…` : answer };
   keepConversations([entry, ...myConversations().filter((saved) => saved.rozmowa !== id)]);
 }
@@ -907,7 +908,7 @@ async function ask() {
         $("odpowiedz").dataset.gotowa = "tak";
         lastTurn = { pytanie: question, odpowiedz: data.odpowiedz };
         if (data.rozmowa) {
-          keepConversation(data.rozmowa, question, data.odpowiedz);
+          keepConversation(data.rozmowa, question, data.odpowiedz, rewound === 1);
           showConversation(data.rozmowa, data.pytanie_samodzielne, data.uwaga_rozmowy);
         }
       } else if (kind === "blad") {
