@@ -180,7 +180,11 @@ class ConversationStore:
         """Rozmowa, którą ``owner`` dopytuje: jego własna albo – gdy dostał link do cudzej – jej kopia z nowym
         identyfikatorem, już jego (cudza zostaje, jaka była: link do niej jest tylko do czytania)."""
         found = self.load(conversation_id)
-        return found if found.owner == owner else Conversation(self.new().id, list(found.turns), owner)
+        if found.owner == owner:
+            return found
+        copy = self.new(owner)
+        copy.turns = list(found.turns)
+        return copy
 
     def last(self) -> Conversation | None:
         """Ostatnio zmieniona rozmowa bez właściciela (``pytaj --dalej``)."""
