@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from .indexing.sync import SyncOptions, sync
 from .ingest.ocr import OcrEngine
 from .ingest.preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
 from .llm import LlmSettings
-from .models import Plan, SearchResult
+from .models import Exchange, Plan, SearchResult
 from .retrieval.planning import Planner, PlanningStats
 from .retrieval.search import DEFAULT_MODE, DEFAULT_THRESHOLD, SearchRequest
 from .retrieval.service import Planning, Retrieval
@@ -183,25 +183,30 @@ class Index:
         rewrite: bool = False,
         fresh_plan: bool = False,
         settings: LlmSettings | None = None,
+        earlier: Sequence[Exchange] = (),
     ) -> SearchResult:
         """Fragmenty najlepiej pasujące do pytania, spełniające filtry (najlepszy pierwszy); pusta lista
         z powodem (``reason``), gdy nic nie przekracza progu pewności (``threshold=None`` wyłącza próg).
 
         ``rewrite``: najpierw plan zapytania od modelu czatu (``settings`` albo ``CHROMA_RAG_LLM_*``), zob.
         ``planning``; plan jest w ``SearchResult.plan``, a jego błąd tylko ostrzega (wyszukiwanie bez planu).
-        ``fresh_plan``: pomija plany zapamiętane na dysku."""
+        ``fresh_plan``: pomija plany zapamiętane na dysku. ``earlier``: pytanie dopowiada rozmowę o tych turach –
+        model planujący dostaje je w tym samym zapytaniu i pisze pytanie samodzielne (``Plan.standalone``), którego
+        się potem szuka."""
         return self.retrieval.search(SearchRequest(question, k, filters, mode, threshold),
-                                     Planning(rewrite, fresh_plan, settings))
+                                     Planning(rewrite, fresh_plan, settings), earlier)
 
     def planner(self, settings: LlmSettings | None = None) -> Planner:
         """Planista zapytań tej bazy (plany zapamiętane w jej katalogu danych pochodnych, ``plany/``)."""
         return self.retrieval.planner(settings)
 
     def planning_messages(
-        self, question: str, filters: SearchFilters | None = None, mode: str = DEFAULT_MODE
+        self, question: str, filters: SearchFilters | None = None, mode: str = DEFAULT_MODE,
+        history: Sequence[Turn] = (),
     ) -> list[dict[str, str]]:
-        """Wiadomości zapytania planowania dla pytania (``pytaj --pokaz-prompt``), bez pytania modelu."""
-        return self.retrieval.planning_messages(question, filters, mode)
+        """Wiadomości zapytania planowania dla pytania (``pytaj --pokaz-prompt``), bez pytania modelu; ``history`` –
+        wcześniejsze tury rozmowy, już przycięte limitami (``Conversation.history``)."""
+        return self.retrieval.planning_messages(question, filters, mode, exchanges(history))
 
     @property
     def planning_stats(self) -> PlanningStats:
@@ -242,10 +247,9 @@ class Index:
         # without a usable chat model the answer's own request says so; a planning warning would repeat it
         planned = planned and not (settings.needs_key and not settings.key)
 
-        def retrieve(query: str) -> SearchResult:
-            found = self.search(
-                query, k, filters, mode, threshold, rewrite=planned, fresh_plan=fresh_plan, settings=settings
-            )
+        def retrieve(query: str, earlier: list[Turn]) -> SearchResult:
+            found = self.search(query, k, filters, mode, threshold, rewrite=planned, fresh_plan=fresh_plan,
+                                settings=settings, earlier=exchanges(earlier))
             if on_plan is not None and found.plan is not None:
                 on_plan(found.plan)
             if on_sources is not None:
@@ -254,7 +258,7 @@ class Index:
 
         history, dropped = conversation.history(limits) if conversation is not None else ([], 0)
         return ask(question, retrieve, settings=settings, on_token=on_token, surface=surface, history=history,
-                   dropped_turns=dropped)
+                   dropped_turns=dropped, limits=limits, planned=planned)
 
     @property
     def conversations(self) -> ConversationStore:
@@ -345,3 +349,8 @@ class Index:
         if repair:
             self.store.require_writable()
         return check(self.store, repair, wait)
+
+
+def exchanges(turns: Iterable[Turn]) -> list[Exchange]:
+    """Tury rozmowy tak, jak je widzi model planujący: pytanie i odpowiedź."""
+    return [Exchange(turn.question, turn.answer) for turn in turns]

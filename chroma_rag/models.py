@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 
 @dataclass
@@ -104,6 +104,13 @@ class Hit:
         }
 
 
+class Exchange(NamedTuple):
+    """Wcześniejsza tura rozmowy tak, jak ją widzi model planujący: pytanie użytkownika i odpowiedź asystenta."""
+
+    question: str
+    answer: str
+
+
 @dataclass
 class Plan:
     """Plan zapytania od modelu czatu (``planning``): zapytania językiem ustaw, pliki, które najpewniej
@@ -111,12 +118,14 @@ class Plan:
 
     ``error``: dlaczego planu nie ma (wtedy wyszukiwanie jest zwykłe) – zdaniem CLI, z adresem modelu i zmienną
     do sprawdzenia; ``team_error``: to samo słowami strony i MCP (``None``: to samo zdanie); ``cached``: plan
-    z pamięci na dysku."""
+    z pamięci na dysku; ``standalone``: w rozmowie – pytanie dopowiadające przepisane przez model tak, żeby było
+    zrozumiałe bez rozmowy (to jego się szuka; ``None``: pytanie zostaje, jak je zadano)."""
 
     queries: list[str] = field(default_factory=list)
     documents: list[str] = field(default_factory=list)
     units: list[str] = field(default_factory=list)
     cached: bool = False
+    standalone: str | None = None
     error: str | None = None
     team_error: str | None = None
 

@@ -10,6 +10,8 @@ DIMENSION = ("wymiar", "wymiary", "wymiarów")
 ORPHAN = ("fragment-sierota", "fragmenty-sieroty", "fragmentów-sierot")
 UNFINDABLE = ("nieodnajdywalny fragment", "nieodnajdywalne fragmenty", "nieodnajdywalnych fragmentów")
 QUESTION = ("pytanie", "pytania", "pytań")
+TURN = ("tura", "tury", "tur")
+CHARACTER = ("znak", "znaki", "znaków")
 
 
 def form(n: int, forms: tuple[str, str, str]) -> str:

@@ -50,7 +50,7 @@ def settings_for(fake: FakeLlm, **overrides) -> LlmSettings:
 
 
 def fixed(hits: list[Hit]):
-    return lambda query: list(hits)
+    return lambda query, earlier: list(hits)
 
 
 # --- prompt ---------------------------------------------------------------------------------------

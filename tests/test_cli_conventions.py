@@ -300,7 +300,7 @@ def test_pytaj_lista_ocena_json_key_order(capsys, small_db, tmp_path):
     assert code == 0
     assert list(json.loads(out)) == ["odpowiedz", "fragmenty", "uzycie", "model", "niepasujace_cytaty",
                                      "plan", "powod", "pytanie_samodzielne", "tury_dla_modelu", "pominiete_tury",
-                                     "rozmowa"]
+                                     "uwaga_rozmowy", "rozmowa"]
     listed = json.loads(run_cli(capsys, "lista", "--json", "--baza", small_db)[1])
     listed_keys = ["plik", "sciezka", "typ", "rok", "fragmenty", "modele", "inne_sciezki", "tytul", "akt", "skrot"]
     assert [list(item) for item in listed] == [listed_keys] * 2

@@ -13,6 +13,7 @@ from conftest import PATIENTS, run_cli
 from llm_server import FakeLlm, Reply, Request, llm_environment
 
 from chroma_rag.answering.conversation import STANDALONE_PROMPT, ConversationStore, Turn
+from chroma_rag.retrieval.planning import FOLLOW_UP_RULE, PLAN_PROMPT
 
 KEY = "klucz-rozmowy-nie-pokazuj"
 FIRST = "Czy pacjent ma prawo do informacji o swoim stanie zdrowia?"
@@ -22,15 +23,22 @@ STANDALONE = "Czy pacjent może zrezygnować z informacji o swoim stanie zdrowia
 FOLLOW_UP_ANSWER = f"Tak, pacjent może zrezygnować z informacji [{PATIENTS}, art. 9]."
 
 
+# a follow-up's plan: the standalone question and where to look for it
+FOLLOW_UP_PLAN = {"pytanie_samodzielne": STANDALONE, "zapytania": ["prawo pacjenta do informacji"],
+                  "dokumenty": [PATIENTS], "jednostki": ["art. 9"]}
+
+
 def responder(answers: list[str]):
-    """Model, który przepisuje pytania dopowiadające na STANDALONE, a na pytania z fragmentami odpowiada po
-    kolei ``answers``."""
+    """Model, który przepisuje pytania dopowiadające na STANDALONE (osobno albo w planie – FOLLOW_UP_PLAN), na
+    prośbę o plan pytania bez rozmowy odpowiada domyślnie (bez użytecznego planu), a na pytania z fragmentami
+    odpowiada po kolei ``answers``."""
     def respond(request: Request) -> Reply | None:
         messages = request.body["messages"]
         if messages[0]["content"] == STANDALONE_PROMPT:
             return Reply(text=STANDALONE)
-        if "response_format" in request.body:  # a search plan: the server's default (no usable plan)
-            return None
+        if "response_format" in request.body:
+            follow_up = FOLLOW_UP_RULE in messages[0]["content"]
+            return Reply(text=json.dumps(FOLLOW_UP_PLAN, ensure_ascii=False)) if follow_up else None
         return Reply(text=answers.pop(0)) if answers else None
     return respond
 
@@ -38,6 +46,10 @@ def responder(answers: list[str]):
 def answer_requests(fake: FakeLlm) -> list[list[dict]]:
     return [r.body["messages"] for r in fake.requests
             if r.body["messages"][0]["content"] != STANDALONE_PROMPT and "response_format" not in r.body]
+
+
+def plan_requests(fake: FakeLlm) -> list[list[dict]]:
+    return [r.body["messages"] for r in fake.requests if "response_format" in r.body]
 
 
 @pytest.fixture
@@ -84,6 +96,38 @@ def test_pytaj_dalej_continues_the_last_conversation(capsys, db: Path, fake: Fak
     assert len(set((db / "rozmowy").glob("*.json")) - before) == 2
 
 
+def test_pytaj_ponow_answers_the_last_question_anew_or_an_edited_one(capsys, db: Path, fake: FakeLlm) -> None:
+    again, edited, edited_answer = "Tak – odpowiedź od nowa.", "Kto udziela informacji?", "Lekarz – poprawiona."
+    fake.responder = responder([FIRST_ANSWER, FOLLOW_UP_ANSWER, again, edited_answer])
+    before = set((db / "rozmowy").glob("*.json"))
+    assert run_cli(capsys, "pytaj", FIRST, "--baza", db)[0] == 0
+    assert run_cli(capsys, "pytaj", "--dalej", FOLLOW_UP, "--baza", db)[0] == 0
+    [saved] = set((db / "rozmowy").glob("*.json")) - before
+
+    def turns() -> list[tuple[str, str]]:
+        return [(t["pytanie"], t["odpowiedz"]) for t in json.loads(saved.read_text(encoding="utf-8"))["tury"]]
+
+    code, out, err = run_cli(capsys, "pytaj", "--ponow", "--baza", db)
+    assert code == 0 and out.startswith(again), err
+    assert turns() == [(FIRST, FIRST_ANSWER), (FOLLOW_UP, again)]
+    sent = answer_requests(fake)[-1]  # the turn before, not the answer being replaced
+    assert [m["content"] for m in sent if m["role"] == "assistant"] == [FIRST_ANSWER]
+    code, out, err = run_cli(capsys, "pytaj", "--ponow", edited, "--rozmowa", saved.stem, "--baza", db)
+    assert code == 0 and out.startswith(edited_answer), err
+    assert turns() == [(FIRST, FIRST_ANSWER), (edited, edited_answer)]
+
+    fake.responder = lambda request: Reply(status=500)  # the model down: the conversation stays as it was
+    code, _, err = run_cli(capsys, "pytaj", "--ponow", "--baza", db)
+    assert code != 0 and "Traceback" not in err and turns() == [(FIRST, FIRST_ANSWER), (edited, edited_answer)]
+
+    code, _, err = run_cli(capsys, "pytaj", "--baza", db)
+    assert code == 2 and "Brakuje pytania" in err
+    empty = ConversationStore(db / "rozmowy").new()
+    ConversationStore(db / "rozmowy").save(empty)
+    code, _, err = run_cli(capsys, "pytaj", "--ponow", "--rozmowa", empty.id, "--baza", db)
+    assert code == 2 and "Nie ma jeszcze rozmowy" in err
+
+
 def test_a_long_conversation_sends_only_its_last_turns_and_says_so(capsys, db: Path, fake: FakeLlm) -> None:
     store = ConversationStore(db / "rozmowy")
     conversation = store.new()
@@ -92,7 +136,8 @@ def test_a_long_conversation_sends_only_its_last_turns_and_says_so(capsys, db: P
     store.save(conversation)
     fake.responder = responder([FOLLOW_UP_ANSWER, FOLLOW_UP_ANSWER])
     code, out, err = run_cli(capsys, "pytaj", "--rozmowa", conversation.id, FOLLOW_UP, "--baza", db)
-    assert code == 0 and "model widział tylko ostatnie tury rozmowy (4 z 6)" in err, err
+    assert code == 0 and "Model dostał tylko ostatnie tury rozmowy (4 z 6) – limit to 4 tury i 6000 znaków (ok. " \
+        "1500 tokenów)" in err, err
     sent = answer_requests(fake)[-1]
     assert [m["content"] for m in sent if m["role"] == "user"][:-1] == [f"pytanie {n}" for n in range(2, 6)]
     assert len(store.load(conversation.id).turns) == 7
@@ -101,6 +146,51 @@ def test_a_long_conversation_sends_only_its_last_turns_and_says_so(capsys, db: P
     assert answer["rozmowa"] == conversation.id and answer["tury_dla_modelu"] == 4 and answer["pominiete_tury"] == 3
     code, _, err = run_cli(capsys, "pytaj", "--rozmowa", "nie-ma-takiej", FOLLOW_UP, "--baza", db)
     assert code == 2 and "Nie ma zapisanej rozmowy" in err
+
+
+def test_a_planned_follow_up_asks_the_model_once_for_the_plan_and_the_standalone_question(
+        capsys, monkeypatch, db: Path, fake: FakeLlm) -> None:
+    monkeypatch.delenv("CHROMA_RAG_PRZEPISZ")  # planned, as by default
+    fake.responder = responder([FIRST_ANSWER, FOLLOW_UP_ANSWER])
+    code, out, err = run_cli(capsys, "pytaj", FIRST, "--baza", db)
+    assert code == 0 and out.startswith(FIRST_ANSWER), err
+    code, out, err = run_cli(capsys, "pytaj", "--dalej", FOLLOW_UP, "--baza", db, "--json", "--pokaz-prompt")
+    shown = json.loads(out)  # what the follow-up's two requests would carry, without asking the model
+    assert code == 0 and len(fake.requests) == 2, err
+    system, user = shown["planowanie"]
+    assert system["content"] == PLAN_PROMPT + FOLLOW_UP_RULE and FIRST in user["content"]
+    code, out, err = run_cli(capsys, "pytaj", "--dalej", FOLLOW_UP, "--baza", db, "--json")
+    assert code == 0, err
+    answer = json.loads(out)
+
+    # two chat calls a turn (plan, answer), as for a lone question; the rewrite rides in the plan
+    assert len(fake.requests) == 4 and not [r for r in fake.requests
+                                            if r.body["messages"][0]["content"] == STANDALONE_PROMPT]
+    lone, follow_up = plan_requests(fake)
+    assert lone[0]["content"] == PLAN_PROMPT and "Rozmowa" not in lone[1]["content"]  # the request as before
+    assert follow_up[0]["content"] == PLAN_PROMPT + FOLLOW_UP_RULE
+    said = follow_up[1]["content"]
+    assert said.index(f"Użytkownik: {FIRST}\nAsystent: {FIRST_ANSWER}") < said.index("Dokumenty w indeksie")
+    assert said.endswith(f"Pytanie: {FOLLOW_UP}")
+    assert answer["pytanie_samodzielne"] == STANDALONE and answer["plan"]["dokumenty"] == [PATIENTS]
+    assert answer["fragmenty"][0]["plik"] == PATIENTS  # searched for the standalone question, with its plan
+    assert answer["tury_dla_modelu"] == 1 and answer["pominiete_tury"] == 0 and answer["uwaga_rozmowy"] is None
+    sent = answer_requests(fake)[-1]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    assert f"(Samodzielnie: {STANDALONE})" in sent[-1]["content"]
+
+    # a long conversation: the plan request carries only the turns the limits let through, and the user is told
+    store = ConversationStore(db / "rozmowy")
+    long = store.new()
+    for n in range(6):
+        long.add(Turn(question=f"pytanie {n}", standalone=f"pytanie {n}", answer=f"odpowiedź {n}"))
+    store.save(long)
+    fake.responder = responder([FOLLOW_UP_ANSWER])
+    code, out, err = run_cli(capsys, "pytaj", "--rozmowa", long.id, FOLLOW_UP, "--baza", db)
+    assert code == 0 and "(4 z 6) – limit to 4 tury i 6000 znaków" in err, err
+    said = plan_requests(fake)[-1][1]["content"]
+    assert [n for n in range(6) if f"Użytkownik: pytanie {n}\n" in said] == [2, 3, 4, 5]
+    assert f"Szukano pytania: „{STANDALONE}”" in err
 
 
 def test_api_conversation_id_continues_and_the_saved_conversation_opens_without_the_model(
@@ -182,3 +272,126 @@ def test_rozmowa_reads_questions_line_by_line_in_one_conversation(db: Path, fake
     assert FOLLOW_UP_ANSWER in shown.stdout and f"Szukano pytania: „{STANDALONE}”" in shown.stderr
     assert [m["role"] for m in answer_requests(fake)[-1]] == ["system", "user", "assistant", "user"]
     assert "Traceback" not in shown.stderr and KEY not in shown.stdout + shown.stderr
+
+
+def post_answer(base: str, body: dict, headers: dict | None = None) -> httpx.Response:
+    return httpx.post(f"{base}/api/pytaj", json=body, headers={"Accept": "application/json", **(headers or {})},
+                      timeout=120)
+
+
+def test_an_answer_is_regenerated_and_a_question_edited_in_place(base: str, fake_llm: FakeLlm) -> None:
+    again, edited = "Tak – ponowiona odpowiedź [" + PATIENTS + ", art. 9].", "Kto udziela pacjentowi informacji?"
+    fake_llm.responder = responder([FIRST_ANSWER, FOLLOW_UP_ANSWER, again, FIRST_ANSWER])
+    try:
+        first = post_answer(base, {"pytanie": FIRST}).json()
+        conversation = first["rozmowa"]
+        post_answer(base, {"pytanie": FOLLOW_UP, "rozmowa": conversation})
+        address = f"{base}/api/rozmowy/{conversation}"
+
+        regenerated = post_answer(base, {"pytanie": FOLLOW_UP, "rozmowa": conversation, "tura": 2})
+        assert regenerated.status_code == 200 and regenerated.json()["rozmowa"] == conversation
+        assert regenerated.json()["odpowiedz"] == again
+        sent = answer_requests(fake_llm)[-1]  # the earlier turn, not the answer being replaced
+        assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+        assert sent[2]["content"] == FIRST_ANSWER
+        turns = httpx.get(address, timeout=60).json()["tury"]
+        assert [(t["pytanie"], t["odpowiedz"]) for t in turns] == [(FIRST, FIRST_ANSWER), (FOLLOW_UP, again)]
+
+        rewritten = post_answer(base, {"pytanie": edited, "rozmowa": conversation, "tura": 1})
+        assert rewritten.status_code == 200, rewritten.text
+        assert [m["role"] for m in answer_requests(fake_llm)[-1]] == ["system", "user"]  # nothing before turn 1
+        turns = httpx.get(address, timeout=60).json()["tury"]
+        assert [t["pytanie"] for t in turns] == [edited]  # the later turns followed the old question: gone
+
+        # bad input: nothing changes, one Polish sentence each
+        asked = len(fake_llm.requests)
+        for body, status, said in [
+            ({"pytanie": edited, "rozmowa": conversation, "tura": 2}, 400, "nie ma tury 2 – ma ich 1"),
+            ({"pytanie": edited, "tura": 1}, 400, "razem z polem „rozmowa”"),
+            ({"pytanie": edited, "rozmowa": conversation, "tura": 0}, 400, "od 1"),
+            ({"pytanie": edited, "rozmowa": conversation, "tura": "druga"}, 400, "liczbą całkowitą"),
+            ({"pytanie": "x" * 2001, "rozmowa": conversation, "tura": 1}, 400, "za długie"),
+            ({"pytanie": edited, "rozmowa": "0" * 24, "tura": 1}, 404, "Nie ma zapisanej rozmowy"),
+        ]:
+            refused = post_answer(base, body)
+            assert refused.status_code == status and said in refused.json()["blad"], (body, refused.text)
+        assert len(fake_llm.requests) == asked
+
+        # the model breaks off in the middle of the new answer: the saved turn stays as it was
+        fake_llm.responder = lambda request: (None if "response_format" in request.body
+                                              else Reply(text="Początek odpowiedzi, która się urwie.", fail_after=1))
+        broken = post_answer(base, {"pytanie": edited, "rozmowa": conversation, "tura": 1})
+        assert broken.status_code == 502 and "blad" in broken.json()
+        assert httpx.get(address, timeout=60).json()["tury"] == turns
+    finally:
+        fake_llm.responder = None
+
+
+def test_without_users_all_listed_conversations_are_deleted_at_once(base: str, fake_llm: FakeLlm) -> None:
+    fake_llm.responder = responder([FIRST_ANSWER, FIRST_ANSWER])
+    try:
+        ids = [post_answer(base, {"pytanie": FIRST}).json()["rozmowa"] for _ in range(2)]
+    finally:
+        fake_llm.responder = None
+    # without accounts the server cannot tell whose a conversation is: no list, and "all" needs the ids
+    assert httpx.get(f"{base}/api/rozmowy", timeout=60).json() == {"rozmowy": None}
+    everything = httpx.request("DELETE", f"{base}/api/rozmowy", json={}, timeout=60)
+    assert everything.status_code == 400 and "nie wie, które rozmowy są twoje" in everything.json()["blad"]
+    for body, said in [({"rozmowy": "abc"}, "lista identyfikatorów"), ({"rozmowy": ["a"] * 201}, "najwyżej 200")]:
+        refused = httpx.request("DELETE", f"{base}/api/rozmowy", json=body, timeout=60)
+        assert refused.status_code == 400 and said in refused.json()["blad"]
+    foreign = httpx.request("DELETE", f"{base}/api/rozmowy", json={"rozmowy": ids},
+                            headers={"Origin": "http://zla.strona.example"}, timeout=60)
+    assert foreign.status_code == 403
+    deleted = httpx.request("DELETE", f"{base}/api/rozmowy", json={"rozmowy": [*ids, "0" * 24, "zly"]}, timeout=60)
+    assert deleted.status_code == 200 and deleted.json() == {"usuniete": 2}
+    assert all(httpx.get(f"{base}/api/rozmowy/{i}", timeout=60).status_code == 404 for i in ids)
+
+
+def test_each_user_lists_and_deletes_only_their_own_conversations(two_acts_copy: Path, tmp_path: Path) -> None:
+    from serving_support import chat_model, running_server
+
+    from chroma_rag.serving.accounts import Accounts
+
+    accounts = Accounts(tmp_path / "uzytkownicy.json")
+    anna, jan = ({"Authorization": f"Bearer {accounts.add(name)}"} for name in ("anna", "jan"))
+    with chat_model(FIRST_ANSWER) as fake, running_server(two_acts_copy, accounts=accounts) as url:
+        fake.responder = responder([FIRST_ANSWER, FIRST_ANSWER, FOLLOW_UP_ANSWER])
+        annas = post_answer(url, {"pytanie": FIRST}, anna).json()["rozmowa"]
+        jans = post_answer(url, {"pytanie": FIRST}, jan).json()["rozmowa"]
+        assert (two_acts_copy / "rozmowy" / "uzytkownicy" / "anna" / f"{annas}.json").is_file()
+
+        def listed(who: dict) -> list[dict]:
+            return httpx.get(f"{url}/api/rozmowy", headers=who, timeout=60).json()["rozmowy"]
+
+        damaged = two_acts_copy / "rozmowy" / "uzytkownicy" / "anna" / f"{'f' * 24}.json"
+        damaged.write_text("{uszkodzony", encoding="utf-8")  # one damaged file does not hide the rest of the list
+        [mine] = listed(anna)
+        opened = httpx.get(f"{url}/api/rozmowy/{damaged.stem}", headers=anna, timeout=60)
+        assert opened.status_code == 400 and "uszkodzony" in opened.json()["blad"]
+        damaged.unlink()
+        assert mine["rozmowa"] == annas and mine["pytanie"] == FIRST and mine["odpowiedz"] == FIRST_ANSWER
+        assert mine["tury"] == 1 and mine["czas"]
+        assert [c["rozmowa"] for c in listed(jan)] == [jans]
+
+        # Anna's link opens for Jan, read-only: he can neither delete it nor add to it
+        annas_address = f"{url}/api/rozmowy/{annas}"
+        shared = httpx.get(annas_address, headers=jan, timeout=60).json()
+        assert shared["moja"] is False and shared["tury"][0]["odpowiedz"] == FIRST_ANSWER
+        assert httpx.get(annas_address, headers=anna, timeout=60).json()["moja"] is True
+        refused = httpx.request("DELETE", annas_address, headers=jan, json={}, timeout=60)
+        assert refused.status_code == 404 and "Nie ma zapisanej rozmowy" in refused.json()["blad"]
+        listed_delete = httpx.request("DELETE", f"{url}/api/rozmowy", headers=jan, json={"rozmowy": [annas]},
+                                      timeout=60)
+        assert listed_delete.json() == {"usuniete": 0}
+        continued = post_answer(url, {"pytanie": FOLLOW_UP, "rozmowa": annas}, jan).json()
+        assert continued["rozmowa"] not in (annas, jans)  # Jan's own copy, with Anna's turn as its history
+        assert answer_requests(fake)[-1][2]["content"] == FIRST_ANSWER
+        assert len(httpx.get(annas_address, headers=anna, timeout=60).json()["tury"]) == 1
+        assert [c["rozmowa"] for c in listed(jan)] == [continued["rozmowa"], jans]
+        assert [c["tury"] for c in listed(jan)] == [2, 1]
+
+        everything = httpx.request("DELETE", f"{url}/api/rozmowy", headers=jan, json={}, timeout=60)
+        assert everything.json() == {"usuniete": 2} and listed(jan) == []
+        assert [c["rozmowa"] for c in listed(anna)] == [annas]
+        assert httpx.get(annas_address, headers=anna, timeout=60).status_code == 200

@@ -16,7 +16,7 @@ from ..errors import FiltersMatchNothing, Surface, UserError
 from ..filters import normalize_article
 from ..llm import ChatClient, LlmSettings, Usage
 from ..models import Hit, Plan
-from .conversation import Turn, history_messages, standalone_question
+from .conversation import DEFAULT_LIMITS, ConversationLimits, Turn, history_messages, standalone_question
 
 NOT_FOUND = "Nie ma tego w dokumentach."
 
@@ -61,6 +61,7 @@ class Answer:
     standalone: str | None = None  # in a conversation: the question as searched, without the earlier turns
     earlier_turns: int = 0  # in a conversation: how many earlier turns the model got
     dropped_turns: int = 0  # ...and how many older ones the limits left out
+    conversation_note: str | None = None  # ...said to the user when some were left out (``ConversationLimits.note``)
 
     @property
     def found(self) -> bool:
@@ -82,12 +83,13 @@ class Answer:
             "pytanie_samodzielne": self.standalone,
             "tury_dla_modelu": self.earlier_turns,
             "pominiete_tury": self.dropped_turns,
+            "uwaga_rozmowy": self.conversation_note,
         }
 
 
 def ask(
     question: str,
-    retrieve: Callable[[str], list[Hit]],
+    retrieve: Callable[[str, list[Turn]], list[Hit]],
     *,
     settings: LlmSettings | None = None,
     on_token: Callable[[str], None] | None = None,
@@ -95,11 +97,15 @@ def ask(
     surface: Surface = "cli",
     history: list[Turn] | None = None,
     dropped_turns: int = 0,
+    limits: ConversationLimits = DEFAULT_LIMITS,
+    planned: bool = False,
 ) -> Answer:
-    """Odpowiada na ``question`` z fragmentów zwróconych przez ``retrieve`` (najlepszy pierwszy; wynik
-    ``SearchResult`` wnosi też plan zapytania). ``history``: wcześniejsze tury rozmowy (już przycięte
-    limitami; ``dropped_turns`` – ile pominięto) – wtedy wyszukiwanie dostaje pytanie samodzielne napisane
-    przez model, a model odpowiadający także te tury.
+    """Odpowiada na ``question`` z fragmentów zwróconych przez ``retrieve(pytanie, tury)`` (najlepszy pierwszy;
+    wynik ``SearchResult`` wnosi też plan zapytania). ``history``: wcześniejsze tury rozmowy (już przycięte
+    ``limits``; ``dropped_turns`` – ile pominięto) – wtedy wyszukiwanie dostaje pytanie samodzielne napisane
+    przez model, a model odpowiadający także te tury. ``planned``: ``retrieve`` planuje wyszukiwanie i dostaje
+    tury – pytanie samodzielne przychodzi w planie, z tego samego zapytania czatu; inaczej pisze je osobne
+    zapytanie, zanim ``retrieve`` dostanie pytanie już samodzielne.
 
     Bez fragmentów zwraca „Nie ma tego w dokumentach.” bez zapytania do modelu. ``on_token``
     dostaje odpowiedź kawałkami w miarę jej nadchodzenia (także odpowiedź bez modelu, w całości – zdanie
@@ -110,10 +116,14 @@ def ask(
         raise UserError("Pytanie jest puste.")
     client = client or ChatClient(settings or LlmSettings.from_env())
     history = history or []
-    standalone, spent = standalone_question(question, history, client) if history else (None, Usage())
-    conversation = {"standalone": standalone, "earlier_turns": len(history), "dropped_turns": dropped_turns}
-    hits = retrieve(standalone or question)
+    rewritten = bool(history) and not planned
+    standalone, spent = standalone_question(question, history, client) if rewritten else (None, Usage())
+    hits = retrieve(standalone or question, [] if rewritten else history)
     plan = getattr(hits, "plan", None)
+    standalone = standalone or (plan.standalone if plan is not None else None)
+    conversation = {"standalone": standalone, "earlier_turns": len(history), "dropped_turns": dropped_turns,
+                    "conversation_note": limits.note(len(history), len(history) + dropped_turns) if dropped_turns
+                    else None}
     if not hits:
         answer = Answer(NOT_FOUND, [], spent, None, [], getattr(hits, "reason", None), plan, **conversation)
         if answer.reason == "filtry":

@@ -36,7 +36,7 @@ from .search import print_plan, relevance_label
 
 if TYPE_CHECKING:
     from ..answering.answer import Answer
-    from ..answering.conversation import Conversation
+    from ..answering.conversation import Conversation, Turn
     from ..api import Index
     from ..models import Hit
 
@@ -53,7 +53,10 @@ ConversationOption = Annotated[
 
 
 def ask_command(
-    question: Annotated[str, typer.Argument(metavar="PYTANIE", help="Pytanie do dokumentów.", show_default=False)],
+    question: Annotated[
+        str | None, typer.Argument(metavar="PYTANIE", help="Pytanie do dokumentów (z --ponow – poprawione ostatnie "
+                                   "pytanie rozmowy).", show_default=False)
+    ] = None,
     count: AskCountOption = None,
     files: FilesOption = None,
     acts: ActsOption = None,
@@ -76,6 +79,10 @@ def ask_command(
     ] = False,
     follow_up: FollowUpOption = False,
     conversation_id: ConversationOption = None,
+    again: Annotated[
+        bool, typer.Option("--ponow", help="Odpowiedz od nowa na ostatnie pytanie rozmowy (ostatniej albo --rozmowa "
+                           "ID); z PYTANIEM – na nie zamiast tamtego. Odpowiedź zastępuje poprzednią.")
+    ] = False,
     mode: ModeOption = "hybryda",
     threshold: ThresholdOption = None,
     as_json: JsonOption = False,
@@ -85,21 +92,27 @@ def ask_command(
     server: ServerOption = None,
 ) -> None:
     """Odpowiada na pytanie modelem czatu wyłącznie na podstawie znalezionych fragmentów, z cytatami. Każda
-    odpowiedź trafia do zapisanej rozmowy; --dalej dopytuje w ostatniej."""
+    odpowiedź trafia do zapisanej rozmowy; --dalej dopytuje w ostatniej, --ponow odpowiada od nowa."""
+    if question is None and not again:
+        from ..errors import UsageError
+
+        raise UsageError('Brakuje pytania – np. chroma-rag pytaj "Ile dni urlopu?" (albo --ponow, żeby odpowiedzieć '
+                         "od nowa na ostatnie pytanie rozmowy).")
     filters = search_filters(files, types, year, year_from, year_to, articles, acts)
     index = open_index(db, model, dimensions, server)
     from ..llm import LlmSettings
 
     settings = LlmSettings.from_env()
     planned = rewrite if rewrite is not None else settings.planning is not False
+    question, conversation = _asked(index, question, conversation_id, follow_up, again)
     if show_prompt:
         hits = index.search(
             question, k=count_setting(count), filters=filters, mode=mode, threshold=threshold_setting(threshold)
         )
-        planning = index.planning_messages(question, filters, mode) if planned else None
-        _print_prompt(question, hits, planning, as_json)
+        history = conversation.history()[0]
+        planning = index.planning_messages(question, filters, mode, history) if planned else None
+        _print_prompt(question, hits, planning, as_json, history)
         return
-    conversation = _chosen_conversation(index, conversation_id, follow_up)
     _answer(index, question, conversation, dict(
         k=count_setting(count), filters=filters, threshold=threshold_setting(threshold), mode=mode,
         rewrite=planned, fresh_plan=fresh_plan, settings=settings,
@@ -149,6 +162,23 @@ def conversation_command(
         _answer(index, question, conversation, options, streaming=True, as_json=False)
 
 
+def _asked(index: Index, question: str | None, conversation_id: str | None, follow_up: bool,
+           again: bool) -> tuple[str, Conversation]:
+    """Pytanie i rozmowa, w której padnie; z ``again`` (--ponow) rozmowa cofnięta o ostatnią turę, a pytanie –
+    podane albo tamtej tury. Rozmowa zapisuje się dopiero z nową odpowiedzią, więc błąd modelu niczego nie psuje."""
+    if not again:
+        return str(question), _chosen_conversation(index, conversation_id, follow_up)
+    conversation = _chosen_conversation(index, conversation_id, follow_up=True)
+    if not conversation.turns:
+        from ..errors import UsageError
+
+        raise UsageError('Nie ma jeszcze rozmowy, w której można odpowiedzieć od nowa – zadaj pytanie: '
+                         'chroma-rag pytaj "PYTANIE".')
+    asked = question or conversation.turns[-1].question
+    conversation.rewind(len(conversation.turns))
+    return asked, conversation
+
+
 def _chosen_conversation(index: Index, conversation_id: str | None, follow_up: bool) -> Conversation:
     """Rozmowa z --rozmowa, ostatnia z --dalej, inaczej nowa."""
     conversations = index.conversations
@@ -174,10 +204,8 @@ def _answer(index: Index, question: str, conversation: Conversation, options: di
 def _print_conversation(answer: Answer, conversation_id: str) -> None:
     if answer.standalone:
         err.print(f"Szukano pytania: „{answer.standalone}”.", style="dim", markup=False, highlight=False)
-    if answer.dropped_turns:
-        seen, every = answer.earlier_turns, answer.earlier_turns + answer.dropped_turns
-        err.print(f"Uwaga: model widział tylko ostatnie tury rozmowy ({seen} z {every}).", style="yellow",
-                  markup=False, highlight=False)
+    if answer.conversation_note:
+        err.print(f"Uwaga: {answer.conversation_note}", style="yellow", markup=False, highlight=False)
     err.print(f'Rozmowa {conversation_id} – dopytaj: chroma-rag pytaj --dalej "…"', style="dim", markup=False,
               highlight=False)
 
@@ -188,11 +216,12 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
-def _print_prompt(question: str, hits: list[Hit], planning: list[dict[str, str]] | None, as_json: bool) -> None:
+def _print_prompt(question: str, hits: list[Hit], planning: list[dict[str, str]] | None, as_json: bool,
+                  history: list[Turn]) -> None:
     from ..answering.answer import NOT_FOUND, build_messages
 
     if as_json:
-        print_json({"planowanie": planning, "wiadomosci": build_messages(question, hits) if hits else None})
+        print_json({"planowanie": planning, "wiadomosci": build_messages(question, hits, history) if hits else None})
         return
     if planning is not None:
         out.print("Zapytanie 1 – plan wyszukiwania (zapytania językiem ustaw, dokumenty, jednostki):", style="bold")
@@ -204,7 +233,7 @@ def _print_prompt(question: str, hits: list[Hit], planning: list[dict[str, str]]
     if not hits:
         out.print(f"Brak pasujących fragmentów – odpowiedź „{NOT_FOUND}” bez pytania modelu.")
         return
-    _print_messages(build_messages(question, hits))
+    _print_messages(build_messages(question, hits, history))
 
 
 def _print_messages(messages: list[dict[str, str]]) -> None:

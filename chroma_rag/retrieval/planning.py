@@ -1,7 +1,9 @@
 """Planowanie zapytania modelem czatu: pytanie potoczne → zapytania językiem ustaw, akt i jednostka.
 
 Jedno zapytanie czatu na pytanie; odpowiedź to obiekt JSON ``{"zapytania", "dokumenty", "jednostki"}``,
-sprawdzany z indeksem (nieznane pliki i jednostki odpadają). Plany są zapamiętywane na dysku, więc
+sprawdzany z indeksem (nieznane pliki i jednostki odpadają). W rozmowie to samo zapytanie niesie wcześniejsze
+tury, a model dopisuje ``"pytanie_samodzielne"`` – pytanie dopowiadające zrozumiałe bez rozmowy, którego się
+potem szuka (bez osobnego zapytania o przepisanie). Plany są zapamiętywane na dysku, więc
 powtórzona ``ocena --przepisz`` nie pyta modelu. Planowanie nigdy nie psuje wyszukiwania: zła odpowiedź,
 przekroczony czas albo błąd serwera dają plan z ``error`` i wyszukiwanie bez planu.
 """
@@ -20,7 +22,7 @@ from typing import Any
 from ..errors import UserError
 from ..filters import normalize_article
 from ..llm import ChatClient, Usage
-from ..models import Plan
+from ..models import Exchange, Plan
 from .act_labels import labelled
 
 # 2: documents listed by the act's name and abbreviation ("Kodeks postępowania cywilnego (k.p.c.)"), not the title
@@ -39,6 +41,16 @@ i rozporządzenia), które znajdą fragment z odpowiedzią;
 - "dokumenty": nazwy plików z listy, które najpewniej zawierają odpowiedź; [] gdy żaden z nich jej nie zawiera;
 - "jednostki": numery artykułów lub paragrafów z odpowiedzią, np. "art. 394", "§ 6" – tylko gdy masz pewność; \
 inaczej []."""
+
+# Added to PLAN_PROMPT only for a follow-up, so a question without a conversation gets the very same request as
+# before (stored plans, dev plans replay and measured prompts stay valid).
+FOLLOW_UP_RULE = """
+
+Pytanie jest dalszym ciągiem rozmowy podanej przed listą dokumentów. Dodaj do obiektu pole \
+"pytanie_samodzielne": ostatnie pytanie przepisane tak, żeby było zrozumiałe bez rozmowy – dopisz, o czym mowa \
+(akt, przepis, sytuację), nie dodawaj nic od siebie i nie odpowiadaj na nie; po polsku, w jednym zdaniu. \
+Zapytania, dokumenty i jednostki dobierz do tego pytania samodzielnego."""
+STANDALONE_CHARS = 2000  # as long as a question may be (serwuj's MAX_QUESTION_CHARS)
 
 
 @dataclass(frozen=True)
@@ -89,27 +101,32 @@ class PlanningStats:
         }
 
 
-def plan_messages(question: str, catalog: Catalog) -> list[dict[str, str]]:
-    """Wiadomości planowania: reguły, lista dokumentów (plik | tytuł (skrót) | rodzaj | rok) i pytanie dosłownie."""
+def plan_messages(question: str, catalog: Catalog, earlier: Sequence[Exchange] = ()) -> list[dict[str, str]]:
+    """Wiadomości planowania: reguły, wcześniejsze tury rozmowy (``earlier``, już przycięte limitami rozmowy),
+    lista dokumentów (plik | tytuł (skrót) | rodzaj | rok) i pytanie dosłownie."""
     listed, more = catalog.listed()
     lines = [f"- {entry.line()}" for entry in listed]
     if more:
         lines.append(f"- … i {more} więcej (niewymienione, mniej pasujące do pytania)")
+    turns = [f"Użytkownik: {turn.question}\nAsystent: {turn.answer}" for turn in earlier]
     user = (
-        "Dokumenty w indeksie (plik | tytuł (skrót) | rodzaj | rok):\n"
+        ("Rozmowa (od najstarszej tury):\n\n" + "\n\n".join(turns) + "\n\n" if turns else "")
+        + "Dokumenty w indeksie (plik | tytuł (skrót) | rodzaj | rok):\n"
         + "\n".join(lines)
         + f"\n\nPytanie: {question}"
     )
-    return [{"role": "system", "content": PLAN_PROMPT}, {"role": "user", "content": user}]
+    system = PLAN_PROMPT + (FOLLOW_UP_RULE if turns else "")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
-def parse_plan(text: str, catalog: Catalog) -> Plan:
+def parse_plan(text: str, catalog: Catalog, follow_up: bool = False) -> Plan:
     """Plan z odpowiedzi modelu (obiekt JSON także w ```json …``` albo wśród tekstu); pliki spoza indeksu
-    i jednostki, których nie ma w żadnym ze wskazanych plików, odpadają. ``ValueError``, gdy w odpowiedzi
-    nie ma poprawnego planu."""
+    i jednostki, których nie ma w żadnym ze wskazanych plików, odpadają. ``follow_up``: pytanie w rozmowie – plan
+    niesie też pytanie samodzielne (gdy go brak, szuka się pytania, jak je zadano). ``ValueError``, gdy
+    w odpowiedzi nie ma poprawnego planu."""
     raw = _json_object(text)
     queries = _strings(raw, "zapytania")
     documents = _strings(raw, "dokumenty")
@@ -123,10 +140,13 @@ def parse_plan(text: str, catalog: Catalog) -> Plan:
         canonical = _canonical_unit(unit)
         if canonical and any(normalize_article(canonical) in catalog.units.get(name, ()) for name in chosen):
             kept_units.append(canonical)
+    standalone = raw.get("pytanie_samodzielne") if follow_up else None
+    standalone = " ".join(standalone.split())[:STANDALONE_CHARS] if isinstance(standalone, str) else ""
     return Plan(
         queries=list(dict.fromkeys(q.strip() for q in queries or [] if q.strip()))[:MAX_QUERIES],
         documents=chosen,
         units=list(dict.fromkeys(kept_units)),
+        standalone=standalone or None,
     )
 
 
@@ -184,13 +204,15 @@ class Planner:
         self.use_cache = use_cache
         self.stats = PlanningStats()
 
-    def plan(self, question: str, catalog: Catalog) -> Plan:
-        """Plan pytania; nigdy nie zgłasza błędu – błąd trafia do ``Plan.error``."""
-        messages = plan_messages(question, catalog)
-        path = self._cache_path(question, catalog)
+    def plan(self, question: str, catalog: Catalog, earlier: Sequence[Exchange] = ()) -> Plan:
+        """Plan pytania (``earlier``: wcześniejsze tury rozmowy – plan niesie wtedy pytanie samodzielne); nigdy
+        nie zgłasza błędu – błąd trafia do ``Plan.error``."""
+        messages = plan_messages(question, catalog, earlier)
+        path = self._cache_path(question, catalog, earlier)
+        follow_up = bool(earlier)
         if self.use_cache and path is not None and path.is_file():
             try:
-                plan = parse_plan(path.read_text(encoding="utf-8"), catalog)
+                plan = parse_plan(path.read_text(encoding="utf-8"), catalog, follow_up)
                 plan.cached = True
                 self.stats.cache_hits += 1
                 return plan
@@ -207,7 +229,7 @@ class Planner:
             return Plan(error=f"nieoczekiwana odpowiedź serwera modelu ({type(exc).__name__})")
         self.stats.usage += completion.usage
         try:
-            plan = parse_plan(completion.text, catalog)
+            plan = parse_plan(completion.text, catalog, follow_up)
         except ValueError as exc:
             self.stats.errors += 1
             return Plan(error=f"model zwrócił niepoprawny plan ({exc})")
@@ -215,13 +237,14 @@ class Planner:
             _write_atomically(path, completion.text)
         return plan
 
-    def _cache_path(self, question: str, catalog: Catalog) -> Path | None:
+    def _cache_path(self, question: str, catalog: Catalog, earlier: Sequence[Exchange] = ()) -> Path | None:
         if self.cache_dir is None:
             return None
-        key = json.dumps(
-            [self.client.settings.model, PROMPT_VERSION, question, [e.line() for e in catalog.listed()[0]]],
-            ensure_ascii=False,
-        )
+        listed = [entry.line() for entry in catalog.listed()[0]]
+        parts: list[Any] = [self.client.settings.model, PROMPT_VERSION, question, listed]
+        if earlier:  # a follow-up's plan depends on the conversation; a lone question's key stays as it was
+            parts.append([list(turn) for turn in earlier])
+        key = json.dumps(parts, ensure_ascii=False)
         return self.cache_dir / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
 
 

@@ -8,7 +8,7 @@ słów idą po jednym naraz (``_refresh``)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from ..embedding.embedder import Embedder, known_dim
 from ..errors import UnknownAct, UnknownFile
 from ..filters import SearchFilters
 from ..llm import ChatClient, LlmSettings
-from ..models import Hit, Plan, SearchResult
+from ..models import Exchange, Hit, Plan, SearchResult
 from ..storage.collection import ChunkCollection
 from ..storage.locking import read_session
 from ..storage.registry import Registry
@@ -73,8 +73,8 @@ class Retrieval:
         derived.sync_keywords()
         return derived
 
-    def search(self, request: SearchRequest, planning: Planning) -> SearchResult:
-        """``Index.search`` dla gotowego zapytania."""
+    def search(self, request: SearchRequest, planning: Planning, earlier: Sequence[Exchange] = ()) -> SearchResult:
+        """``Index.search`` dla gotowego zapytania; ``earlier`` – wcześniejsze tury rozmowy."""
         mode, filters = checked_search(request.k, request.mode, request.threshold, request.filters)
         question, k, threshold = request.question, request.k, request.threshold
         rewrite, fresh_plan, settings = planning.rewrite, planning.fresh, planning.settings
@@ -90,9 +90,10 @@ class Retrieval:
             if not rewrite:
                 return searcher.search(request)
             validate(request)
-            catalog = self.catalog(searcher, request)
+            catalog = self.catalog(searcher, request, earlier)
         # the chat model is asked outside the read session: a slow model holds up no other search
-        request.plan = self.ask_planner(request.question, catalog, settings, fresh_plan)
+        request.plan = self.ask_planner(request.question, catalog, settings, fresh_plan, earlier)
+        request.question = request.plan.standalone or request.question
         with read_session(self.store):
             return self.searcher(mode).search(request)
 
@@ -101,11 +102,12 @@ class Retrieval:
         validate(request)
         return self.ask_planner(request.question, self.catalog(searcher, request), settings, fresh)
 
-    def ask_planner(self, question: str, catalog: Catalog, settings: LlmSettings | None, fresh: bool) -> Plan:
+    def ask_planner(self, question: str, catalog: Catalog, settings: LlmSettings | None, fresh: bool,
+                    earlier: Sequence[Exchange] = ()) -> Plan:
         """Plan od modelu czatu dla gotowego katalogu – bez blokady i sesji odczytu, bo to wywołanie sieciowe."""
         planner = self.planner(settings)
         planner.use_cache = not fresh
-        return planner.plan(question, catalog)
+        return planner.plan(question, catalog, earlier)
 
     def planner(self, settings: LlmSettings | None = None) -> Planner:
         """Planista zapytań tej bazy (plany zapamiętane w jej katalogu danych pochodnych, ``plany/``)."""
@@ -115,7 +117,8 @@ class Retrieval:
         return self._planner
 
     def planning_messages(
-        self, question: str, filters: SearchFilters | None = None, mode: str = DEFAULT_MODE
+        self, question: str, filters: SearchFilters | None = None, mode: str = DEFAULT_MODE,
+        earlier: Sequence[Exchange] = (),
     ) -> list[dict[str, str]]:
         """Wiadomości zapytania planowania dla pytania (``pytaj --pokaz-prompt``), bez pytania modelu."""
         self.store.require_existing()
@@ -124,19 +127,21 @@ class Retrieval:
             searcher = self.searcher(mode)
             request = SearchRequest(question, 5, filters, mode)
             validate(request)
-            return plan_messages(request.question, self.catalog(searcher, request))
+            return plan_messages(request.question, self.catalog(searcher, request, earlier), earlier)
 
     @property
     def planning_stats(self) -> PlanningStats:
         return self._planner.stats if self._planner is not None else PlanningStats()
 
-    def catalog(self, searcher: Searcher, request: SearchRequest) -> Catalog:
+    def catalog(self, searcher: Searcher, request: SearchRequest, earlier: Sequence[Exchange] = ()) -> Catalog:
         """Dokumenty dla promptu planowania; przy wielu plikach najpierw te, które wyszukiwanie bez planu
-        stawia najwyżej."""
+        stawia najwyżej – dla pytania w rozmowie (``earlier``) razem z wcześniejszymi pytaniami, bo dopytanie
+        („a jeśli ustnie?”) samo mało mówi."""
         titles = searcher.titles
         ranked: list[str] = []
         if len(titles) > LISTED_DOCUMENTS:
-            unplanned = SearchRequest(request.question, searcher.fusion.depth, request.filters, request.mode)
+            ranked_by = " ".join([*(turn.question for turn in earlier), request.question])
+            unplanned = SearchRequest(ranked_by, searcher.fusion.depth, request.filters, request.mode)
             ranked = [hit.file for hit in searcher.rank(unplanned)]
         types, years = searcher.file_facts
         return catalog_from(titles, types, years, searcher.units, ranked)

@@ -14,9 +14,11 @@ import re
 import secrets
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ..errors import UsageError, UserError
 
@@ -28,6 +30,13 @@ UNKNOWN = "(nieznany)"  # a request the guard did not let in (a wrong token): wr
 FORMAT = 1
 # names go into the login cookie and the audit log: letters (Polish too), digits and . _ - only
 _NAME = re.compile(r"^[^\W_][\w.-]{0,39}$")
+
+
+def account_name(scope: Mapping[str, Any]) -> str | None:
+    """Nazwa użytkownika z osobistym tokenem, który wysłał zapytanie (``scope`` ASGI); ``None`` – serwer bez
+    logowania albo wspólny token (wtedy nie wiadomo, kto to)."""
+    user = scope.get("state", {}).get(USER_STATE)
+    return None if user in (None, OPEN, SHARED_TOKEN) else str(user)
 
 
 @dataclass(frozen=True)

@@ -39,12 +39,16 @@ class _ClientGone(Exception):
     """Klient zamknął połączenie: nie ma komu wysyłać dalszej odpowiedzi."""
 
 
-async def answer_events(index: Index, query: Query,
+async def answer_events(index: Index, query: Query, owner: str | None = None,
                         gone: threading.Event | None = None) -> AsyncIterator[AnswerEvent]:
     """Zdarzenia: ``zrodla`` (``{"fragmenty": […], "plan": …}`` – znalezione fragmenty, zanim model zacznie
     pisać), ``tekst`` (``{"tekst": …}``)…, potem ``wynik`` (``answer.to_json()`` z identyfikatorem zapisanej
-    rozmowy ``rozmowa``, którą dalsze pytanie może kontynuować) albo ``blad`` (``{"blad": …}``). ``gone`` – klient
-    się rozłączył (ustawia je też zamknięcie tego strumienia): model nie dostaje już dalszych wywołań."""
+    rozmowy ``rozmowa``, którą dalsze pytanie może kontynuować) albo ``blad`` (``{"blad": …}``).
+
+    ``owner``: użytkownik, który pyta – nowa rozmowa jest jego, a cudza (z linku) ciągnie się w jego kopii.
+    ``query.turn``: odpowiedź od nowa na tę turę; rozmowa zmienia się dopiero z nową odpowiedzią, więc błąd
+    modelu w pół tury zostawia ją, jaka była. ``gone`` – klient się rozłączył (ustawia je też zamknięcie tego
+    strumienia): model nie dostaje już dalszych wywołań."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[AnswerEvent] = asyncio.Queue()
     gone = gone or threading.Event()
@@ -69,7 +73,10 @@ async def answer_events(index: Index, query: Query,
     def work() -> None:
         try:
             conversations = index.conversations
-            conversation = conversations.load(query.conversation) if query.conversation else conversations.new()
+            conversation = (conversations.continued(query.conversation, owner) if query.conversation
+                            else conversations.new(owner))
+            if query.turn is not None:
+                conversation.rewind(query.turn)
             answer = index.ask(query.question, k=query.k, filters=query.filters, mode=query.mode, on_token=on_token,
                                on_sources=on_sources, surface="web", conversation=conversation)
             index.remember(conversation, query.question, answer)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import json
 import logging
 import mimetypes
 import os
@@ -26,13 +27,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..answering.answer import distinct_names
 from ..api import Index
 from ..errors import UserError
-from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts
+from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts, account_name
 from .across_bases import asked_bases, search_bases
 from .answers import answer_events, sse
 from .audit import AuditLog
 from .limits import LIMITS, LimitSettings
 from .mcp_tools import MCPServer, build_mcp, mcp_transport_security
-from .params import query_from_body, query_from_params
+from .params import conversation_ids, query_from_body, query_from_params
 from .security import (
     Sharing,
     error,
@@ -130,6 +131,7 @@ def _base_routes(index: Index, host: str, status: Callable[[], dict[str, object]
         Route("/api/szukaj", _search(index)),
         Route("/api/jednostka", _unit(index)),
         Route("/api/pytaj", _ask(index), methods=["POST"]),
+        Route("/api/rozmowy", _conversations(index), methods=["GET", "DELETE"]),
         Route("/api/rozmowy/{rozmowa}", _conversation(index), methods=["GET", "DELETE"]),
         Route("/dokumenty/{plik}", _document(index)),
         Route("/mcp", _no_mcp_stream, methods=["GET"]),
@@ -225,9 +227,8 @@ async def in_thread(function: Callable[..., T], *args: Any) -> T:
 
 def _state(status: Callable[[], dict[str, object] | None] | None, guarded: Callable[[], bool]):
     async def state(request: Request) -> Response:
-        user = request.scope.get("state", {}).get(USER_STATE)
         return JSONResponse({"obserwowanie": status() if status else None, "token": guarded(),
-                             "uzytkownik": user if user not in (None, SHARED_TOKEN, OPEN) else None})
+                             "uzytkownik": account_name(request.scope)})
 
     return state
 
@@ -254,18 +255,51 @@ def _search_bases(bases: dict[str, Index], accounts: Accounts | None):
 
 def _conversation(index: Index):
     async def conversation(request: Request) -> Response:
-        conversation_id = request.path_params["rozmowa"]
+        conversation_id, owner = request.path_params["rozmowa"], account_name(request.scope)
         if request.method == "DELETE":
             refused = refused_state_change(request)
             if refused is not None:
                 return refused
-            await in_thread(index.conversations.delete, conversation_id)
+            await in_thread(index.conversations.delete, conversation_id, owner)  # someone else's: 404
             return Response(status_code=204)
-        # a saved conversation as it was, without asking the model again (a shared link opens it)
+        # a saved conversation as it was, without asking the model again (a shared link opens it, read-only for
+        # anyone but its owner: "moja" false – a follow-up then continues in the reader's own copy)
         found = await in_thread(index.conversations.load, conversation_id)
-        return JSONResponse(found.to_json(await in_thread(index.documents_version)))
+        version = await in_thread(index.documents_version)
+        return JSONResponse({**found.to_json(version), "moja": found.owner == owner})
 
     return conversation
+
+
+NOT_KNOWN_WHOSE = ("Ten serwer nie ma kont użytkowników, więc nie wie, które rozmowy są twoje – podaj ich "
+                   "identyfikatory w polu „rozmowy”.")
+
+
+def _conversations(index: Index):
+    """``GET /api/rozmowy``: rozmowy zalogowanego użytkownika (``{"rozmowy": null}`` bez kont – strona trzyma
+    wtedy listę w przeglądarce); ``DELETE``: wszystkie jego rozmowy albo te z ``{"rozmowy": [ID, …]}``, które
+    może usunąć – odpowiedź ``{"usuniete": N}``."""
+
+    async def conversations(request: Request) -> Response:
+        owner, store = account_name(request.scope), index.conversations
+        if request.method == "GET":
+            owned = await in_thread(store.owned, owner) if owner is not None else None
+            return JSONResponse({"rozmowy": [c.summary() for c in owned if c.turns] if owned is not None else None})
+        refused = refused_state_change(request)
+        if refused is not None:
+            return refused
+        try:
+            raw = await request.body()
+            ids = conversation_ids(json.loads(raw) if raw.strip() else {})  # no body: all of them
+        except (ValueError, RecursionError):
+            return error(400, "Treść zapytania nie jest poprawnym JSON-em, np. {\"rozmowy\": [\"…\"]}.")
+        if ids is not None:
+            return JSONResponse({"usuniete": await in_thread(store.delete_listed, ids, owner)})
+        if owner is None:
+            return error(400, NOT_KNOWN_WHOSE)
+        return JSONResponse({"usuniete": await in_thread(store.delete_owned, owner)})
+
+    return conversations
 
 
 def _unit(index: Index):
@@ -291,7 +325,7 @@ def _ask(index: Index):
         query = query_from_body(body)
         accept = request.headers.get("accept", "")
         gone = threading.Event()
-        events = answer_events(index, query, gone)
+        events = answer_events(index, query, account_name(request.scope), gone)
 
         async def respond() -> Response:
             # an error before the first piece of text gets its own status code, not a 200 stream with one error event

@@ -13,6 +13,7 @@ from ..retrieval.search import DEFAULT_MODE
 MAX_QUESTION_CHARS = 2000
 MAX_RESULTS = 50
 MAX_VALUES = 50  # a repeated filter (plik, typ, art) with more values than any real index has files
+MAX_CONVERSATIONS = 200  # deleted at once: four times the page's own list (CONVERSATIONS_SIZE in app.js)
 
 
 class BadRequest(UserError):
@@ -26,6 +27,7 @@ class Query:
     filters: SearchFilters
     mode: str
     conversation: str | None = None  # /api/pytaj: the id of the saved conversation the question continues
+    turn: int | None = None  # ...and the turn (from 1) answered anew: a regenerated answer or an edited question
 
 
 def query_from_params(params: Any, question_key: str = "q") -> Query:
@@ -49,7 +51,23 @@ def query_from_body(body: Any) -> Query:
     if conversation is not None and not isinstance(conversation, str):
         raise BadRequest("Pole „rozmowa” musi być napisem – identyfikatorem rozmowy z poprzedniej odpowiedzi.")
     query.conversation = conversation or None
+    query.turn = _number(body.get("tura"), "tura")
+    if query.turn is not None and (query.conversation is None or query.turn < 1):
+        raise BadRequest("Pole „tura” to numer tury rozmowy (od 1), na którą model ma odpowiedzieć od nowa – "
+                         "podaj go razem z polem „rozmowa”.")
     return query
+
+
+def conversation_ids(body: Any) -> list[str] | None:
+    """Rozmowy do usunięcia z treści ``{"rozmowy": ["ID", …]}``; ``None``, gdy ich nie wymieniono (wszystkie)."""
+    ids = body.get("rozmowy") if isinstance(body, dict) else None
+    if ids is None:
+        return None
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise BadRequest("Pole „rozmowy” to lista identyfikatorów rozmów, np. {\"rozmowy\": [\"…\"]}.")
+    if len(ids) > MAX_CONVERSATIONS:
+        raise BadRequest(f"Za dużo rozmów naraz (najwyżej {MAX_CONVERSATIONS}) – usuń je w kilku częściach.")
+    return ids
 
 
 def _query(one: Callable[[str], Any], many: Callable[[str], list[Any]], question_key: str) -> Query:

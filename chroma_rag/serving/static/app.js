@@ -658,25 +658,82 @@ let streaming = null;  // AbortController of the answer being streamed
 // --- The conversation: "Zapytaj" after an answer asks a follow-up in the same saved conversation. ------------
 let conversation = null;  // the saved conversation's id (/api/rozmowy/ID), after its first answer
 let lastTurn = null;  // the answer on screen: {pytanie, odpowiedz}, moved into the thread by the next question
+let rewindTo = null;  // the turn (from 1) the next "Zapytaj" answers anew: a regenerated answer, an edited question
 
 function addTurn(turn) {
+  const number = $("tury").children.length + 1;
   const item = element("li");
-  item.append(element("p", turn.pytanie, "pytanie-tury"), element("p", turn.odpowiedz, "odpowiedz-tury"));
+  item.append(element("p", turn.pytanie, "pytanie-tury"), element("p", turn.odpowiedz, "odpowiedz-tury"),
+    editButton(number, turn.pytanie));
   $("tury").append(item);
   $("tury").hidden = false;
 }
 
-// The conversations this browser started (the server lists none: on a shared server they are each person's own).
+function editButton(number, question) {
+  const edit = element("button", "popraw pytanie", "drugi");
+  edit.type = "button";
+  edit.setAttribute("aria-label", `popraw pytanie ${number}: „${question}”`);
+  edit.addEventListener("click", () => editTurn(number, question));
+  return edit;
+}
+
+// The question goes back into the field; the next "Zapytaj" answers it as that turn, the later turns are dropped
+// (they followed the old question). Regenerating is the same with the question unchanged.
+function editTurn(number, question) {
+  rewindTo = number;
+  $("pytanie").value = question;
+  $("pytanie").focus();
+  say(`Poprawiasz pytanie ${number} – „Zapytaj” odpowie na nie od nowa, a dalsze pytania tej rozmowy znikną.`);
+}
+
+function regenerate() {
+  if (!lastTurn || streaming) return;
+  rewindTo = $("tury").children.length + 1;
+  $("pytanie").value = lastTurn.pytanie;
+  ask();
+}
+
+// Before a rewound answer: the thread keeps only the turns before the one answered anew.
+function rewindThread(number) {
+  const earlier = $("tury");
+  while (earlier.children.length >= number) earlier.lastElementChild.remove();
+  earlier.hidden = !earlier.children.length;
+  lastTurn = null;
+}
+
+// The conversations this browser started; with personal tokens (users) the server's list of the user's own
+// conversations instead (GET api/rozmowy; null without users: on a shared server they are each person's own).
 // per base: a server with several bases (/b/NAZWA/) keeps each one's conversations, and a link opens in its base
 const CONVERSATIONS_KEY = `chroma-rag:rozmowy${window.location.pathname === "/" ? "" : window.location.pathname}`;
 const CONVERSATIONS_SIZE = 50;
+const SUMMARY = 300;  // an answer's beginning on the list, as the server's summary (SUMMARY_CHARS)
+let accountConversations = null;  // the user's conversations from the server, or null: this browser's list
 
 function myConversations() {
-  try { return JSON.parse(localStorage.getItem(CONVERSATIONS_KEY) || "[]").filter((c) => c && c.id); }
-  catch (_) { return []; }
+  if (accountConversations) return accountConversations;
+  try {  // entries saved before the server's lists had "id" for the id
+    return JSON.parse(localStorage.getItem(CONVERSATIONS_KEY) || "[]").filter((c) => c && (c.rozmowa || c.id))
+      .map((c) => ({ ...c, rozmowa: c.rozmowa || c.id }));
+  } catch (_) { return []; }
+}
+
+async function loadConversations() {
+  try { accountConversations = (await fetchJson("api/rozmowy")).rozmowy; }
+  catch (_) { accountConversations = null; }  // the page works without it: the browser's own list
+  showConversations();
+}
+
+// "first": the question is the conversation's first (a new one, or its first question edited)
+function keepConversation(id, question, answer, first) {
+  if (accountConversations) { loadConversations(); return; }
+  const started = myConversations().find((saved) => saved.rozmowa === id);
+  const entry = { rozmowa: id, pytanie: started && !first ? started.pytanie : question, czas: new Date().toISOString(),
+    odpowiedz: answer.length > SUMMARY ? `${answer.slice(0, SUMMARY).trimEnd()}…` : answer };
+  keepConversations([entry, ...myConversations().filter((saved) => saved.rozmowa !== id)]);
 }
 
 function keepConversations(list) {
+  if (accountConversations) { loadConversations(); return; }
   try { localStorage.setItem(CONVERSATIONS_KEY, JSON.stringify(list.slice(0, CONVERSATIONS_SIZE))); }
   catch (_) { /* storage off: no list */ }
   showConversations();
@@ -688,43 +745,54 @@ function showConversations() {
   $("rozmowy-lista").replaceChildren(...list.map((saved) => {
     const item = element("li");
     const link = element("a", saved.pytanie);
-    link.href = `?rozmowa=${encodeURIComponent(saved.id)}`;
+    link.href = `?rozmowa=${encodeURIComponent(saved.rozmowa)}`;
     const when = new Date(saved.czas).toLocaleString("pl-PL");
     const remove = element("button", "usuń", "drugi");
     remove.type = "button";
     remove.setAttribute("aria-label", `usuń rozmowę „${saved.pytanie}”`);
-    remove.addEventListener("click", () => deleteConversations([saved.id]));
+    remove.addEventListener("click", () => deleteConversations([saved.rozmowa]));
     item.append(link, ` · ${when} `, remove);
+    if (saved.odpowiedz) item.append(element("p", saved.odpowiedz, "odpowiedz-rozmowy"));
     return item;
   }));
 }
 
-async function deleteConversations(ids) {
-  for (const id of ids) {
-    const response = await fetch(`api/rozmowy/${encodeURIComponent(id)}`, {
-      method: "DELETE", headers: { "Content-Type": "application/json" }, body: "{}",
+// One request for one or all: with users the server deletes all of the user's own ({}), without them the ids listed.
+async function deleteConversations(ids, all) {
+  const body = all && accountConversations ? {} : { rozmowy: ids };
+  try {
+    await fetchJson("api/rozmowy", {
+      method: "DELETE", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
     });
-    if (!response.ok && response.status !== 404) {  // 404: already gone – only the list entry is left
-      const data = await response.json().catch(() => ({}));
-      say(data.blad || `Serwer odpowiedział błędem ${response.status}.`, true);
-      return;
-    }
-    if (id === conversation) newConversation();
+  } catch (error) {
+    say(error.message, true);
+    return;
   }
-  keepConversations(myConversations().filter((saved) => !ids.includes(saved.id)));
-  say(ids.length > 1 ? "Usunięto rozmowy." : "Usunięto rozmowę.");
+  if (ids.includes(conversation)) newConversation();
+  keepConversations(myConversations().filter((saved) => !ids.includes(saved.rozmowa)));
+  say(all ? "Usunięto wszystkie twoje rozmowy." : "Usunięto rozmowę.");
 }
 
-function showConversation(id, standalone) {
+function deleteAll() {
+  const ids = myConversations().map((saved) => saved.rozmowa);
+  if (window.confirm(`Usunąć wszystkie twoje rozmowy (${ids.length})? Tego nie da się cofnąć.`)) {
+    deleteConversations(ids, true);
+  }
+}
+
+function showConversation(id, standalone, note) {
   conversation = id;
   $("rozmowa-link").href = `?rozmowa=${encodeURIComponent(id)}`;
-  $("szukano").textContent = standalone ? `Szukano: „${standalone}”.` : "";
+  $("szukano").textContent = [standalone ? `Szukano: „${standalone}”.` : "", note || ""].join(" ").trim();
+  $("ponow").setAttribute("aria-label", `odpowiedz ponownie na pytanie „${lastTurn ? lastTurn.pytanie : ""}”`);
+  $("popraw").setAttribute("aria-label", `popraw pytanie „${lastTurn ? lastTurn.pytanie : ""}”`);
   $("rozmowa-stan").hidden = false;
 }
 
 function newConversation() {
   conversation = null;
   lastTurn = null;
+  rewindTo = null;
   $("tury").replaceChildren();
   $("tury").hidden = true;
   $("rozmowa-stan").hidden = true;
@@ -732,15 +800,19 @@ function newConversation() {
   $("pytanie").focus();
 }
 
-// A shared link (/?rozmowa=ID) shows the saved conversation as it was, without asking the model again.
-async function openConversation(id) {
+// A shared link (/?rozmowa=ID) shows the saved conversation as it was, without asking the model again; someone
+// else's (with users) is read-only – a follow-up continues in the reader's own copy. "failed": why an answer given
+// anew is not there (an error, or Stop when "stopped"), said after the conversation is shown as the server kept it.
+async function openConversation(id, failed, stopped) {
   try {
     const saved = await fetchJson(`api/rozmowy/${encodeURIComponent(id)}`);
     const turns = saved.tury;
     if (!turns.length) return;
+    $("tury").replaceChildren();
     for (const turn of turns.slice(0, -1)) addTurn(turn);
     const last = turns[turns.length - 1];
     $("pytanie").value = last.pytanie;
+    clearAnswer();
     $("odpowiedz").hidden = false;
     const ordered = last.zrodla.length ? renderAnswer(last.odpowiedz, last.zrodla, last.niepasujace_cytaty) : [];
     if (!last.zrodla.length) $("odpowiedz-tekst").textContent = last.odpowiedz;
@@ -748,11 +820,14 @@ async function openConversation(id) {
     $("odpowiedz").dataset.gotowa = "tak";
     lastTurn = { pytanie: last.pytanie, odpowiedz: last.odpowiedz };
     showConversation(saved.rozmowa, last.pytanie_samodzielne !== last.pytanie ? last.pytanie_samodzielne : "");
+    if (failed) { say(failed, !stopped); return; }
     const changed = saved.dokumenty_zmienione
       ? " Dokumenty zmieniły się od tej rozmowy – zapytaj ponownie, jeśli odpowiedź ma być aktualna." : "";
-    say(`Zapisana rozmowa z ${new Date(last.czas).toLocaleString("pl-PL")} – bez pytania modelu.${changed}`);
+    const foreign = saved.moja === false
+      ? " To rozmowa innej osoby – dopytanie albo poprawka zacznie twoją własną kopię." : "";
+    say(`Zapisana rozmowa z ${new Date(last.czas).toLocaleString("pl-PL")} – bez pytania modelu.${changed}${foreign}`);
   } catch (error) {
-    say(error.message, true);
+    say(failed || error.message, true);
   }
 }
 
@@ -768,7 +843,12 @@ async function ask() {
   if (!question || streaming) { if (!question) say("Wpisz pytanie.", true); return; }
   const body = { pytanie: question };
   if (conversation) body.rozmowa = conversation;
-  if (lastTurn) addTurn(lastTurn);  // the answer on screen becomes the thread's earlier turn
+  const rewound = conversation ? rewindTo : null;
+  rewindTo = null;
+  if (rewound) {
+    body.tura = rewound;
+    rewindThread(rewound);
+  } else if (lastTurn) addTurn(lastTurn);  // the answer on screen becomes the thread's earlier turn
   lastTurn = null;
   for (const [key, value] of filterParams()) {
     if (NUMBERS.has(key)) body[key] = Number(value);
@@ -828,19 +908,21 @@ async function ask() {
         $("odpowiedz").dataset.gotowa = "tak";
         lastTurn = { pytanie: question, odpowiedz: data.odpowiedz };
         if (data.rozmowa) {
-          const started = myConversations().find((saved) => saved.id === data.rozmowa);
-          keepConversations([{ id: data.rozmowa, pytanie: started ? started.pytanie : question,
-            czas: new Date().toISOString() }, ...myConversations().filter((saved) => saved.id !== data.rozmowa)]);
-          showConversation(data.rozmowa, data.pytanie_samodzielne);
+          keepConversation(data.rozmowa, question, data.odpowiedz, rewound === 1);
+          showConversation(data.rozmowa, data.pytanie_samodzielne, data.uwaga_rozmowy);
         }
       } else if (kind === "blad") {
         throw new Error(data.blad);
       }
     }
   } catch (error) {
-    if (controller.signal.aborted) {
+    if (controller.signal.aborted && rewound) {
+      openConversation(conversation, "Zatrzymano odpowiedź – rozmowa została taka, jaka była.", true);
+    } else if (controller.signal.aborted) {
       $("odpowiedz").dataset.gotowa = "zatrzymana";
       say(text ? "Zatrzymano odpowiedź – pokazany jest jej początek." : "Zatrzymano odpowiedź.");
+    } else if (rewound) {
+      openConversation(conversation, error.message);  // the server kept the turns as they were: shown again
     } else {
       if (!text) $("odpowiedz").hidden = true;
       say(error.message, true);
@@ -907,8 +989,10 @@ document.addEventListener("DOMContentLoaded", () => {
   setUpPicker();
   $("wyloguj").addEventListener("click", logout);
   $("nowa-rozmowa").addEventListener("click", newConversation);
-  $("usun-rozmowy").addEventListener("click", () => deleteConversations(myConversations().map((c) => c.id)));
-  showConversations();
+  $("usun-rozmowy").addEventListener("click", deleteAll);
+  $("ponow").addEventListener("click", regenerate);
+  $("popraw").addEventListener("click", () => lastTurn && editTurn($("tury").children.length + 1, lastTurn.pytanie));
+  loadConversations();
   $("pytanie").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); ask(); }
   });
