@@ -101,7 +101,8 @@ def serve_command(
     if not writer.store.exists():  # the server needs a database to open; the first sync creates it
         err.print("Pierwsze indeksowanie obserwowanych folderów…")
         writer.add(watch, prune=True)
-    watcher = BackgroundWatch(watch, lambda: writer.add(watch, prune=True), polling or None, ignore=[writer.store.path])
+    watcher = BackgroundWatch(watch, lambda progress: writer.add(watch, prune=True, progress=progress), polling or None,
+                              ignore=[writer.store.path])
     watcher.start()
     try:
         serve(db, model, server, host, port, token, processes=processes, status=watcher.state.to_json,
