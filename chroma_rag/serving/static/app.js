@@ -859,13 +859,24 @@ const WATCH_STATES = {
   zakonczony: "obserwowanie zakończone",
 };
 
+// A name without its folders: the server's paths are the operator's business, not the team's.
+function lastPart(path) {
+  return path.split(/[\\/]/).filter(Boolean).pop() || path;
+}
+
 function watchText(watch) {
-  const folders = `Obserwowane foldery: ${watch.foldery.join(", ")}`;
-  const pending = watch.oczekujace.length ? `: ${watch.oczekujace.join(", ")}` : "";
+  const folders = `Obserwowane foldery: ${watch.foldery.map(lastPart).join(", ")}`;
+  const pending = watch.oczekujace.length ? `: ${watch.oczekujace.map(lastPart).join(", ")}` : "";
   if (watch.stan === "czeka" && !pending) {
     const when = watch.ostatnia_synchronizacja
       ? ` (ostatnia synchronizacja ${new Date(watch.ostatnia_synchronizacja * 1000).toLocaleTimeString("pl-PL")})` : "";
     return `${folders} – indeks aktualny${when}.`;
+  }
+  // the file being indexed and how many are done ("postep"); the total is known once all files are read
+  const progress = watch.postep || {};
+  if (watch.stan === "indeksuje" && progress.plik) {
+    const done = progress.razem ? ` – gotowe ${progress.gotowe} z ${progress.razem}` : "";
+    return `${folders} – indeksuję: ${progress.plik}${done}.`;
   }
   const doing = WATCH_STATES[watch.stan] || (pending ? "czekają na zaindeksowanie" : watch.stan);
   return `${folders} – ${doing}${pending}.`;
