@@ -67,6 +67,23 @@ function fieldValues(key) {
   return values.map((v) => v.trim()).filter(Boolean);
 }
 
+// On a phone the filters fold behind one button; it says how many are set, so a folded filter is not forgotten.
+function showFilterCount() {
+  const set = [...filterParams()].length;
+  $("filtry-przelacz").textContent = set ? `Filtry (${set})` : "Filtry";
+}
+
+function setUpFilterToggle() {
+  const toggle = $("filtry-przelacz");
+  toggle.addEventListener("click", () => {
+    const open = toggle.getAttribute("aria-expanded") !== "true";
+    toggle.setAttribute("aria-expanded", String(open));
+    $("filtry").classList.toggle("rozwiniete", open);
+  });
+  $("filtry").addEventListener("input", showFilterCount);
+  $("filtry").addEventListener("change", showFilterCount);
+}
+
 function filterParams() {
   const params = new URLSearchParams();
   for (const key of FILTERS) {
@@ -114,6 +131,7 @@ function fillFromAddress() {
     for (const option of field.options) option.selected = option.value === (values[0] || "");
   }
   closePicker();
+  showFilterCount();
   return Boolean(params.get("q"));
 }
 
@@ -224,6 +242,7 @@ function showChosen() {
   $("plik-wybrane").replaceChildren(...chips);
   $("plik-wybrane").hidden = !chips.length;
   $("plik-szukaj").placeholder = chips.length ? "dodaj plik – nazwa, tytuł albo skrót" : PLACEHOLDER;
+  showFilterCount();
 }
 
 function pick(value) {
@@ -465,28 +484,63 @@ function withPassage(text, passage) {
   return [text.slice(0, at), element("mark", text.slice(at, end), "cytowany"), text.slice(end)];
 }
 
-async function showUnit(file, art, path, passage) {
+// The unit's panel: beside the answer on a wide screen (not modal – the answer stays readable and clickable),
+// a modal sheet from the bottom on a phone. Esc closes it either way, and the focus goes back where it was.
+const BESIDE = window.matchMedia("(min-width: 64rem)");
+let panelOpener = null;  // what had the focus when the panel opened: it gets the focus back
+
+function openPanel() {
   const dialog = $("jednostka");
+  if (!dialog.contains(document.activeElement)) panelOpener = document.activeElement;
+  if (!dialog.open) {
+    if (BESIDE.matches) dialog.show();
+    else dialog.showModal();
+    document.body.classList.toggle("z-panelem", BESIDE.matches);
+  }
+  dialog.querySelector(".zamknij").focus();
+}
+
+function setUpPanel() {
+  const dialog = $("jednostka");
+  dialog.addEventListener("close", () => {
+    document.body.classList.remove("z-panelem");
+    if (panelOpener && panelOpener.isConnected) panelOpener.focus();
+    panelOpener = null;
+  });
+  // a modal dialog closes on Esc by itself; the panel beside the answer is not modal
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && !event.defaultPrevented && dialog.open) { event.preventDefault(); dialog.close(); }
+  });
+}
+
+async function showUnit(file, art, path, passage) {
   $("jednostka-naglowek").textContent = `${shownName(file, path)} · ${unitLabel(art)}`;
   $("jednostka-tresc").replaceChildren(element("p", "Wczytuję…"));
-  if (!dialog.open) dialog.showModal();
+  $("jednostka-dokument").replaceChildren();
+  openPanel();
   try {
     const unit = await fetchJson(`api/jednostka?${new URLSearchParams({ plik: path || file, art })}`);
     const parts = [];
     if (unit.tytul) parts.push(element("p", unit.tytul, "rozdzial"));
+    let cited = unit.wersje[0];  // the version with the cited passage: its page is linked under the unit's name
     for (const version of unit.wersje) {
       const box = element("div", "", "wersja");
       const label = { obecna: "[obecne brzmienie]", przyszla: "<przyszłe brzmienie>" }[version.wersja];
       if (label) box.append(element("h3", label));
       if (version.rozdzial) box.append(element("div", version.rozdzial, "rozdzial"));
       const body = element("p");
-      body.append(...withPassage(version.tekst, passage));
+      const text = withPassage(version.tekst, passage);
+      if (text.length > 1) cited = version;
+      body.append(...text);
       box.append(body);
-      box.append(documentLink(unit.plik, version.strona, path));
+      if (unit.wersje.length > 1) box.append(documentLink(unit.plik, version.strona, path));  // each its own page
       parts.push(box);
     }
     if (unit.uchylony) parts.unshift(element("p", "Jednostka uchylona.", "blad"));
+    if (cited) $("jednostka-dokument").replaceChildren(documentLink(unit.plik, cited.strona, path));
     $("jednostka-tresc").replaceChildren(...parts);
+    const marked = $("jednostka-tresc").querySelector("mark.cytowany");
+    if (marked) marked.scrollIntoView({ block: "center" });  // a long article: the cited passage in sight
   } catch (error) {
     $("jednostka-tresc").replaceChildren(element("p", error.message, "blad"));
   }
@@ -916,6 +970,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("zatrzymaj").addEventListener("click", () => streaming && streaming.abort());
   copyOnClick($("kopiuj-odpowiedz"), () => answerWithSources);
   setUpPicker();
+  setUpPanel();
+  setUpFilterToggle();
   $("wyloguj").addEventListener("click", logout);
   $("nowa-rozmowa").addEventListener("click", newConversation);
   $("usun-rozmowy").addEventListener("click", () => deleteConversations(myConversations().map((c) => c.id)));
