@@ -246,6 +246,9 @@ def test_page_shows_what_the_watcher_indexes_and_then_offers_the_new_file(browse
             shown = page.inner_text("#obserwowanie")
             assert "gotowe 1 z 1" in shown, shown
             assert str(tmp_path) not in shown and "obserwowany-folder" in shown, shown  # no server path
+            for scheme in ("light", "dark"):
+                page.emulate_media(color_scheme=scheme)
+                assert accessibility_violations(page) == [], scheme
             release.set()
             until(page, "document.getElementById('plik').dataset.gotowe === '4'", 60)
             page.fill("#plik-szukaj", "pracy zdalnej")
