@@ -71,6 +71,16 @@ def test_cited_unit_opens_beside_the_answer_and_esc_gives_the_focus_back(browser
     page.wait_for_selector("#jednostka", state="hidden")
     assert page.evaluate("document.activeElement.classList.contains('cytat')"), "fokus wraca do cytatu"
     assert box(page, "#odpowiedz")["width"] > answer["width"]  # the page takes the room back
+
+    source = page.locator("#zrodla li").nth(1).locator(".cala-jednostka")  # a source opens beside it too
+    label = source.get_attribute("aria-label") or ""
+    source.click()
+    page.wait_for_selector("#jednostka[open] .wersja")
+    unit = page.inner_text("#jednostka-naglowek").split(" · ")[1]
+    assert label.startswith("cały ") and f", {unit}" in label, (label, unit)
+    page.click("#jednostka .zamknij")
+    page.wait_for_selector("#jednostka", state="hidden")
+    assert page.evaluate("document.activeElement.classList.contains('cala-jednostka')")
     page.close()
 
 

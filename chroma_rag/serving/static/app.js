@@ -406,6 +406,16 @@ function copyButton(label, text) {
   return copyOnClick(button, text);
 }
 
+// Opens the hit's whole unit in the panel, its passage marked; the label says which unit (there are several).
+function wholeUnitButton(hit) {
+  const unit = unitLabel(hit.art, hit.skrot);
+  const button = element("button", unit.startsWith("§") ? "cały paragraf" : "cały artykuł", "drugi cala-jednostka");
+  button.type = "button";
+  button.setAttribute("aria-label", `${button.textContent}: ${citationOf(hit)}`);
+  button.addEventListener("click", () => showUnit(hit.plik, hit.art, hit.sciezka, hit.tekst));
+  return button;
+}
+
 function renderHit(hit) {
   const item = element("li");
   const header = element("div", "", "naglowek");
@@ -420,12 +430,7 @@ function renderHit(hit) {
   const text = hit.tekst.replace(/\s+/g, " ");
   item.append(element("p", text.length > SNIPPET ? `${text.slice(0, SNIPPET)}…` : text));
   const actions = element("div", "", "akcje");
-  if (hit.art) {
-    const whole = element("button", unit.startsWith("§") ? "cały paragraf" : "cały artykuł", "drugi cala-jednostka");
-    whole.type = "button";
-    whole.addEventListener("click", () => showUnit(hit.plik, hit.art, hit.sciezka, hit.tekst));
-    actions.append(whole);
-  }
+  if (hit.art) actions.append(wholeUnitButton(hit));
   actions.append(copyButton("skopiuj cytat", citationOf(hit)));
   actions.append(documentLink(hit.plik, hit.strona, hit.sciezka));
   item.append(actions);
@@ -682,6 +687,7 @@ function renderSources(hits) {
       + `str. ${pages(hit.strona, hit.strona_do)} `);
     item.id = `zrodlo-${i + 1}`;
     item.append(documentLink(hit.plik, hit.strona, hit.sciezka));
+    if (hit.art) item.append(" ", wholeUnitButton(hit));  // the source beside the answer, as its citation opens it
     item.append(" ", copyButton("skopiuj cytat", citationOf(hit)));
     return item;
   }));
