@@ -3,7 +3,6 @@ Playwrightem; pytanie, filtr, wyniki, cały artykuł, odpowiedź strumieniem z d
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import httpx
@@ -89,7 +88,7 @@ def search(page, question: str) -> None:
     page.wait_for_selector("#wyniki li")
 
 
-def test_search_unit_and_streamed_answer(browser, base: str, tmp_path: Path) -> None:
+def test_search_unit_and_streamed_answer(browser, base: str) -> None:
     page = opened(browser, base)
     choose(page, PATIENTS)
     search(page, "prawo do informacji o stanie zdrowia")
@@ -121,15 +120,12 @@ def test_search_unit_and_streamed_answer(browser, base: str, tmp_path: Path) -> 
     citation.click()  # the whole unit in the side panel, the cited passage marked
     page.wait_for_selector("#jednostka[open] .wersja mark.cytowany")
     assert page.inner_text("#jednostka-naglowek") == f"{PATIENTS} · art. 9"
-    href = page.locator("#jednostka-tresc a").first.get_attribute("href")
+    href = page.locator("#jednostka-dokument a").get_attribute("href")
     assert href.startswith(f"dokumenty/{PATIENTS}?sciezka=") and "#page=" in href  # the path: same-named files
     page.click("#jednostka .zamknij")
     pdf = page.request.get(f"{base}/{href.split('#')[0]}")
     assert pdf.status == 200 and pdf.headers["content-type"] == "application/pdf"
     assert page.locator("#zrodla li").count() >= 1
-
-    shot = REPO / "docs" / "strona.png" if os.environ.get("ZAPISZ_ZRZUT") else tmp_path / "strona.png"
-    page.screenshot(path=str(shot), full_page=True)
     page.close()
 
 
@@ -183,7 +179,7 @@ def test_citation_of_a_same_named_file_links_to_that_file(browser, same_named_db
             page.locator("#odpowiedz-tekst a.cytat").click()
             page.wait_for_selector("#jednostka[open] .wersja")
             assert "administratorowi" in page.inner_text("#jednostka-tresc")
-            href = page.locator("#jednostka-tresc a").first.get_attribute("href")
+            href = page.locator("#jednostka-dokument a").get_attribute("href")
             assert href.startswith("dokumenty/regulamin.md?sciezka=") and "%2Fit%2Fregulamin.md" in href
             document = page.request.get(f"{url}/{href.split('#')[0]}")
             assert document.status == 200 and "administratorowi" in document.text()
@@ -613,7 +609,8 @@ def test_watched_folders_state_is_shown(browser, two_acts_db: Path) -> None:
         page.goto(url)
         page.wait_for_selector("#obserwowanie:visible")
         shown = page.inner_text("#obserwowanie")
-        assert "/srv/dokumenty" in shown and "nowy-regulamin.pdf" in shown and "indeks" in shown, shown
+        assert "dokumenty" in shown and "nowy-regulamin.pdf" in shown and "indeks" in shown, shown
+        assert "/srv" not in shown, shown  # the folder's name, not the server's path
         state.state, state.pending, state.syncs, state.last_sync = "czeka", [], 3, 1_700_000_000.0
         until(page, "!document.getElementById('obserwowanie').textContent.includes('nowy-regulamin')", 30)
         assert "aktualny" in page.inner_text("#obserwowanie")
@@ -766,6 +763,8 @@ def test_file_picker_is_accessible_in_both_schemes_and_widths(browser, library_b
 
     page = opened(browser, library_base, width=width)
     page.emulate_media(color_scheme=scheme)
+    if width < 500:
+        page.click("#filtry-przelacz")  # on a phone the filters are folded
     choose(page, CIVIL_PROCEDURE, FLATS)
     page.fill("#plik-szukaj", "kodeks")
     page.keyboard.press("ArrowDown")

@@ -165,7 +165,8 @@ def start_watching(folders: list[Path], location: BaseLocation, model: str | Non
     if not writer.store.exists():  # the server needs a database to open
         err.print("Pierwsze indeksowanie obserwowanych folderów…")
         writer.add(folders, prune=True)
-    watcher = BackgroundWatch(folders, lambda: writer.add(folders, prune=True), polling or None,
+    watcher = BackgroundWatch(folders, lambda progress: writer.add(folders, prune=True, progress=progress),
+                              polling or None,
                               ignore=[writer.store.path])
     watcher.start()
     return watcher

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import UserError
 from ..ingest.loading import SUPPORTED_SUFFIXES
 from .discovery import inside
-from .report import IndexReport
+from .report import IndexReport, Progress
 
 # A file counts as complete once no event arrived for SETTLE_SECONDS and its size and mtime did not change
 # over one more such interval: a copy in progress keeps producing events (inotify) or changing stats (polling).
@@ -38,12 +38,38 @@ class WatchState:
     syncs: int = 0
     last_sync: float | None = None
     last_error: str | None = None
+    # the synchronization under way (StateProgress): the file being indexed, files done and to do (0: not yet known)
+    current: str | None = None
+    files_done: int = 0
+    files_total: int = 0
 
     def to_json(self) -> dict[str, object]:
         return {
             "foldery": self.folders, "odpytywanie": self.polling, "stan": self.state, "oczekujace": self.pending,
             "synchronizacje": self.syncs, "ostatnia_synchronizacja": self.last_sync, "blad": self.last_error,
+            "postep": {"plik": self.current, "gotowe": self.files_done, "razem": self.files_total},
         }
+
+
+class StateProgress(Progress):
+    """Postęp jednej synchronizacji zapisywany w ``WatchState`` (strona pokazuje z ``/api/stan``, jaki plik idzie
+    i ile gotowych): nazwa pliku bez folderu, bo stan czytają członkowie zespołu, nie tylko operator."""
+
+    def __init__(self, state: WatchState) -> None:
+        self.state = state
+        state.current, state.files_done, state.files_total = None, 0, 0
+
+    def reading(self, path: Path) -> None:
+        self.state.current = path.name
+
+    def start(self, files: int, chunks: int) -> None:
+        self.state.files_total = files
+
+    def start_file(self, path: Path, chunks: int) -> None:
+        self.state.current = path.name
+
+    def finish_file(self, path: Path) -> None:
+        self.state.files_done += 1
 
 
 def network_filesystem(path: Path, mounts: Path = Path("/proc/mounts")) -> str | None:
@@ -164,13 +190,14 @@ def _stat(path: str) -> tuple[int, int] | None:
 
 
 class BackgroundWatch:
-    """``watch_folders`` w wątku tła serwera; ``state`` czyta ``/api/stan``, ``stop`` kończy po bieżącym zapisie."""
+    """``watch_folders`` w wątku tła serwera; ``state`` czyta ``/api/stan`` (z postępem: ``sync`` dostaje
+    ``StateProgress``), ``stop`` kończy po bieżącym zapisie."""
 
-    def __init__(self, folders: list[Path], sync: Callable[[], IndexReport], polling: bool | None = None,
+    def __init__(self, folders: list[Path], sync: Callable[[Progress], IndexReport], polling: bool | None = None,
                  ignore: Iterable[Path] = ()) -> None:
         self.state = WatchState(folders=[str(f) for f in folders])
         self._stop = threading.Event()
-        self._args = (folders, sync, polling, list(ignore))
+        self._args = (folders, lambda: sync(StateProgress(self.state)), polling, list(ignore))
         self._thread = threading.Thread(target=self._run, name="chroma-rag-obserwuj", daemon=True)
 
     def start(self) -> None:

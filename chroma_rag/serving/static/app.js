@@ -67,6 +67,23 @@ function fieldValues(key) {
   return values.map((v) => v.trim()).filter(Boolean);
 }
 
+// On a phone the filters fold behind one button; it says how many are set, so a folded filter is not forgotten.
+function showFilterCount() {
+  const set = [...filterParams()].length;
+  $("filtry-przelacz").textContent = set ? `Filtry (${set})` : "Filtry";
+}
+
+function setUpFilterToggle() {
+  const toggle = $("filtry-przelacz");
+  toggle.addEventListener("click", () => {
+    const open = toggle.getAttribute("aria-expanded") !== "true";
+    toggle.setAttribute("aria-expanded", String(open));
+    $("filtry").classList.toggle("rozwiniete", open);
+  });
+  $("filtry").addEventListener("input", showFilterCount);
+  $("filtry").addEventListener("change", showFilterCount);
+}
+
 function filterParams() {
   const params = new URLSearchParams();
   for (const key of FILTERS) {
@@ -114,6 +131,7 @@ function fillFromAddress() {
     for (const option of field.options) option.selected = option.value === (values[0] || "");
   }
   closePicker();
+  showFilterCount();
   return Boolean(params.get("q"));
 }
 
@@ -224,6 +242,7 @@ function showChosen() {
   $("plik-wybrane").replaceChildren(...chips);
   $("plik-wybrane").hidden = !chips.length;
   $("plik-szukaj").placeholder = chips.length ? "dodaj plik – nazwa, tytuł albo skrót" : PLACEHOLDER;
+  showFilterCount();
 }
 
 function pick(value) {
@@ -387,6 +406,16 @@ function copyButton(label, text) {
   return copyOnClick(button, text);
 }
 
+// Opens the hit's whole unit in the panel, its passage marked; the label says which unit (there are several).
+function wholeUnitButton(hit) {
+  const unit = unitLabel(hit.art, hit.skrot);
+  const button = element("button", unit.startsWith("§") ? "cały paragraf" : "cały artykuł", "drugi cala-jednostka");
+  button.type = "button";
+  button.setAttribute("aria-label", `${button.textContent}: ${citationOf(hit)}`);
+  button.addEventListener("click", () => showUnit(hit.plik, hit.art, hit.sciezka, hit.tekst));
+  return button;
+}
+
 function renderHit(hit) {
   const item = element("li");
   const header = element("div", "", "naglowek");
@@ -401,12 +430,7 @@ function renderHit(hit) {
   const text = hit.tekst.replace(/\s+/g, " ");
   item.append(element("p", text.length > SNIPPET ? `${text.slice(0, SNIPPET)}…` : text));
   const actions = element("div", "", "akcje");
-  if (hit.art) {
-    const whole = element("button", unit.startsWith("§") ? "cały paragraf" : "cały artykuł", "drugi cala-jednostka");
-    whole.type = "button";
-    whole.addEventListener("click", () => showUnit(hit.plik, hit.art, hit.sciezka, hit.tekst));
-    actions.append(whole);
-  }
+  if (hit.art) actions.append(wholeUnitButton(hit));
   actions.append(copyButton("skopiuj cytat", citationOf(hit)));
   actions.append(documentLink(hit.plik, hit.strona, hit.sciezka));
   item.append(actions);
@@ -465,28 +489,63 @@ function withPassage(text, passage) {
   return [text.slice(0, at), element("mark", text.slice(at, end), "cytowany"), text.slice(end)];
 }
 
-async function showUnit(file, art, path, passage) {
+// The unit's panel: beside the answer on a wide screen (not modal – the answer stays readable and clickable),
+// a modal sheet from the bottom on a phone. Esc closes it either way, and the focus goes back where it was.
+const BESIDE = window.matchMedia("(min-width: 64rem)");
+let panelOpener = null;  // what had the focus when the panel opened: it gets the focus back
+
+function openPanel() {
   const dialog = $("jednostka");
+  if (!dialog.contains(document.activeElement)) panelOpener = document.activeElement;
+  if (!dialog.open) {
+    if (BESIDE.matches) dialog.show();
+    else dialog.showModal();
+    document.body.classList.toggle("z-panelem", BESIDE.matches);
+  }
+  dialog.querySelector(".zamknij").focus();
+}
+
+function setUpPanel() {
+  const dialog = $("jednostka");
+  dialog.addEventListener("close", () => {
+    document.body.classList.remove("z-panelem");
+    if (panelOpener && panelOpener.isConnected) panelOpener.focus();
+    panelOpener = null;
+  });
+  // a modal dialog closes on Esc by itself; the panel beside the answer is not modal
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && !event.defaultPrevented && dialog.open) { event.preventDefault(); dialog.close(); }
+  });
+}
+
+async function showUnit(file, art, path, passage) {
   $("jednostka-naglowek").textContent = `${shownName(file, path)} · ${unitLabel(art)}`;
   $("jednostka-tresc").replaceChildren(element("p", "Wczytuję…"));
-  if (!dialog.open) dialog.showModal();
+  $("jednostka-dokument").replaceChildren();
+  openPanel();
   try {
     const unit = await fetchJson(`api/jednostka?${new URLSearchParams({ plik: path || file, art })}`);
     const parts = [];
     if (unit.tytul) parts.push(element("p", unit.tytul, "rozdzial"));
+    let cited = unit.wersje[0];  // the version with the cited passage: its page is linked under the unit's name
     for (const version of unit.wersje) {
       const box = element("div", "", "wersja");
       const label = { obecna: "[obecne brzmienie]", przyszla: "<przyszłe brzmienie>" }[version.wersja];
       if (label) box.append(element("h3", label));
       if (version.rozdzial) box.append(element("div", version.rozdzial, "rozdzial"));
       const body = element("p");
-      body.append(...withPassage(version.tekst, passage));
+      const text = withPassage(version.tekst, passage);
+      if (text.length > 1) cited = version;
+      body.append(...text);
       box.append(body);
-      box.append(documentLink(unit.plik, version.strona, path));
+      if (unit.wersje.length > 1) box.append(documentLink(unit.plik, version.strona, path));  // each its own page
       parts.push(box);
     }
     if (unit.uchylony) parts.unshift(element("p", "Jednostka uchylona.", "blad"));
+    if (cited) $("jednostka-dokument").replaceChildren(documentLink(unit.plik, cited.strona, path));
     $("jednostka-tresc").replaceChildren(...parts);
+    const marked = $("jednostka-tresc").querySelector("mark.cytowany");
+    if (marked) marked.scrollIntoView({ block: "center" });  // a long article: the cited passage in sight
   } catch (error) {
     $("jednostka-tresc").replaceChildren(element("p", error.message, "blad"));
   }
@@ -628,6 +687,7 @@ function renderSources(hits) {
       + `str. ${pages(hit.strona, hit.strona_do)} `);
     item.id = `zrodlo-${i + 1}`;
     item.append(documentLink(hit.plik, hit.strona, hit.sciezka));
+    if (hit.art) item.append(" ", wholeUnitButton(hit));  // the source beside the answer, as its citation opens it
     item.append(" ", copyButton("skopiuj cytat", citationOf(hit)));
     return item;
   }));
@@ -941,13 +1001,24 @@ const WATCH_STATES = {
   zakonczony: "obserwowanie zakończone",
 };
 
+// A name without its folders: the server's paths are the operator's business, not the team's.
+function lastPart(path) {
+  return path.split(/[\\/]/).filter(Boolean).pop() || path;
+}
+
 function watchText(watch) {
-  const folders = `Obserwowane foldery: ${watch.foldery.join(", ")}`;
-  const pending = watch.oczekujace.length ? `: ${watch.oczekujace.join(", ")}` : "";
+  const folders = `Obserwowane foldery: ${watch.foldery.map(lastPart).join(", ")}`;
+  const pending = watch.oczekujace.length ? `: ${watch.oczekujace.map(lastPart).join(", ")}` : "";
   if (watch.stan === "czeka" && !pending) {
     const when = watch.ostatnia_synchronizacja
       ? ` (ostatnia synchronizacja ${new Date(watch.ostatnia_synchronizacja * 1000).toLocaleTimeString("pl-PL")})` : "";
     return `${folders} – indeks aktualny${when}.`;
+  }
+  // the file being indexed and how many are done ("postep"); the total is known once all files are read
+  const progress = watch.postep || {};
+  if (watch.stan === "indeksuje" && progress.plik) {
+    const done = progress.razem ? ` – gotowe ${progress.gotowe} z ${progress.razem}` : "";
+    return `${folders} – indeksuję: ${progress.plik}${done}.`;
   }
   const doing = WATCH_STATES[watch.stan] || (pending ? "czekają na zaindeksowanie" : watch.stan);
   return `${folders} – ${doing}${pending}.`;
@@ -987,6 +1058,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("zatrzymaj").addEventListener("click", () => streaming && streaming.abort());
   copyOnClick($("kopiuj-odpowiedz"), () => answerWithSources);
   setUpPicker();
+  setUpPanel();
+  setUpFilterToggle();
   $("wyloguj").addEventListener("click", logout);
   $("nowa-rozmowa").addEventListener("click", newConversation);
   $("usun-rozmowy").addEventListener("click", deleteAll);
