@@ -138,6 +138,7 @@ def test_loopback_host_with_a_port_is_accepted(swapped: tuple[str, Path], host: 
 
 SHORT_SECONDS = 1.5
 FEW_CONNECTIONS = limits.MAX_REQUESTS + 32
+FEW_PER_CLIENT = 32
 
 
 @pytest.fixture(scope="module")
@@ -151,13 +152,16 @@ def served(small_db: Path) -> Iterator[str]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(transport, "HEADER_SECONDS", SHORT_SECONDS)
         patch.setattr(transport, "MAX_CONNECTIONS", FEW_CONNECTIONS)
+        patch.setattr(transport, "MAX_CLIENT_CONNECTIONS", FEW_PER_CLIENT)
         with running_server(small_db, production=True, limits=limits.LimitSettings(body_seconds=SHORT_SECONDS)) as url:
             yield url
 
 
-def connect(base: str) -> socket.socket:
+def connect(base: str, source: str | None = None) -> socket.socket:
+    """Połączenie z serwerem; ``source`` – adres klienta na pętli zwrotnej (127.0.0.2 … to inni sąsiedzi)."""
     address = urlsplit(base)
-    return socket.create_connection((address.hostname, address.port), timeout=30)
+    return socket.create_connection((address.hostname, address.port), timeout=30,
+                                    source_address=(source, 0) if source else None)
 
 
 def read_all(sock: socket.socket) -> bytes:
@@ -201,7 +205,7 @@ def test_invalid_http_gets_a_polish_sentence(served: str) -> None:
 
 
 def test_slow_bodies_hold_no_search_slot(served: str) -> None:
-    slow = [connect(served) for _ in range(limits.MAX_REQUESTS + 4)]
+    slow = [connect(served, f"127.0.0.{2 + n % 4}") for n in range(limits.MAX_REQUESTS + 4)]  # neighbours
     try:
         for sock in slow:
             sock.sendall(b"POST /api/pytaj HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -238,13 +242,27 @@ def test_mcp_offers_no_idle_streams(served: str) -> None:
 
 
 def test_connections_over_the_limit_get_a_polish_503(served: str) -> None:
-    idle = [connect(served) for _ in range(FEW_CONNECTIONS + 4)]
+    # from several neighbours, none over its own limit
+    idle = [connect(served, f"127.0.0.{2 + n % 4}") for n in range(FEW_CONNECTIONS + 4)]
     try:
         for sock in idle[FEW_CONNECTIONS:]:
             status, message = status_and_error(read_all(sock))
             assert status == 503 and "za dużo otwartych połączeń" in message
     finally:
         for sock in idle:
+            sock.close()
+
+
+def test_one_client_cannot_hold_every_connection(served: str) -> None:
+    """1100 bezczynnych gniazd jednego klienta zamykało serwer dla wszystkich (issue 39): jeden adres ma swój limit."""
+    greedy = [connect(served, "127.0.0.2") for _ in range(FEW_PER_CLIENT + 4)]
+    try:
+        for sock in greedy[FEW_PER_CLIENT:]:
+            status, message = status_and_error(read_all(sock))
+            assert status == 503 and "Z tego adresu" in message
+        assert search_status(served) == 200  # from another address, while the greedy client holds its share
+    finally:
+        for sock in greedy:
             sock.close()
 
 

@@ -15,10 +15,15 @@ from .responses import SECURITY_HEADERS
 MAX_HEADER_BYTES = 16 * 1024
 HEADER_SECONDS = 10.0  # from connecting, or from a request's first byte, to the end of its headers
 MAX_CONNECTIONS = 1024  # open connections, idle ones included; far below the process's file descriptors
+# One client address may hold a quarter of them: 1100 idle sockets from one neighbour locked everyone out (issue 39),
+# a browser opens at most 6 per host. A trusted proxy (--zaufane-proxy) carries every client, so it has no share.
+MAX_CLIENT_CONNECTIONS = MAX_CONNECTIONS // 4
 BAD_REQUEST = (f"Zapytanie HTTP jest niepoprawne albo ma za duże nagłówki (najwyżej {MAX_HEADER_BYTES // 1024} KiB) "
                "– wyślij poprawne zapytanie HTTP/1.1.")
 TOO_SLOW = f"Nagłówki zapytania nie nadeszły w ciągu {HEADER_SECONDS:.0f} s – połączenie zamknięte, wyślij je od razu."
 TOO_MANY = "Serwer ma teraz za dużo otwartych połączeń – spróbuj za chwilę."
+TOO_MANY_FROM_ONE = ("Z tego adresu jest teraz za dużo otwartych połączeń z serwerem – zamknij nieużywane i spróbuj "
+                     "za chwilę.")
 log = logging.getLogger("chroma_rag.serwuj")
 
 
@@ -34,8 +39,8 @@ def raw_response(status: int, reason: str, message: str) -> bytes:
 
 class GuardedH11Protocol(H11Protocol):
     """``H11Protocol`` uvicorn z limitem czasu na nagłówki (uvicorn czeka na nie bez końca: 260 połączeń
-    z niedokończonymi nagłówkami zajmowało serwer), limitem połączeń sprawdzanym od razu po połączeniu
-    i polskimi odpowiedziami 400/408/503 zamiast angielskich."""
+    z niedokończonymi nagłówkami zajmowało serwer), limitem połączeń – wszystkich i z jednego adresu – sprawdzanym
+    od razu po połączeniu i polskimi odpowiedziami 400/408/503 zamiast angielskich."""
 
     _header_timer: asyncio.TimerHandle | None = None
     _header_bytes = 0
@@ -46,7 +51,19 @@ class GuardedH11Protocol(H11Protocol):
             log.warning("Za dużo otwartych połączeń (%d) – nowe dostaje 503.", len(self.connections))
             self._refuse(503, "Service Unavailable", TOO_MANY)
             return
+        if self._over_client_share():
+            log.warning("Za dużo otwartych połączeń z adresu %s – nowe dostaje 503.", self.client[0])
+            self._refuse(503, "Service Unavailable", TOO_MANY_FROM_ONE)
+            return
         self._await_headers()
+
+    def _over_client_share(self) -> bool:
+        address = self.client[0] if self.client else None
+        trusted = self.config.forwarded_allow_ips if self.config.proxy_headers else None
+        if address is None or address in ([trusted] if isinstance(trusted, str) else trusted or []):
+            return False
+        held = sum(1 for other in self.connections if getattr(other, "client", None) and other.client[0] == address)
+        return held > MAX_CLIENT_CONNECTIONS
 
     def data_received(self, data: bytes) -> None:
         before = self.cycle
