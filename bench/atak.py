@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.common import free_port
+from bench.common import REPO, free_port, machine, write_section
 
 TOKEN = "tajny-token-do-proby"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -403,12 +403,10 @@ ATTACKS: list[tuple[Callable[..., str], Callable[[Path, Path], Server]]] = [
     (attack_wrong_tokens, single_base), (attack_other_base, firm_bases), (attack_user_without_access, firm_bases),
     (attack_ended_sessions, firm_bases), (attack_question_pool, hung_model),
 ]
-NIEZAWODNOSC = Path(__file__).resolve().parents[1] / "docs" / "NIEZAWODNOSC.md"
+NIEZAWODNOSC = REPO / "docs" / "NIEZAWODNOSC.md"
 
 
 def main() -> None:
-    from common import REPO, machine, write_section
-
     own = str(Path(sys.executable).with_name("chroma-rag"))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cli", default=own, help="polecenie chroma-rag do sprawdzenia (domyślnie z tego .venv)")
