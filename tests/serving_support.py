@@ -20,6 +20,7 @@ from chroma_rag.serving.audit import AuditLog
 from chroma_rag.serving.limits import LIMITS, LimitSettings
 from chroma_rag.serving.run import server_config
 from chroma_rag.serving.shared_index import SharedIndex
+from chroma_rag.serving.transport import TransportLimits
 
 
 @contextmanager
@@ -36,21 +37,24 @@ def chat_model(answer: str, **env: str) -> Iterator[FakeLlm]:
 def running_server(db: Path, token: str | None = None, production: bool = False,
                    trusted_proxy: str | None = None, status: Callable[[], dict[str, object]] | None = None,
                    accounts: Accounts | None = None, audit: AuditLog | None = None,
-                   limits: LimitSettings = LIMITS) -> Iterator[str]:
+                   limits: LimitSettings = LIMITS, transport: TransportLimits | None = None) -> Iterator[str]:
     """Adres bazowy (``http://127.0.0.1:PORT``) serwera nad bazą ``db``; zatrzymany po wyjściu. ``production`` –
     z ustawieniami uvicorn ``chroma-rag serwuj`` (parser h11, limity nagłówków, czasu i połączeń); ``status`` –
     stan obserwowania folderów dla ``/api/stan`` (jak ``serwuj --obserwuj``); ``accounts`` – użytkownicy
-    z osobistymi tokenami, ``audit`` – dziennik zapytań, ``limits`` – limity zapytań (inne niż domyślne)."""
+    z osobistymi tokenami, ``audit`` – dziennik zapytań, ``limits`` i ``transport`` – limity zapytań i połączeń (inne
+    niż domyślne)."""
     app = build_app(SharedIndex(db), host="127.0.0.1", token=token, status=status, accounts=accounts, audit=audit,
                     limits=limits)
-    with running_app(app, production, trusted_proxy) as url:
+    with running_app(app, production, trusted_proxy, transport) as url:
         yield url
 
 
 @contextmanager
-def running_app(app: Starlette, production: bool = False, trusted_proxy: str | None = None) -> Iterator[str]:
-    """Adres bazowy prawdziwego uvicorn z aplikacją ``app`` na wolnym porcie pętli zwrotnej (``running_server``)."""
-    config = (server_config(app, "127.0.0.1", 0, trusted_proxy) if production
+def running_app(app: Starlette, production: bool = False, trusted_proxy: str | None = None,
+                transport: TransportLimits | None = None) -> Iterator[str]:
+    """Adres bazowy prawdziwego uvicorn z aplikacją ``app`` na wolnym porcie pętli zwrotnej (``running_server``);
+    ``transport`` – limity połączeń serwera ``production`` (inne niż domyślne)."""
+    config = (server_config(app, "127.0.0.1", 0, trusted_proxy, limits=transport) if production
               else uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

@@ -20,9 +20,10 @@ from processes import start
 from serving_support import running_server
 
 from chroma_rag import Index
-from chroma_rag.serving import limits, transport
+from chroma_rag.serving import limits
 from chroma_rag.serving.limits import MAX_BODY_BYTES
 from chroma_rag.serving.security import MAX_FAILURES
+from chroma_rag.serving.transport import TransportLimits
 
 SECRET = "root:x:0:0:sekret-sasiada\n"
 
@@ -149,12 +150,11 @@ def small_db(one_article_db: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def served(small_db: Path) -> Iterator[str]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(transport, "HEADER_SECONDS", SHORT_SECONDS)
-        patch.setattr(transport, "MAX_CONNECTIONS", FEW_CONNECTIONS)
-        patch.setattr(transport, "MAX_CLIENT_CONNECTIONS", FEW_PER_CLIENT)
-        with running_server(small_db, production=True, limits=limits.LimitSettings(body_seconds=SHORT_SECONDS)) as url:
-            yield url
+    short = TransportLimits(header_seconds=SHORT_SECONDS, connections=FEW_CONNECTIONS,
+                            client_connections=FEW_PER_CLIENT)
+    with running_server(small_db, production=True, limits=limits.LimitSettings(body_seconds=SHORT_SECONDS),
+                        transport=short) as url:
+        yield url
 
 
 def connect(base: str, source: str | None = None) -> socket.socket:

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     import uvicorn
     from starlette.types import ASGIApp
 
+    from .transport import TransportLimits
+
 KEEP_ALIVE_SECONDS = 5
 WORKER_PING_SECONDS = 120
 
@@ -73,21 +75,21 @@ def serve(db: Path | None, model: str | None, server: str | None, host: str, por
 
 
 def server_config(app: ASGIApp | WorkerApp, host: str, port: int, trusted_proxy: str | None = None,
-                  processes: int = 1) -> uvicorn.Config:
+                  processes: int = 1, limits: TransportLimits | None = None) -> uvicorn.Config:
     """Ustawienia uvicorn serwera: parser h11 z limitem nagłówków i czasu (``transport.GuardedH11Protocol``);
     limit połączeń sprawdza ten protokół, zapytań – ``limits.RequestLimits``. Nagłówki ``X-Forwarded-*``
     tylko od ``trusted_proxy``: od kogokolwiek innego na tym komputerze ustawiałyby adres klienta (limit
     błędnych tokenów) i schemat (ciasteczko ``Secure``). Przy ``processes`` > 1 ``app`` to przepis
-    ``WorkerApp``, z którego każdy proces buduje własną aplikację."""
+    ``WorkerApp``, z którego każdy proces buduje własną aplikację; ``limits`` – limity połączeń (inne niż domyślne)."""
     import uvicorn
 
-    from .transport import MAX_HEADER_BYTES, GuardedH11Protocol
+    from .transport import MAX_HEADER_BYTES, TRANSPORT_LIMITS, GuardedH11Protocol
 
     return uvicorn.Config(
         app,
         host=host,
         port=port,
-        http=GuardedH11Protocol,  # httptools would ignore the header size limit
+        http=GuardedH11Protocol.limited(limits or TRANSPORT_LIMITS),  # httptools would ignore the header size limit
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         proxy_headers=trusted_proxy is not None,

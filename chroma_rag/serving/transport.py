@@ -7,20 +7,33 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from dataclasses import dataclass
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .responses import SECURITY_HEADERS
 
 MAX_HEADER_BYTES = 16 * 1024
-HEADER_SECONDS = 10.0  # from connecting, or from a request's first byte, to the end of its headers
-MAX_CONNECTIONS = 1024  # open connections, idle ones included; far below the process's file descriptors
-# One client address may hold a quarter of them: 1100 idle sockets from one neighbour locked everyone out (issue 39),
-# a browser opens at most 6 per host. A trusted proxy (--zaufane-proxy) carries every client, so it has no share.
-MAX_CLIENT_CONNECTIONS = MAX_CONNECTIONS // 4
+
+
+@dataclass(frozen=True)
+class TransportLimits:
+    """Limity połączeń, zanim zapytanie dojdzie do aplikacji (testy podają krótsze)."""
+
+    # from connecting, or from a request's first byte, to the end of its headers: 260 connections with unfinished
+    # headers held the server for as long as they liked
+    header_seconds: float = 10.0
+    # open connections, idle ones included; far below the process's file descriptors
+    connections: int = 1024
+    # One client address may hold a quarter of them: 1100 idle sockets from one neighbour locked everyone out
+    # (issue 39); a browser opens at most 6 per host. A trusted proxy (--zaufane-proxy) carries every client, so it
+    # has no share.
+    client_connections: int = 256
+
+
+TRANSPORT_LIMITS = TransportLimits()
 BAD_REQUEST = (f"Zapytanie HTTP jest niepoprawne albo ma za duże nagłówki (najwyżej {MAX_HEADER_BYTES // 1024} KiB) "
                "– wyślij poprawne zapytanie HTTP/1.1.")
-TOO_SLOW = f"Nagłówki zapytania nie nadeszły w ciągu {HEADER_SECONDS:.0f} s – połączenie zamknięte, wyślij je od razu."
 TOO_MANY = "Serwer ma teraz za dużo otwartych połączeń – spróbuj za chwilę."
 TOO_MANY_FROM_ONE = ("Z tego adresu jest teraz za dużo otwartych połączeń z serwerem – zamknij nieużywane i spróbuj "
                      "za chwilę.")
@@ -44,10 +57,16 @@ class GuardedH11Protocol(H11Protocol):
 
     _header_timer: asyncio.TimerHandle | None = None
     _header_bytes = 0
+    limits = TRANSPORT_LIMITS
+
+    @classmethod
+    def limited(cls, limits: TransportLimits) -> type[GuardedH11Protocol]:
+        """Ten protokół z innymi limitami (uvicorn tworzy protokół sam, z klasy, więc limity niesie klasa)."""
+        return cls if limits == cls.limits else type(cls.__name__, (cls,), {"limits": limits})
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > MAX_CONNECTIONS:
+        if len(self.connections) > self.limits.connections:
             log.warning("Za dużo otwartych połączeń (%d) – nowe dostaje 503.", len(self.connections))
             self._refuse(503, "Service Unavailable", TOO_MANY)
             return
@@ -63,7 +82,7 @@ class GuardedH11Protocol(H11Protocol):
         if address is None or address in ([trusted] if isinstance(trusted, str) else trusted or []):
             return False
         held = sum(1 for other in self.connections if getattr(other, "client", None) and other.client[0] == address)
-        return held > MAX_CLIENT_CONNECTIONS
+        return held > self.limits.client_connections
 
     def data_received(self, data: bytes) -> None:
         before = self.cycle
@@ -90,7 +109,7 @@ class GuardedH11Protocol(H11Protocol):
     def _await_headers(self) -> None:
         self._headers_arrived()
         self._header_bytes = 0
-        self._header_timer = self.loop.call_later(HEADER_SECONDS, self._headers_too_slow)
+        self._header_timer = self.loop.call_later(self.limits.header_seconds, self._headers_too_slow)
 
     def _headers_arrived(self) -> None:
         if self._header_timer is not None:
@@ -100,7 +119,9 @@ class GuardedH11Protocol(H11Protocol):
     def _headers_too_slow(self) -> None:
         self._header_timer = None
         if self.cycle is None or self.cycle.response_complete:
-            self._refuse(408, "Request Timeout", TOO_SLOW)
+            seconds = self.limits.header_seconds
+            self._refuse(408, "Request Timeout", f"Nagłówki zapytania nie nadeszły w ciągu {seconds:.0f} s – "
+                                                 "połączenie zamknięte, wyślij je od razu.")
 
     def _refuse(self, status: int, reason: str, message: str) -> None:
         self._headers_arrived()
