@@ -3,6 +3,7 @@ pliki pojawiają się, zmieniają, przenoszą i znikają w trakcie, kopiowanie t
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import threading
@@ -16,7 +17,7 @@ from sync_corpus import regulation
 
 from chroma_rag import Index
 from chroma_rag.indexing.report import IndexReport
-from chroma_rag.indexing.watch import network_filesystem, watch_folders
+from chroma_rag.indexing.watch import WatchState, network_filesystem, watch_folders
 from chroma_rag.storage.locking import DbLock
 
 # Every wait for the watcher is bounded by this, only so that a broken watcher fails instead of hanging the suite;
@@ -297,9 +298,20 @@ def test_server_watches_a_folder(tmp_path: Path) -> None:
             return httpx.get(f"{base}/api/stan").json()["obserwowanie"]
 
         until(lambda: state()["synchronizacje"] >= 3)  # worker processes see the state up to 0.2 s late
-        assert state()["foldery"] == [str(folder)] and state()["blad"] is None, state()
+        assert state()["foldery"] == [folder.name] and state()["blad"] is None, state()  # no server path
     finally:
         process.send_signal(signal.SIGINT)
         code = process.wait(timeout=60)
     assert code in (0, 130) and "Traceback" not in log.read_text(encoding="utf-8")
     assert verify_in_fresh_process(tmp_path / "db")["ok"]
+
+
+def test_the_state_a_team_member_reads_has_no_server_paths() -> None:
+    """``/api/stan`` czytają członkowie zespołu (issue 38): obserwowane foldery, czekające pliki i błąd bez ścieżek."""
+    state = WatchState(folders=["/srv/kancelaria/umowy", "/srv/kancelaria/umowy-archiwum"],
+                       pending=["/srv/kancelaria/umowy/aneks.pdf"],
+                       last_error="Nie można odczytać /srv/kancelaria/umowy-archiwum/stara.pdf – sprawdź prawa.")
+    shown = state.to_json()
+    assert shown["foldery"] == ["umowy", "umowy-archiwum"] and shown["oczekujace"] == ["aneks.pdf"]
+    assert shown["blad"] == "Nie można odczytać umowy-archiwum/stara.pdf – sprawdź prawa."
+    assert "/srv" not in json.dumps(shown)

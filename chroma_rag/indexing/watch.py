@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from ..errors import UserError
 from ..ingest.loading import SUPPORTED_SUFFIXES
@@ -44,9 +44,16 @@ class WatchState:
     files_total: int = 0
 
     def to_json(self) -> dict[str, object]:
+        """Stan dla ``/api/stan``. Czytają go członkowie zespołu, nie tylko operator, więc foldery i pliki mają same
+        nazwy, a błąd – nazwę folderu zamiast jego ścieżki na serwerze."""
+        names = {folder: PurePath(folder).name for folder in self.folders}
+        error = self.last_error
+        for folder, name in sorted(names.items(), key=lambda item: -len(item[0])):  # the longest path first
+            error = error.replace(folder, name) if error else error
         return {
-            "foldery": self.folders, "odpytywanie": self.polling, "stan": self.state, "oczekujace": self.pending,
-            "synchronizacje": self.syncs, "ostatnia_synchronizacja": self.last_sync, "blad": self.last_error,
+            "foldery": list(names.values()), "odpytywanie": self.polling, "stan": self.state,
+            "oczekujace": [PurePath(path).name for path in self.pending], "synchronizacje": self.syncs,
+            "ostatnia_synchronizacja": self.last_sync, "blad": error,
             "postep": {"plik": self.current, "gotowe": self.files_done, "razem": self.files_total},
         }
 
