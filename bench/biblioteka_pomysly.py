@@ -5,7 +5,8 @@
 Listy fuzji produktu (``Searcher.fusion_lists`` i jednostki wskazane z aktem) liczone raz dla każdego pytania
 z głębokością 100, potem każdy wariant łączy je inaczej: pierwszy wiersz to dokładnie ranking produktu (RRF k 60,
 głębokość 50). Warianty: wybór aktu przed rankingiem (ocena dokumentu z jego najlepszych fragmentów jako mnożnik
-albo osobna lista RRF), wygładzanie po sąsiednich artykułach, waga nogi słów, głębokość i stała RRF. Wynik: hit@5 /
+albo osobna lista RRF), wygładzanie po sąsiednich artykułach, waga nogi słów, głębokość i stała RRF, waga listy
+zwrotów pytania (``frazy/pytanie``) – także wybrana walidacją krzyżową po aktach. Wynik: hit@5 /
 MRR na pięciu zbiorach; ``--zapisz`` wpisuje tabelę do docs/BENCHMARKS.md (sekcja ``biblioteka-pomysly``).
 """
 
@@ -33,6 +34,7 @@ SETS = {"egzaminy-dev": DANE / "egzaminy-dev.jsonl", "egzaminy-biblioteka-dev": 
         "odwolania-dev": REPO / "bench" / "odwolania-dev.jsonl", "pytania-dev": DANE / "pytania-dev.jsonl",
         "potoczne-dev": DANE / "potoczne-dev.jsonl"}
 LIST_DEPTH = 100
+PHRASE_WEIGHTS = (0.0, 1.0, 1.5, 2.0, 3.0)  # 0: the fusion without the phrase list (the product before it)
 
 
 @dataclass
@@ -76,12 +78,15 @@ def collect(index: Index) -> dict[str, list[Case]]:
     return cases
 
 
-def fused(case: Case, depth: int = 50, k: int = 60, keyword_weight: float | None = None) -> Scores:
+def fused(case: Case, depth: int = 50, k: int = 60, keyword_weight: float | None = None,
+          phrase_weight: float | None = None) -> Scores:
     scores: Scores = defaultdict(float)
     for source, ids in case.lists:
         weight = DEFAULT_FUSION.weight(source)
         if keyword_weight is not None and source.startswith("slowa"):
             weight = keyword_weight
+        if phrase_weight is not None and source.startswith("frazy"):
+            weight = phrase_weight
         for position, chunk_id in enumerate(ids[:depth], start=1):
             scores[chunk_id] += weight / (k + position)
     return scores
@@ -144,13 +149,32 @@ def neighbours(beta: float) -> Variant:
 
 
 VARIANTS: list[tuple[str, Variant]] = [
-    ("produkt (RRF k 60, głębokość 50, waga słów 1,5)", fused),
+    ("produkt (RRF k 60, głębokość 50, waga słów 1,5, zwrotów 3)", fused),
     *[(f"akt: mnożnik α {a}, {t} najlepsze", act_prior(a, t, False)) for a, t in ((0.25, 1), (0.5, 3), (1.0, 3))],
     *[(f"akt: lista RRF α {a}", act_prior(a, 3, True)) for a in (0.005, 0.02)],
     *[(f"sąsiednie artykuły β {b}", neighbours(b)) for b in (0.1, 0.3)],
     *[(f"waga słów {w}", lambda case, w=w: fused(case, keyword_weight=w)) for w in (1.0, 2.0)],
     *[(f"głębokość {d}, k {k}", lambda case, d=d, k=k: fused(case, d, k)) for d, k in ((30, 20), (100, 20), (100, 60))],
+    *[(f"zwroty pytania: waga {w}", lambda case, w=w: fused(case, phrase_weight=w)) for w in PHRASE_WEIGHTS],
 ]
+
+
+def phrase_cross_validation(cases: dict[str, list[Case]]) -> tuple[dict[str, list[int | None]], dict[str, float]]:
+    """Waga listy zwrotów wybrana po aktach: dla każdego aktu ta z ``PHRASE_WEIGHTS``, która na pytaniach o inne
+    akty (wszystkie zbiory) daje najwyższą sumę 1/miejsce; pytania o ten akt ocenia wybrana bez nich."""
+    everything = [case for found in cases.values() for case in found]
+    ranks = {w: {id(case): rank(case, fused(case, phrase_weight=w)) for case in everything} for w in PHRASE_WEIGHTS}
+    chosen = {}
+    for act in sorted({case.file for case in everything}):
+        chosen[act] = max(PHRASE_WEIGHTS, key=lambda w: sum(1 / r for case in everything if case.file != act
+                                                             and (r := ranks[w][id(case)])))
+    return {name: [ranks[chosen[case.file]][id(case)] for case in found] for name, found in cases.items()}, chosen
+
+
+def cell(ranks: list[int | None]) -> str:
+    hit5 = sum(r is not None and r <= 5 for r in ranks) / len(ranks)
+    mrr = sum(1 / r for r in ranks if r) / len(ranks)
+    return f"{hit5:.3f} / {mrr:.3f}"
 
 
 def main() -> None:
@@ -163,18 +187,18 @@ def main() -> None:
     header = "| wariant | " + " | ".join(f"{name} ({len(found)})" for name, found in cases.items()) + " |"
     rows = [header, "|---|" + "---|" * len(cases)]
     for label, variant in VARIANTS:
-        cells = []
-        for found in cases.values():
-            ranks = [rank(case, variant(case)) for case in found]
-            hit5 = sum(r is not None and r <= 5 for r in ranks) / len(ranks)
-            mrr = sum(1 / r for r in ranks if r) / len(ranks)
-            cells.append(f"{hit5:.3f} / {mrr:.3f}")
-        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+        rows.append(f"| {label} | " + " | ".join(cell([rank(case, variant(case)) for case in found])
+                                               for found in cases.values()) + " |")
         print(rows[-1], flush=True)
+    validated, chosen = phrase_cross_validation(cases)
+    rows.append("| zwroty pytania: waga wybrana po aktach (walidacja krzyżowa) | "
+                + " | ".join(cell(validated[name]) for name in cases) + " |")
+    weights = ", ".join(f"{w}: {sum(v == w for v in chosen.values())}" for w in PHRASE_WEIGHTS)
     table = "\n".join([
         f"Maszyna: {machine()}. `python -m bench.biblioteka_pomysly --baza {args.baza.name} --zapisz`; "
         "hit@5 / MRR, bez planu, zbiory dev (pytania spoza dokumentów pominięte, próg odmowy nie liczony).",
-        "", *rows])
+        "", *rows, "", f"Walidacja krzyżowa po aktach ({len(chosen)} aktów z pytaniami): waga listy zwrotów wybrana "
+        f"bez ocenianego aktu – ile aktów ją wybrało: {weights}."])
     if args.zapisz:
         write_section("biblioteka-pomysly", table)
     print(table)

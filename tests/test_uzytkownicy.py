@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import stat
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -162,10 +165,24 @@ def test_the_audit_log_keeps_answers_only_when_asked_to(one_article_db: Path, tm
     assert line["odpowiedz"] == answer and line["uzytkownik"] == "(bez logowania)"
 
 
+@dataclass(frozen=True)
+class CountedLog(AuditLog):
+    """Dziennik, który daje znać o każdej zapisanej linii: serwer pisze ją po wysłaniu odpowiedzi, więc klient
+    może ją dostać, zanim linia jest w pliku."""
+
+    lines: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
+
+    def write(self, entry: dict[str, Any]) -> None:
+        super().write(entry)
+        self.lines.release()
+
+
 def test_a_moved_audit_log_is_started_anew(one_article_db: Path, tmp_path: Path) -> None:
     log = tmp_path / "dziennik.jsonl"
-    with running_server(one_article_db, audit=AuditLog(log)) as base:
+    audit = CountedLog(log)
+    with running_server(one_article_db, audit=audit) as base:
         httpx.get(f"{base}/api/pliki", timeout=30)
+        assert audit.lines.acquire(timeout=60)
         log.rename(tmp_path / "dziennik.jsonl.1")  # what logrotate does
         httpx.get(f"{base}/api/pliki", timeout=30)
     assert len((tmp_path / "dziennik.jsonl.1").read_text(encoding="utf-8").splitlines()) == 1

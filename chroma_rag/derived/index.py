@@ -166,6 +166,12 @@ class DerivedIndex:
         assert self.keywords is not None, "pokrycie słów wymaga indeksu słów"
         return self.keywords.coverage(question, chunk_ids)
 
+    def phrase_scores(self, question: str, chunk_ids: Sequence[str], ignored_text: str,
+                      window: int) -> dict[str, float]:
+        """Fragmenty spośród ``chunk_ids`` ze zwrotami pytania i ich wagą (``KeywordIndex.phrase_scores``)."""
+        assert self.keywords is not None, "zwroty pytania wymagają indeksu słów"
+        return self.keywords.phrase_scores(question, chunk_ids, ignored_text, window)
+
     def sorted_similarities(self, embedding: np.ndarray, where: dict[str, Any] | None = None) -> np.ndarray | None:
         """Podobieństwa wektora do fragmentów spełniających ``where``, rosnąco, z migawki bez listy id – do
         udziału fragmentów bliższych niż dany (``share_above``). Do ``pool_rows`` fragmentów wszystkie, powyżej

@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import morphology
 from . import keyword_scoring as scoring
+from . import phrases
 from .memo import remember
 from .params import DEFAULT_PARAMS, KeywordParams
 from .rows import RowSet, RowSpace
@@ -489,17 +490,33 @@ class KeywordIndex:
         całemu zbiorowi waży najwięcej – pytanie o rzecz spoza dokumentów ma niskie pokrycie."""
         present = {t for i in chunk_ids for t in self._tokens_of(i)}
         lemmatize = lemmatizer(self.lemmatizer_name)
-        n = max(len(self.ids), 1)
         total = covered = 0.0
         for word in dict.fromkeys(words(question)):
-            readings = [lemma for lemma in lemmatize(word) if lemma not in STOPWORDS]
+            readings = tuple(lemma for lemma in lemmatize(word) if lemma not in STOPWORDS)
             if word in STOPWORDS or not readings:
                 continue
-            # The most common reading of an ambiguous word decides its weight.
-            weight = min(math.log(1 + n / (self.document_frequency(r) + 0.5)) for r in readings)
+            weight = self._word_weight(readings)
             total += weight
             covered += weight if any(r in present for r in readings) else 0.0
         return covered / total if total else 0.0
+
+    def phrase_scores(self, question: str, chunk_ids: Iterable[str], ignored_text: str = "",
+                      window: int = 2) -> dict[str, float]:
+        """Fragmenty spośród ``chunk_ids``, w których stoją obok siebie pary sąsiednich słów pytania, z sumą wag
+        tych par (``phrases``); słowa ``ignored_text`` (tytuł aktu, który pytanie nazwało) par nie tworzą."""
+        ignored = frozenset(lemma for reading in word_readings(ignored_text, self.lemmatizer_name) for lemma in reading)
+        pairs = phrases.question_pairs(word_readings(question, self.lemmatizer_name), ignored)
+        if not pairs:
+            return {}
+        weights = phrases.pair_weights(pairs, self._word_weight)
+        found = {i: phrases.phrase_score(pairs, weights, self._tokens_of(i), window) for i in dict.fromkeys(chunk_ids)}
+        return {i: score for i, score in found.items() if score > 0}
+
+    def _word_weight(self, readings: tuple[str, ...]) -> float:
+        """IDF słowa; o wadze wieloznacznego decyduje jego najczęstszy odczyt. Słowo nieznane całemu zbiorowi
+        waży najwięcej."""
+        n = max(len(self.ids), 1)
+        return min(math.log(1 + n / (self.document_frequency(r) + 0.5)) for r in readings)
 
     def __len__(self) -> int:
         return len(self.ids) - len(self._dead) + len(self._added)

@@ -291,8 +291,18 @@ class Searcher:
                 lists.append(FusionList(source, [i for i, _ in ranked]))
                 if source == "odwolanie/pytanie" and self.fusion.reference_keywords and self.derived.has_keywords:
                     # the act the question names, ranked by the question's words too (as the whole index is)
-                    lists.append(FusionList(source, self.keyword_ids(request.question, depth, ref_where)))
+                    keyword_ids = self.keyword_ids(request.question, depth, ref_where)
+                    lists.append(FusionList(source, keyword_ids))
+                    act_titles = " ".join(self.titles.get(f, "") for f in ref_filters.files)
+                    lists.append(FusionList("frazy/pytanie", self.phrase_ids(
+                        request.question, [i for i, _ in ranked] + keyword_ids, act_titles)))
         return lists
+
+    def phrase_ids(self, question: str, candidates: list[str], act_titles: str) -> list[str]:
+        """Fragmenty ``candidates`` ze zwrotami pytania, najwięcej wagi pierwsze (przy równej – w kolejności
+        kandydatów: najpierw wektor); słowa tytułu nazwanego aktu par nie tworzą."""
+        found = self.derived.phrase_scores(question, candidates, act_titles, self.fusion.phrase_window)
+        return sorted(found, key=lambda i: -found[i])
 
     def first_share(self, ranked: list[tuple[str, float]], pool: np.ndarray, query_vector: np.ndarray) -> float:
         """Gdzie ranking pytania (``pool``) stawia pierwszy fragment listy ``ranked`` innego zapytania."""
