@@ -16,6 +16,7 @@ from serving_support import chat_model, running_app, running_server
 
 from chroma_rag import Index
 from chroma_rag.indexing.watch import WatchState
+from chroma_rag.models import distinct_names
 from chroma_rag.serving.app import build_bases_app
 from chroma_rag.serving.shared_index import SharedIndex
 
@@ -169,3 +170,10 @@ def test_an_old_conversation_with_server_paths_opens_with_names(firm: Path, tmp_
     assert opened.status_code == 200 and not leaked(firm, opened.content), opened.text
     sources = opened.json()["tury"][0]["zrodla"]
     assert [s["sciezka"] for s in sources] == ["it/regulamin.md", "stary.md", "kadry/regulamin.md"]
+
+
+def test_a_name_never_carries_the_server_root() -> None:
+    """Plik, którego cała ścieżka jest końcówką ścieżki imiennika, dostaje nazwę bez korzenia – nie „//srv/r.md”,
+    czyli ścieżkę serwera."""
+    assert distinct_names(["/srv/r.md", "/home/srv/r.md", "/inne.md"]) == {
+        "/srv/r.md": "srv/r.md", "/home/srv/r.md": "home/srv/r.md", "/inne.md": "inne.md"}
