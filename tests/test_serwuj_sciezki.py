@@ -177,3 +177,18 @@ def test_a_name_never_carries_the_server_root() -> None:
     czyli ścieżkę serwera."""
     assert distinct_names(["/srv/r.md", "/home/srv/r.md", "/inne.md"]) == {
         "/srv/r.md": "srv/r.md", "/home/srv/r.md": "home/srv/r.md", "/inne.md": "inne.md"}
+
+
+def test_a_base_with_nothing_indexed_yet_names_no_folder(tmp_path: Path) -> None:
+    """Serwer nad bazą, której jeszcze nie zaindeksowano (np. ``serwuj --obserwuj`` przed pierwszym zapisem): zdanie
+    dla zespołu bez folderu bazy i bez polecenia CLI."""
+    with chat_model(ANSWER), running_server(tmp_path / "db") as url:
+        refused = [httpx.get(f"{url}/api/pliki", timeout=60),
+                   httpx.get(f"{url}/api/szukaj", params={"q": "urlop"}, timeout=60),
+                   httpx.get(f"{url}/api/jednostka", params={"plik": "regulamin.md", "art": "1"}, timeout=60),
+                   httpx.post(f"{url}/api/pytaj", json={"pytanie": "Komu zgłasza się urlop?"},
+                              headers={"Accept": "application/json"}, timeout=60)]
+    for response in refused:
+        assert response.status_code == 400 and not leaked(tmp_path, response.content), response.text
+        assert "nie ma jeszcze zaindeksowanych dokumentów" in response.json()["blad"]
+        assert "chroma-rag" not in response.text
