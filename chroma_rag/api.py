@@ -39,7 +39,7 @@ from .indexing.sync import SyncOptions, sync
 from .ingest.ocr import OcrEngine
 from .ingest.preview import preview as preview  # re-exported: chroma_rag.api.preview(path)
 from .llm import LlmSettings
-from .models import Exchange, Plan, SearchResult
+from .models import Exchange, Plan, SearchResult, ShownNames
 from .retrieval.planning import Planner, PlanningStats
 from .retrieval.search import DEFAULT_MODE, DEFAULT_THRESHOLD, SearchRequest
 from .retrieval.service import Planning, Retrieval
@@ -267,11 +267,23 @@ class Index:
 
     def remember(self, conversation: Conversation, question: str, answer: Answer) -> None:
         """Dopisuje do rozmowy turę z pytaniem i odpowiedzią (z jej fragmentami) i zapisuje rozmowę."""
+        # sources named as the team sees them: a saved conversation opens by a link, on the page, without server paths
         conversation.add(Turn(question=question.strip(), standalone=answer.standalone or question.strip(),
-                              answer=answer.message("web"), sources=[hit.to_json() for hit in answer.hits],
+                              answer=answer.message("web"),
+                              sources=self.shown_names().hits(hit.to_json() for hit in answer.hits),
                               invented=[str(c) for c in answer.invalid_citations], at=conversation_time(),
                               documents=self.documents_version()))
         self.conversations.save(conversation)
+
+    def shown_names(self) -> ShownNames:
+        """Nazwy zaindeksowanych plików, pod którymi widzi je zespół zamiast ścieżek serwera: jak w cytatach
+        i ``lista`` („regulamin.md”, „it/regulamin.md” przy imienniku); pod nimi plik przyjmują ``unit`` i filtr
+        plików. Pusta baza – bez nazw (ścieżka ma wtedy samą nazwę pliku, ``ShownNames.name``)."""
+        if not self.store.exists():
+            return ShownNames()
+        with read_session(self.store):
+            indexed, copies = self.retrieval.file_names()
+        return ShownNames.of({path for _, path in indexed if path not in copies}, copies)
 
     def documents_version(self) -> str:
         """Znacznik ostatniej zmiany plików indeksu (zaindeksowanie, usunięcie); pusty, gdy nieznany."""

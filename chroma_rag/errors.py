@@ -6,6 +6,8 @@ import errno
 from typing import Literal
 from urllib.parse import urlsplit
 
+from .models import distinct_names
+
 Surface = Literal["cli", "web", "mcp"]
 
 
@@ -102,17 +104,19 @@ class UnknownAct(UserError):
 
 
 class AmbiguousFile(UserError):
-    """Nazwa kilku różnych plików (w różnych folderach); ``paths`` – ich pełne ścieżki."""
+    """Nazwa kilku różnych plików (w różnych folderach); ``paths`` – ich pełne ścieżki (w CLI, operatorowi), strona
+    i MCP mówią nazwami z folderem, jak w cytatach – bez folderów serwera."""
 
     kind = "niejednoznaczny_plik"
 
     def __init__(self, file: str, paths: list[str], cli_example: str) -> None:
         self.file, self.paths = file, list(paths)
-        said = f"„{file}” to nazwa kilku różnych plików: {', '.join(self.paths)} –"
+        said = f"„{file}” to nazwa kilku różnych plików:"
+        named = f"{said} {', '.join(sorted(distinct_names(self.paths).values()))} –"
         super().__init__(
-            f"{said} podaj pełną ścieżkę jednego z nich, np. {cli_example}.",
-            web=f"{said} wybierz jeden z nich z listy filtrów albo otwórz go z wyników wyszukiwania.",
-            mcp=f"{said} podaj w parametrze „plik” pełną ścieżkę jednego z nich.",
+            f"{said} {', '.join(self.paths)} – podaj pełną ścieżkę jednego z nich, np. {cli_example}.",
+            web=f"{named} wybierz jeden z nich z listy filtrów albo otwórz go z wyników wyszukiwania.",
+            mcp=f"{named} podaj w parametrze „plik” jedną z tych nazw.",
         )
 
 

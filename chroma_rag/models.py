@@ -1,9 +1,10 @@
-"""Struktury danych przepływające przez moduły: dokument → fragmenty → wyniki wyszukiwania."""
+"""Struktury danych przepływające przez moduły: dokument → fragmenty → wyniki wyszukiwania; nazwy plików dla ludzi."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, NamedTuple
 
 
@@ -163,3 +164,77 @@ class SearchResult(list[Hit]):
             "powod": self.reason,
             "plan": self.plan.to_json(surface) if self.plan is not None else None,
         }
+
+
+# Names of files for people: the bare name, with as many folders above it as same-named files from other folders
+# need ("it/regulamin.md"). Answers cite a file by it and `lista` shows it; the team (page, JSON API, answer stream,
+# saved conversations, MCP) sees a file only by it – the server's folders are none of its business (issue 38). The
+# CLI, the operator's tool, keeps full paths in `--json`.
+
+
+def distinct_names(paths: Iterable[str]) -> dict[str, str]:
+    """Ścieżka → nazwa, pod którą użytkownik ją rozpozna i poda (``--plik``, ``pokaz``, ``usun``): sama nazwa
+    pliku, a przy imiennikach z innych folderów – z tyloma folderami nad nią, ile trzeba. Nigdy z korzeniem
+    („/”): plik, którego cała ścieżka jest końcówką ścieżki imiennika, ma ją bez niego."""
+    paths_by_name: dict[str, set[str]] = {}
+    for path in paths:
+        paths_by_name.setdefault(PurePath(path).name, set()).add(path)
+    names: dict[str, str] = {}
+    for name, same in paths_by_name.items():
+        if len(same) == 1:
+            names[same.pop()] = name
+            continue
+        parts = {path: _folders_and_name(path) for path in same}
+        labels = {path: path for path in same}
+        for depth in range(2, max(len(p) for p in parts.values()) + 1):
+            labels = {path: "/".join(p[-depth:]) for path, p in parts.items()}
+            if len(set(labels.values())) == len(labels):
+                break
+        names.update(labels)
+    return names
+
+
+def _folders_and_name(path: str) -> tuple[str, ...]:
+    parts = PurePath(path).parts
+    return parts[1:] if PurePath(path).anchor else parts
+
+
+@dataclass(frozen=True)
+class ShownNames:
+    """Ścieżki plików indeksu → nazwy, pod którymi widzi je zespół (``distinct_names``), i odpowiedzi JSON z tymi
+    nazwami zamiast ścieżek: pole ``sciezka`` trafienia i pliku, ``inne_sciezki`` pliku."""
+
+    by_path: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, documents: Iterable[str], copies: Iterable[str] = ()) -> ShownNames:
+        """``documents``: ścieżki dokumentów indeksu – nazwane jak w ``lista`` i w cytatach; ``copies``: drugie ścieżki
+        tych samych dokumentów (``inne_sciezki``) – nazwane tak, żeby nie pomylić ich z żadnym dokumentem."""
+        documents, copies = list(documents), list(copies)
+        every = distinct_names([*documents, *copies])
+        return cls({**{path: every[path] for path in copies}, **distinct_names(documents)})
+
+    def name(self, path: str) -> str:
+        """Nazwa pliku o ścieżce ``path``. Ścieżka spoza indeksu (plik usunięty od zapisu rozmowy) – sama nazwa
+        pliku; to, co nie jest ścieżką bezwzględną, jest już nazwą (rozmowa zapisana z nazwami) i zostaje."""
+        known = self.by_path.get(path)
+        if known is not None:
+            return known
+        return PurePath(path).name if PurePath(path).is_absolute() else path
+
+    def hit(self, hit: dict[str, Any]) -> dict[str, Any]:
+        """Trafienie w JSON (``Hit.to_json``) z nazwą w polu ``sciezka``."""
+        return {**hit, "sciezka": self.name(str(hit["sciezka"]))} if hit.get("sciezka") else hit
+
+    def hits(self, hits: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [self.hit(hit) for hit in hits]
+
+    def file(self, file: dict[str, Any]) -> dict[str, Any]:
+        """Plik w JSON (``FileInfo.to_json``) z nazwami w polach ``sciezka`` i ``inne_sciezki``."""
+        return {**file, "sciezka": self.name(str(file["sciezka"])),
+                "inne_sciezki": [self.name(str(path)) for path in file.get("inne_sciezki", [])]}
+
+    def conversation(self, saved: dict[str, Any]) -> dict[str, Any]:
+        """Zapis rozmowy (``Conversation.to_json``) ze źródłami tur nazwanymi – także rozmowy zapisanej, zanim
+        zapis przestał zawierać ścieżki."""
+        return {**saved, "tury": [{**turn, "zrodla": self.hits(turn.get("zrodla", []))} for turn in saved["tury"]]}

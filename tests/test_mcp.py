@@ -37,7 +37,7 @@ async def exercise(client: Client) -> None:
 
     files = structured(await client.call_tool("lista_plikow", {}))
     assert PATIENTS in {f["plik"] for f in files["pliki"]}
-    assert all("sciezka" not in f for f in files["pliki"])
+    assert all(f["sciezka"] == f["plik"] for f in files["pliki"])  # the name, never the server's path
 
     found = structured(
         await client.call_tool("szukaj", {"pytanie": "prawo do informacji o stanie zdrowia", "plik": [PATIENTS]})

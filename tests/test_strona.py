@@ -121,7 +121,7 @@ def test_search_unit_and_streamed_answer(browser, base: str) -> None:
     page.wait_for_selector("#jednostka[open] .wersja mark.cytowany")
     assert page.inner_text("#jednostka-naglowek") == f"{PATIENTS} · art. 9"
     href = page.locator("#jednostka-dokument a").get_attribute("href")
-    assert href.startswith(f"dokumenty/{PATIENTS}?sciezka=") and "#page=" in href  # the path: same-named files
+    assert href.startswith(f"dokumenty/{PATIENTS}#page=")  # a name of one file alone: no folder to tell apart
     page.click("#jednostka .zamknij")
     pdf = page.request.get(f"{base}/{href.split('#')[0]}")
     assert pdf.status == 200 and pdf.headers["content-type"] == "application/pdf"
@@ -168,11 +168,16 @@ def test_citation_of_a_same_named_file_links_to_that_file(browser, same_named_db
             page.goto(url)
             page.wait_for_selector("#plik[data-gotowe]", state="attached")
             search(page, "Komu zgłasza się urlop od pracy przy serwerach?")
-            page.locator("#wyniki li", has_text="administratorowi").locator(".cala-jednostka").click()
-            page.wait_for_selector("#jednostka[open] .wersja")
-            unit_text = page.inner_text("#jednostka-tresc")
-            assert "administratorowi" in unit_text and "kierownik" not in unit_text
-            page.click("#jednostka .zamknij")
+            shown = {page.locator("#wyniki li", has_text=said).locator(".naglowek .plik").inner_text()
+                     for said in ("administratorowi", "kierownik")}
+            assert shown == {"it/regulamin.md", "kadry/regulamin.md"}  # named as in citations, not by server paths
+            for folder, said, other in (("kadry", "kierownik", "administratorowi"),
+                                        ("it", "administratorowi", "kierownik")):
+                page.locator("#wyniki li", has_text=said).locator(".cala-jednostka").click()
+                page.wait_for_selector(f"#jednostka[open] .wersja >> text={said}")
+                assert page.inner_text("#jednostka-naglowek") == f"{folder}/regulamin.md · art. 1"
+                assert other not in page.inner_text("#jednostka-tresc")
+                page.click("#jednostka .zamknij")
             page.fill("#pytanie", "Komu zgłasza się urlop od pracy przy serwerach?")
             page.click("#zapytaj")
             page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
@@ -180,9 +185,10 @@ def test_citation_of_a_same_named_file_links_to_that_file(browser, same_named_db
             page.wait_for_selector("#jednostka[open] .wersja")
             assert "administratorowi" in page.inner_text("#jednostka-tresc")
             href = page.locator("#jednostka-dokument a").get_attribute("href")
-            assert href.startswith("dokumenty/regulamin.md?sciezka=") and "%2Fit%2Fregulamin.md" in href
+            assert href == "dokumenty/regulamin.md?sciezka=it%2Fregulamin.md"
             document = page.request.get(f"{url}/{href.split('#')[0]}")
             assert document.status == 200 and "administratorowi" in document.text()
+            assert str(same_named_db.parent) not in page.content()
     finally:
         fake_llm.default = Reply(text=ANSWER)
 

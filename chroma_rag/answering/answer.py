@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from ..errors import FiltersMatchNothing, Surface, UserError
 from ..filters import normalize_article
 from ..llm import ChatClient, LlmSettings, Usage
-from ..models import Hit, Plan
+from ..models import Hit, Plan, distinct_names
 from .conversation import DEFAULT_LIMITS, ConversationLimits, Turn, history_messages, standalone_question
 
 NOT_FOUND = "Nie ma tego w dokumentach."
@@ -181,27 +181,6 @@ def citation_names(hits: list[Hit], indexed_paths: Iterable[str] = ()) -> dict[s
     shown = {_path(hit) for hit in hits}
     names = {PurePath(path).name for path in shown}
     return distinct_names([*shown, *(p for p in indexed_paths if PurePath(p).name in names)])
-
-
-def distinct_names(paths: Iterable[str]) -> dict[str, str]:
-    """Ścieżka → nazwa, pod którą użytkownik ją rozpozna i poda (``--plik``, ``pokaz``, ``usun``): sama nazwa
-    pliku, a przy imiennikach z innych folderów – z tyloma folderami nad nią, ile trzeba."""
-    paths_by_name: dict[str, set[str]] = {}
-    for path in paths:
-        paths_by_name.setdefault(PurePath(path).name, set()).add(path)
-    names: dict[str, str] = {}
-    for name, same in paths_by_name.items():
-        if len(same) == 1:
-            names[same.pop()] = name
-            continue
-        parts = {path: PurePath(path).parts for path in same}
-        labels = {path: path for path in same}
-        for depth in range(2, max(len(p) for p in parts.values()) + 1):
-            labels = {path: "/".join(p[-depth:]) for path, p in parts.items()}
-            if len(set(labels.values())) == len(labels):
-                break
-        names.update(labels)
-    return names
 
 
 def find_citations(text: str) -> list[Citation]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
-from ..answering.answer import distinct_names
+from ..models import distinct_names
 from ..plural import FRAGMENT, count
 from .output import out, printable, shorten
 

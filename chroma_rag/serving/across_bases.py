@@ -11,7 +11,7 @@ from typing import Any
 
 from ..api import Index
 from ..errors import UserError
-from ..models import Hit, SearchResult
+from ..models import Hit, SearchResult, ShownNames
 from .params import BadRequest, Query
 
 MAX_BASES = 20  # more than a firm's departments; the bound keeps one request from running every search at once
@@ -37,19 +37,22 @@ def search_bases(indexes: dict[str, Index], query: Query) -> dict[str, Any]:
     Filtr pliku albo aktu zwykle należy do jednej bazy: baza, która go nie zna, nic nie dodaje; błąd filtra
     wraca dopiero wtedy, gdy nie zna go żadna."""
     results: dict[str, SearchResult] = {}
+    names: dict[str, ShownNames] = {}
     refused: list[UserError] = []
     for name, index in indexes.items():
         try:
             results[name] = index.search(query.question, query.k, query.filters, query.mode)
         except UserError as exc:
             refused.append(exc)
+            continue
+        names[name] = index.shown_names()
     if not results:
         raise refused[0]
     ranked = sorted(((hit, name, position) for name, result in results.items()
                      for position, hit in enumerate(result)), key=_merge_key)
     reasons = {result.reason for result in results.values() if result.reason}
     return {
-        "wyniki": [{**hit.to_json(), "baza": name} for hit, name, _ in ranked[: query.k]],
+        "wyniki": [{**names[name].hit(hit.to_json()), "baza": name} for hit, name, _ in ranked[: query.k]],
         "powod": None if ranked else ("prog" if "prog" in reasons else "filtry"),
         "bazy": list(indexes),
     }

@@ -67,7 +67,7 @@ async def answer_events(index: Index, query: Query, owner: str | None = None,
         if gone.is_set():  # the client left during the search (or its plan): the answer is not asked for
             raise _ClientGone
         if found:
-            put("zrodla", {"fragmenty": [hit.to_json() for hit in found],
+            put("zrodla", {"fragmenty": index.shown_names().hits(hit.to_json() for hit in found),
                            "plan": found.plan.to_json("web") if found.plan is not None else None})
 
     def work() -> None:
@@ -80,7 +80,9 @@ async def answer_events(index: Index, query: Query, owner: str | None = None,
             answer = index.ask(query.question, k=query.k, filters=query.filters, mode=query.mode, on_token=on_token,
                                on_sources=on_sources, surface="web", conversation=conversation)
             index.remember(conversation, query.question, answer)
-            put("wynik", {**answer.to_json("web"), "rozmowa": conversation.id})
+            shown = answer.to_json("web")
+            shown["fragmenty"] = index.shown_names().hits(shown["fragmenty"])
+            put("wynik", {**shown, "rozmowa": conversation.id})
         except _ClientGone:
             log.warning("Pytanie porzucone po rozłączeniu klienta – bez dalszych wywołań modelu.")
         except UserError as exc:

@@ -24,9 +24,9 @@ from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..answering.answer import distinct_names
 from ..api import Index
 from ..errors import UserError
+from ..models import distinct_names
 from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts, account_name
 from .across_bases import asked_bases, search_bases
 from .answers import answer_events, sse
@@ -126,7 +126,7 @@ def _base_routes(index: Index, host: str, status: Callable[[], dict[str, object]
     )
     routes: list[BaseRoute] = [
         Route("/", lambda _: FileResponse(STATIC / "index.html")),
-        Route("/api/pliki", lambda _: JSONResponse([info.to_json() for info in index.files()])),
+        Route("/api/pliki", _files(index)),
         Route("/api/stan", _state(status, guarded)),
         Route("/api/szukaj", _search(index)),
         Route("/api/jednostka", _unit(index)),
@@ -233,11 +233,20 @@ def _state(status: Callable[[], dict[str, object] | None] | None, guarded: Calla
     return state
 
 
+def _files(index: Index):
+    def files(_: Request) -> Response:  # run in a worker thread (a plain function): reads the registry
+        names = index.shown_names()
+        return JSONResponse([names.file(info.to_json()) for info in index.files()])
+
+    return files
+
+
 def _search(index: Index):
     async def search(request: Request) -> Response:
         query = query_from_params(request.query_params)
         result = await in_thread(index.search, query.question, query.k, query.filters, query.mode)
-        return JSONResponse(result.to_json("web"))
+        found = result.to_json("web")
+        return JSONResponse({**found, "wyniki": (await in_thread(index.shown_names)).hits(found["wyniki"])})
 
     return search
 
@@ -266,7 +275,8 @@ def _conversation(index: Index):
         # anyone but its owner: "moja" false – a follow-up then continues in the reader's own copy)
         found = await in_thread(index.conversations.load, conversation_id)
         version = await in_thread(index.documents_version)
-        return JSONResponse({**found.to_json(version), "moja": found.owner == owner})
+        saved = (await in_thread(index.shown_names)).conversation(found.to_json(version))  # also one saved with paths
+        return JSONResponse({**saved, "moja": found.owner == owner})
 
     return conversation
 
@@ -381,11 +391,13 @@ SANDBOXED_DOCUMENT = "sandbox; default-src 'none'; style-src 'unsafe-inline'; im
 
 def _document(index: Index):
     def document(request: Request) -> Response:
-        name, wanted = request.path_params["plik"], request.query_params.get("sciezka")
-        # Only names and paths from the index are looked up; the request never becomes a path on disk.
-        recorded = [info.path for info in index.files() if info.name == name and wanted in (None, info.path)]
+        name, wanted = request.path_params["plik"], request.query_params.get("sciezka", "").strip("/")
+        # Only names and paths from the index are looked up; the request never becomes a path on disk. "sciezka"
+        # tells same-named files apart by the name the page shows ("it/regulamin.md"), or by a link's older path.
+        recorded = [info.path for info in index.files()
+                    if info.name == name and info.path.endswith(f"/{wanted or name}")]
         if not recorded:
-            return error(404, f"W indeksie nie ma pliku „{name}”; listę plików zwraca /api/pliki.")
+            return error(404, f"W indeksie nie ma pliku „{wanted or name}”; listę plików zwraca /api/pliki.")
         if len(recorded) > 1:
             # named as in citations (it/regulamin.md): the server's folders are none of the team's business
             names = ", ".join(sorted(distinct_names(recorded).values()))

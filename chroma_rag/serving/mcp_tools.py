@@ -45,7 +45,8 @@ UNIT_DESCRIPTION = (
     "Cała jednostka (artykuł, paragraf) pliku: wszystkie części, rozdział, strony (strona, strona_do) "
     "i brzmienia – obecne i przyszłe (zmiana, która jeszcze nie weszła w życie) osobno."
 )
-FILES_DESCRIPTION = "Zaindeksowane pliki: nazwa, rodzaj, rok, liczba fragmentów, tytuł, nazwa aktu i jego skrót."
+FILES_DESCRIPTION = ("Zaindeksowane pliki: nazwa, nazwa z folderem przy plikach o tej samej nazwie (pole „sciezka”, "
+                     "jak w cytatach), rodzaj, rok, liczba fragmentów, tytuł, nazwa aktu i jego skrót.")
 
 
 def build_mcp(index: Index) -> MCPServer:
@@ -102,8 +103,8 @@ def build_mcp(index: Index) -> MCPServer:
 
     @server.tool(annotations=_READ_ONLY, description=FILES_DESCRIPTION)
     def lista_plikow() -> dict[str, Any]:
-        files = _user_errors(index.files)
-        return {"pliki": [{k: v for k, v in info.to_json().items() if k != "sciezka"} for info in files]}
+        files, names = _user_errors(index.files), index.shown_names()
+        return {"pliki": [names.file(info.to_json()) for info in files]}
 
     arguments.update({tool.__name__: list(inspect.signature(tool).parameters)
                       for tool in (szukaj, pokaz_jednostke, lista_plikow)})

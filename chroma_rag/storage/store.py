@@ -38,6 +38,9 @@ REBUILT_SUFFIX, REPLACED_SUFFIX = "-nowa", "-stara"
 # The Rust server of chromadb 1.x reports its HTTP API version (1.x), not the package version.
 SUPPORTED_SERVER_MAJOR = 1
 TOKEN_HEADER = "X-Chroma-Token"
+# what a team member reads (page, API, MCP) before anything is indexed: neither the server's folder nor a command
+NOTHING_INDEXED_YET = ("W bazie nie ma jeszcze zaindeksowanych dokumentów – poczekaj, aż osoba prowadząca serwer je "
+                       "zaindeksuje.")
 
 
 # One reading client per DB folder in this process, with the change mark it was opened at (Store.opened).
@@ -303,10 +306,11 @@ class Store:
         if self.server:
             raise UserError(
                 f"Na serwerze „{self.server.url}” nie ma jeszcze zaindeksowanych dokumentów – najpierw: "
-                f"chroma-rag indeksuj ŚCIEŻKA --serwer {self.server.url}."
+                f"chroma-rag indeksuj ŚCIEŻKA --serwer {self.server.url}.", web=NOTHING_INDEXED_YET
             )
         raise UserError(
-            f"Baza „{self.path}” jeszcze nie istnieje – najpierw zaindeksuj dokumenty: chroma-rag indeksuj ŚCIEŻKA."
+            f"Baza „{self.path}” jeszcze nie istnieje – najpierw zaindeksuj dokumenty: chroma-rag indeksuj ŚCIEŻKA.",
+            web=NOTHING_INDEXED_YET,
         )
 
     def indexed_models(self) -> dict[str, int]:

@@ -31,13 +31,10 @@ function pages(from, to) {
   return from === to || to === undefined || to === null ? `${from}` : `${from}–${to}`;
 }
 
-// Same-named files from different folders are shown with their folder, "it/regulamin.md", everywhere.
-let sameNamed = new Set();
-
-function shownName(file, path) {
-  if (!path || !sameNamed.has(file)) return file;
-  const parts = path.split("/");
-  return parts.length > 1 ? `${parts[parts.length - 2]}/${file}` : file;
+// The API's "sciezka" is the file's name as citations give it: same-named files from different folders with their
+// folder, "it/regulamin.md" (never a path on the server); the page shows it everywhere and sends it back.
+function shownName(file, name) {
+  return name || file;
 }
 
 // short: the act's customary abbreviation ("k.p.c."), cited beside the unit as lawyers do: "art. 505 k.p.c."
@@ -47,11 +44,11 @@ function unitLabel(art, short) {
   return short ? `${unit} ${short}` : unit;
 }
 
-// The path tells apart same-named files from different folders (the server serves only indexed paths).
-function documentLink(file, page, path) {
+// The name with its folder tells apart same-named files from different folders (the server serves only indexed files).
+function documentLink(file, page, name) {
   const isPdf = /\.pdf$/i.test(file);
   const link = element("a", isPdf ? `PDF, str. ${page}` : "otwórz plik");
-  const where = path ? `?sciezka=${encodeURIComponent(path)}` : "";
+  const where = name && name !== file ? `?sciezka=${encodeURIComponent(name)}` : "";
   link.href = `dokumenty/${encodeURIComponent(file)}${where}${isPdf ? `#page=${page}` : ""}`;
   link.target = "_blank";
   link.rel = "noopener";
@@ -366,9 +363,6 @@ async function loadFilters() {
       $(id).value = chosen;
       if ($(id).value !== chosen) $(id).value = "";
     };
-    const counts = {};
-    for (const f of files) counts[f.plik] = (counts[f.plik] || 0) + 1;
-    sameNamed = new Set(Object.keys(counts).filter((name) => counts[name] > 1));
     indexed = files.map(pickerEntry).sort(byKind);
     $("plik").dataset.gotowe = String(indexed.length);
     showChosen();
@@ -477,7 +471,6 @@ function showHits(hits, reason) {
   else say(`Znaleziono fragmentów: ${hits.length}.`);
 }
 
-// The API takes the path as well as the name: a name of several files cannot show one unit.
 // passage: the cited fragment's text, highlighted in the unit when found there.
 function withPassage(text, passage) {
   // a part of a long unit may carry its heading differently: its first 80 characters still find it
@@ -518,13 +511,13 @@ function setUpPanel() {
   });
 }
 
-async function showUnit(file, art, path, passage) {
-  $("jednostka-naglowek").textContent = `${shownName(file, path)} · ${unitLabel(art)}`;
+async function showUnit(file, art, name, passage) {
+  $("jednostka-naglowek").textContent = `${shownName(file, name)} · ${unitLabel(art)}`;
   $("jednostka-tresc").replaceChildren(element("p", "Wczytuję…"));
   $("jednostka-dokument").replaceChildren();
   openPanel();
   try {
-    const unit = await fetchJson(`api/jednostka?${new URLSearchParams({ plik: path || file, art })}`);
+    const unit = await fetchJson(`api/jednostka?${new URLSearchParams({ plik: shownName(file, name), art })}`);
     const parts = [];
     if (unit.tytul) parts.push(element("p", unit.tytul, "rozdzial"));
     let cited = unit.wersje[0];  // the version with the cited passage: its page is linked under the unit's name
@@ -538,11 +531,11 @@ async function showUnit(file, art, path, passage) {
       if (text.length > 1) cited = version;
       body.append(...text);
       box.append(body);
-      if (unit.wersje.length > 1) box.append(documentLink(unit.plik, version.strona, path));  // each its own page
+      if (unit.wersje.length > 1) box.append(documentLink(unit.plik, version.strona, name));  // each its own page
       parts.push(box);
     }
     if (unit.uchylony) parts.unshift(element("p", "Jednostka uchylona.", "blad"));
-    if (cited) $("jednostka-dokument").replaceChildren(documentLink(unit.plik, cited.strona, path));
+    if (cited) $("jednostka-dokument").replaceChildren(documentLink(unit.plik, cited.strona, name));
     $("jednostka-tresc").replaceChildren(...parts);
     const marked = $("jednostka-tresc").querySelector("mark.cytowany");
     if (marked) marked.scrollIntoView({ block: "center" });  // a long article: the cited passage in sight
@@ -557,8 +550,10 @@ function citationTarget(inner, hits) {
   const [file, unit] = inner.split(",").map((s) => s.trim().toLowerCase());
   const stem = (name) => name.replace(/\.[a-z0-9]+$/, "");
   const cited = stem(file || "");
-  const named = (hit) => stem(hit.plik.toLowerCase()) === cited
-    || (cited.includes("/") && stem((hit.sciezka || "").toLowerCase()).endsWith(`/${cited}`));
+  const named = (hit) => {
+    const shown = stem(shownName(hit.plik, hit.sciezka).toLowerCase());  // may have more folders than the citation
+    return stem(hit.plik.toLowerCase()) === cited || shown === cited || shown.endsWith(`/${cited}`);
+  };
   return hits.find((hit) => named(hit)
     && (!unit || unit === unitLabel(hit.art).toLowerCase() || unit === `s. ${hit.strona}`));
 }
