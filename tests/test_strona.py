@@ -279,6 +279,25 @@ def test_fragment_with_a_long_line_fits_a_phone(browser, tmp_path: Path) -> None
         page.close()
 
 
+def test_an_emptied_index_speaks_to_a_team_member(browser, tmp_path: Path) -> None:
+    """Baza, z której usunięto wszystkie dokumenty: strona mówi, na co czekać, a nie polecenie CLI."""
+    from serving_support import running_server
+
+    from chroma_rag import Index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "umowa.txt").write_text("Art. 1. Umowa najmu lokalu.\n", encoding="utf-8")
+    index = Index(tmp_path / "db")
+    index.add([docs])
+    index.remove("umowa.txt")
+    with running_server(tmp_path / "db") as url:
+        page = opened(browser, url)
+        said = page.locator("#komunikat").inner_text()
+        assert "osoba prowadząca serwer" in said and "chroma-rag" not in said, said
+        page.close()
+
+
 def test_same_named_files_are_told_apart_in_the_filter(browser, same_named_db: Path) -> None:
     from serving_support import running_server
 

@@ -367,7 +367,7 @@ async function loadFilters() {
     $("plik").dataset.gotowe = String(indexed.length);
     showChosen();
     fill("typ", files.map((f) => f.typ));
-    if (!files.length) say("Indeks jest pusty – zaindeksuj dokumenty: chroma-rag indeksuj FOLDER.", true);
+    if (!files.length) say("W bazie nie ma jeszcze zaindeksowanych dokumentów – poczekaj, aż osoba prowadząca serwer je zaindeksuje.", true);
   } catch (error) {
     say(error.message, true);
   }
