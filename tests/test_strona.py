@@ -949,3 +949,11 @@ def test_markdown_of_the_answer_is_rendered_and_html_in_it_stays_text(browser, b
     assert box.locator("img").count() == 0 and "<img src=x" in box.inner_text()  # shown, never run
     assert page.title() != "x" and "**" not in box.inner_text() and "##" not in box.inner_text()
     page.close()
+
+
+def test_the_question_is_typed_in_regular_weight(browser, base: str) -> None:
+    """Etykieta pola pytania jest pogrubiona, wpisywany tekst i podpowiedź – nie."""
+    page = opened(browser, base)
+    weight = page.evaluate("getComputedStyle(document.getElementById('pytanie')).fontWeight")
+    assert weight == "400", weight
+    page.close()
