@@ -104,6 +104,29 @@ def test_cited_unit_opens_as_a_sheet_from_the_bottom_on_a_phone(browser, base: s
     page.close()
 
 
+def test_an_open_panel_follows_the_window_across_the_breakpoint(browser, base: str) -> None:
+    """Okno zwężone przy otwartym panelu (obrót tabletu, pół ekranu): panel staje się arkuszem i z powrotem, otwarty,
+    a zamknięty oddaje fokus cytatowi."""
+    page = opened(browser, base, width=1280)
+    asked(page)
+    page.focus("#odpowiedz-tekst a.cytat")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#jednostka[open] .wersja mark.cytowany")
+    modal = "document.getElementById('jednostka').matches(':modal')"
+    beside = "document.body.classList.contains('z-panelem')"
+    assert not page.evaluate(modal) and page.evaluate(beside)
+    page.set_viewport_size(PHONE)
+    page.wait_for_selector("#jednostka:modal")
+    assert page.evaluate(f"document.getElementById('jednostka').open && !{beside}") and page.evaluate(FITS)
+    page.set_viewport_size({"width": 1280, "height": 740})
+    page.wait_for_selector("#jednostka[open]:not(:modal)")
+    assert page.evaluate(f"document.getElementById('jednostka').open && {beside}")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#jednostka", state="hidden")
+    assert page.evaluate("document.activeElement.classList.contains('cytat')"), "fokus wraca do cytatu"
+    page.close()
+
+
 # --- filtry na telefonie --------------------------------------------------------------------------------------
 
 

@@ -501,9 +501,18 @@ function openPanel() {
 function setUpPanel() {
   const dialog = $("jednostka");
   dialog.addEventListener("close", () => {
+    if (dialog.open) return;  // reopened in the other mode (below): not closed for the user
     document.body.classList.remove("z-panelem");
     if (panelOpener && panelOpener.isConnected) panelOpener.focus();
     panelOpener = null;
+  });
+  // the window crossed the breakpoint (a tablet turned, half a screen): the open panel becomes a sheet or back
+  BESIDE.addEventListener("change", () => {
+    if (!dialog.open) return;
+    dialog.close();
+    if (BESIDE.matches) dialog.show();
+    else dialog.showModal();
+    document.body.classList.toggle("z-panelem", BESIDE.matches);
   });
   // a modal dialog closes on Esc by itself; the panel beside the answer is not modal
   document.addEventListener("keydown", (event) => {
