@@ -247,9 +247,13 @@ class Index:
         # without a usable chat model the answer's own request says so; a planning warning would repeat it
         planned = planned and not (settings.needs_key and not settings.key)
 
+        failed_plan = False  # a model that could not plan this question is not asked for a plan again
+
         def retrieve(query: str, earlier: list[Turn]) -> SearchResult:
-            found = self.search(query, k, filters, mode, threshold, rewrite=planned, fresh_plan=fresh_plan,
-                                settings=settings, earlier=exchanges(earlier))
+            nonlocal failed_plan
+            found = self.search(query, k, filters, mode, threshold, rewrite=planned and not failed_plan,
+                                fresh_plan=fresh_plan, settings=settings, earlier=exchanges(earlier))
+            failed_plan = failed_plan or (found.plan is not None and not found.plan.ok)
             if on_plan is not None and found.plan is not None:
                 on_plan(found.plan)
             if on_sources is not None:

@@ -193,6 +193,36 @@ def test_a_planned_follow_up_asks_the_model_once_for_the_plan_and_the_standalone
     assert f"Szukano pytania: „{STANDALONE}”" in err
 
 
+def test_a_follow_up_whose_plan_fails_is_rewritten_by_a_separate_call(capsys, monkeypatch, db: Path,
+                                                                     fake: FakeLlm) -> None:
+    """Plan dopytania nie przyszedł (model odpowiedział czymś, co planem nie jest): samo „a czy może z niej
+    zrezygnować?” nie mówi, o co chodzi – pytanie samodzielne pisze osobne zapytanie, jak bez planowania, a szuka się
+    go bez drugiej próby planu."""
+    monkeypatch.delenv("CHROMA_RAG_PRZEPISZ")  # planned, as by default
+    answers = [FIRST_ANSWER, FOLLOW_UP_ANSWER]
+
+    def respond(request: Request) -> Reply | None:
+        messages = request.body["messages"]
+        if messages[0]["content"] == STANDALONE_PROMPT:
+            return Reply(text=STANDALONE)
+        if "response_format" in request.body:
+            return Reply(text="to nie jest plan") if FOLLOW_UP_RULE in messages[0]["content"] else None
+        return Reply(text=answers.pop(0))
+
+    fake.responder = respond
+    code, out, err = run_cli(capsys, "pytaj", FIRST, "--baza", db)
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "pytaj", "--dalej", FOLLOW_UP, "--baza", db, "--json")
+    assert code == 0, err
+    answer = json.loads(out)
+    rewrites = [r for r in fake.requests if r.body["messages"][0]["content"] == STANDALONE_PROMPT]
+    assert len(rewrites) == 1 and FIRST in rewrites[0].body["messages"][-1]["content"]
+    assert len(plan_requests(fake)) == 2  # one for each turn: no second plan after a failed one
+    assert answer["pytanie_samodzielne"] == STANDALONE and answer["plan"]["blad"]  # the failure is still said
+    assert answer["fragmenty"][0]["plik"] == PATIENTS
+    assert f"(Samodzielnie: {STANDALONE})" in answer_requests(fake)[-1][-1]["content"]
+
+
 def test_api_conversation_id_continues_and_the_saved_conversation_opens_without_the_model(
         base: str, fake_llm: FakeLlm) -> None:
     fake_llm.responder = responder([FIRST_ANSWER, FOLLOW_UP_ANSWER])

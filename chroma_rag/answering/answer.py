@@ -104,8 +104,9 @@ def ask(
     wynik ``SearchResult`` wnosi też plan zapytania). ``history``: wcześniejsze tury rozmowy (już przycięte
     ``limits``; ``dropped_turns`` – ile pominięto) – wtedy wyszukiwanie dostaje pytanie samodzielne napisane
     przez model, a model odpowiadający także te tury. ``planned``: ``retrieve`` planuje wyszukiwanie i dostaje
-    tury – pytanie samodzielne przychodzi w planie, z tego samego zapytania czatu; inaczej pisze je osobne
-    zapytanie, zanim ``retrieve`` dostanie pytanie już samodzielne.
+    tury – pytanie samodzielne przychodzi w planie, z tego samego zapytania czatu; inaczej (także gdy plan się nie
+    udał – wtedy ``retrieve`` szuka dalej bez planu) pisze je osobne zapytanie i ``retrieve`` dostaje pytanie już
+    samodzielne.
 
     Bez fragmentów zwraca „Nie ma tego w dokumentach.” bez zapytania do modelu. ``on_token``
     dostaje odpowiedź kawałkami w miarę jej nadchodzenia (także odpowiedź bez modelu, w całości – zdanie
@@ -120,6 +121,11 @@ def ask(
     standalone, spent = standalone_question(question, history, client) if rewritten else (None, Usage())
     hits = retrieve(standalone or question, [] if rewritten else history)
     plan = getattr(hits, "plan", None)
+    if planned and history and plan is not None and not plan.ok:
+        # the plan that was to bring the standalone question failed: the follow-up alone ("a czy może z niej
+        # zrezygnować?") lacks the conversation, so a separate call rewrites it, as without planning
+        standalone, spent = standalone_question(question, history, client)
+        hits = retrieve(standalone, [])
     standalone = standalone or (plan.standalone if plan is not None else None)
     conversation = {"standalone": standalone, "earlier_turns": len(history), "dropped_turns": dropped_turns,
                     "conversation_note": limits.note(len(history), len(history) + dropped_turns) if dropped_turns
