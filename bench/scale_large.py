@@ -214,6 +214,7 @@ def serwuj_memory(db: Path, kinds: list[dict[str, Any]]) -> dict[str, Any]:
     url = f"http://127.0.0.1:{port}"
     exe = Path(sys.executable).with_name("chroma-rag")
     process = subprocess.Popen([str(exe), "serwuj", "--baza", str(db), "--port", str(port)],
+                               env={**os.environ, "PYTHONPATH": str(REPO)},  # this checkout's code, not the venv's
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     names = {"files": "plik", "types": "typ", "year": "rok", "year_from": "od_roku", "year_to": "do_roku",
              "articles": "art"}
