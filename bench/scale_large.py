@@ -326,6 +326,11 @@ def int8_only_recall(collection: Any, queries: np.ndarray, expected: list[list[s
     return recall(found, expected)
 
 
+def stage(name: str) -> None:
+    """Etap przebiegu na stderr (przy 1 mln przebieg trwa kilkadziesiąt minut)."""
+    print(f"{time.strftime('%H:%M:%S')} {name}", file=sys.stderr, flush=True)
+
+
 def run(n: int, scratch: Path) -> dict[str, Any]:
     from chroma_rag.embedding.embedder import LocalE5Embedder
     from chroma_rag.storage.store import Store
@@ -338,6 +343,7 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
     db = folder / "dane"
     store = Store(db)
     prepare(store, src, n, folder)
+    stage("dane do dokładnego przeszukania")
     data = scale_data.everything(src, n)
     register_files(store, data["meta"]["plik"])
     asked = [(text, vector, False) for text, vector in zip(src.query_texts, src.queries, strict=True)]
@@ -360,18 +366,22 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
     # first run: the worker builds the snapshot and the keyword index (minutes at 1M), then measures cold again
     worker = [*WORKER, task.name]
     marker = folder / f"pochodne-{n}.json"
+    stage("nasze wyszukiwanie w folderze")
     if not marker.exists():
         started = time.perf_counter()
         subprocess.run([*worker, "--tylko-rozgrzej"], check=True, capture_output=True, cwd=REPO)
         marker.write_text(json.dumps({"pierwsze_s": time.perf_counter() - started}), encoding="utf-8")
     done = subprocess.run(worker, check=True, capture_output=True, text=True, cwd=REPO)
     measured = json.loads(done.stdout.splitlines()[-1])
+    stage("pamięć serwuj")
     serwuj = serwuj_memory(db, kinds)
+    stage("nasze wyszukiwanie przez chroma run")
     server = server_mode(db, folder, {"rodzaje": kinds, "nowy_plik": {}})
     from chroma_rag.derived import DerivedIndex
 
     store = Store(db)
     collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim)
+    stage("surowa Chroma")
     raw, chroma_cold_ms = chroma_raw(collection, kinds, expected)
     unfiltered = kinds[0]  # "brak": every row matches
     int8_queries = np.array([q["wektor"] for q in held_out(unfiltered, unfiltered["zapytania"])[:20]], np.float32)
