@@ -299,6 +299,7 @@ def chroma_raw(collection: Any, kinds: list[dict[str, Any]],
 
     out, cold_ms = {}, None
     for kind in kinds:
+        stage(f"surowa Chroma: {kind['nazwa']}")
         warmups = [ask(q)[0] for q in dev(kind, kind["zapytania"])[:CHROMA_WARMUP]]
         cold_ms = warmups[0] * 1000 if cold_ms is None else cold_ms
         timed = [ask(q) for q in held_out(kind, kind["zapytania"])[:CHROMA_QUERIES]]
@@ -381,7 +382,6 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
 
     store = Store(db)
     collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim)
-    stage("surowa Chroma")
     raw, chroma_cold_ms = chroma_raw(collection, kinds, expected)
     unfiltered = kinds[0]  # "brak": every row matches
     int8_queries = np.array([q["wektor"] for q in held_out(unfiltered, unfiltered["zapytania"])[:20]], np.float32)
