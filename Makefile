@@ -101,7 +101,8 @@ bench-plan: $(STAMP) $(OCENA_BAZA)/chroma.sqlite3
 	$(PY) -m bench.planning --baza $(OCENA_BAZA) $(if $(ZAPISZ),--zapisz)
 
 # Skala (issue 23): FRAGMENTY fragmentów w folderze i przez `chroma run` na tym samym katalogu – nasze
-# wyszukiwanie, pamięć, zimny start, dodanie pliku i surowa Chroma w jednym przebiegu; ostatnia linia to JSON,
+# wyszukiwanie (p95 na 200 pytaniach odłożonych na filtr, recall@10 odłożonych i 60 dev osobno), pamięć, zimny
+# start, dodanie pliku i surowa Chroma (rozgrzana, 20 pytań na filtr) w jednym przebiegu; ostatnia linia to JSON,
 # ZAPISZ=1 wpisuje tabelę do docs/BENCHMARKS.md. Kolekcja budowana raz w $(SCRATCH) (przy 1 mln 35–70 min
 # na 2 rdzeniach, dane pochodne ok. 15 min), kolejne przebiegi – minuty.
 # 10k i 100k w folderze i na serwerze (issue 8): python -m bench.scale --scratch $(SCRATCH).

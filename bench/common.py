@@ -12,6 +12,7 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 BENCHMARKS = REPO / "docs" / "BENCHMARKS.md"
@@ -88,3 +89,33 @@ def start_chroma_run(path: Path, wait_s: float = 300.0) -> tuple[subprocess.Pope
             time.sleep(0.2)
     process.kill()
     raise RuntimeError("chroma run nie wystartował")
+
+
+class KnownVectors:
+    """Model embeddingów do pomiarów wyszukiwania, podawany ``Index(embedder=…)``: wektory pytań policzone raz
+    z góry (``remember_queries``), więc pomiar nie liczy modelu (dziesiątki ms CPU na pytanie); inne pytania liczy
+    prawdziwy ``model``. ``passages`` (tekst → gotowy wektor): fragment pliku dostaje wektor pierwszego z tych
+    tekstów, który zawiera (a bez takiego – pierwszy z nich), bez modelu."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.model_id, self.dim = model.model_id, model.dim
+        self.queries: dict[str, Any] = {}
+        self.passages: dict[str, Any] = {}
+
+    def remember_queries(self, texts: list[str]) -> None:
+        self.queries.update((text, self.model.embed_query(text)) for text in texts)
+
+    def embed_query(self, text: str) -> Any:
+        known = self.queries.get(text)
+        return known if known is not None else self.model.embed_query(text)
+
+    def embed_passages(self, texts: list[str], progress: Any = None) -> Any:
+        if not self.passages:
+            return self.model.embed_passages(texts, progress)
+        import numpy as np
+
+        if progress is not None:
+            progress(len(texts))
+        spare = next(iter(self.passages.values()))
+        return np.array([next((v for t, v in self.passages.items() if t in text), spare) for text in texts])

@@ -173,25 +173,34 @@ def raw_upsert_rate(store: Store, data: dict[str, Any], n: int = 5000) -> float:
     return rate
 
 
-def timed(obj: Any, names: list[str], spent: dict[str, float], label: str) -> None:
-    """Podmienia metody obiektu na wersje doliczające czas do ``spent[label]``."""
-    for name in names:
-        method = getattr(obj, name)
+class Timed:
+    """Obiekt (kolekcja Chromy, rejestr) podawany zamiast niego samego: metody z ``labels`` doliczają swój czas
+    do ``spent[etykieta]``, reszta idzie wprost do obiektu – nic w produkcie nie jest podmieniane."""
 
-        def wrapper(*args: Any, _method: Callable = method, **kwargs: Any) -> Any:
+    def __init__(self, target: Any, labels: dict[str, str], spent: dict[str, float]) -> None:
+        self.target, self.labels, self.spent = target, labels, spent
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.target, name)
+        label = self.labels.get(name)
+        if label is None:
+            return attribute
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter()
             try:
-                return _method(*args, **kwargs)
+                return attribute(*args, **kwargs)
             finally:
-                spent[label] += time.perf_counter() - started
+                self.spent[label] += time.perf_counter() - started
 
-        setattr(obj, name, wrapper)
+        return timed
 
 
 def ingest_breakdown(store: Store, data: dict[str, Any], files: int = 20, per_file: int = 100) -> dict[str, float]:
     """Nasza ścieżka zapisu (sesja zapisu + ``file_writes.write_file`` na plik, jak w ``indeksuj``) na dużej
-    kolekcji: ile czasu idzie na sesję (blokada, klient), goły upsert, znacznik zmiany, odczyt wstawionych
-    fragmentów do pliku treści zapisu (``journal_pages``) i rejestr. Pliki są potem usuwane (``drop_file``)."""
+    kolekcji: ile czasu idzie na sesję (blokada, klient), goły upsert, znacznik zmiany (``modify`` metadanych
+    kolekcji), odczyt wstawionych fragmentów do pliku treści zapisu (``journal_pages``) i rejestr – kolekcja
+    fragmentów na ``Timed`` kolekcji Chromy, rejestr jako ``Timed``. Pliki są potem usuwane (``drop_file``)."""
     n = files * per_file
     vectors, meta = data["vectors"][:n], metadatas({k: v[:n] for k, v in data["meta"].items()})
     spent = dict.fromkeys(("upsert", "znacznik", "treść zapisu", "rejestr"), 0.0)
@@ -207,12 +216,12 @@ def ingest_breakdown(store: Store, data: dict[str, Any], files: int = 20, per_fi
                             model=LocalE5Embedder.model_id, indexed_at="", doc_type="ustawa", year=2000,
                             chunk_ids=ids)
         with write_session(store):
-            collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim, create=True)
-            registry = Registry(store.client, create=True)
-            timed(collection.chroma, ["upsert"], spent, "upsert")
-            timed(collection, ["announce_version", "publish_version"], spent, "znacznik")
-            timed(collection.chroma, ["get"], spent, "treść zapisu")  # the only get of chunks in write_file
-            timed(registry, ["get", "put"], spent, "rejestr")
+            plain = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim, create=True)
+            # the only get of chunks in write_file reads the written chunks back for the journal pages
+            chroma = Timed(plain.chroma, {"upsert": "upsert", "modify": "znacznik", "get": "treść zapisu"}, spent)
+            collection = ChunkCollection(chroma, store.client.get_max_batch_size(), store.client, plain.derived_dir,
+                                         journal=plain.journaled)
+            registry = Timed(Registry(store.client, create=True), {"get": "rejestr", "put": "rejestr"}, spent)
             write_file(collection, registry, record, prepared, vectors[rows])
         records.append(record)
     total = time.perf_counter() - started
@@ -364,11 +373,11 @@ def main() -> None:
     # server mode keeps derived data (snapshot, keyword index) in a local cache: here, next to the collections
     os.environ["CHROMA_RAG_CACHE"] = str(args.scratch / "pamiec-podreczna")
     if args.fragmenty:
-        import scale_large
+        from bench import scale_large
 
         result = scale_large.run(args.fragmenty, args.scratch)
         if args.zapisz:
-            from common import machine, write_section
+            from bench.common import machine, write_section
 
             command = f"python -m bench.scale --scratch {args.scratch} --fragmenty {args.fragmenty} --json --zapisz"
             write_section(f"skala-{args.fragmenty}", scale_large.report(result, command, machine()))

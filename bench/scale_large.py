@@ -1,13 +1,18 @@
 """Skala do miliona fragmentów (issue 23): `python -m bench.scale --fragmenty 1000000 --json`.
 
-Kolekcja (scale_data.py) budowana raz w folderze roboczym; pomiar w tym samym przebiegu:
+Kolekcja (scale_data.py) budowana raz w folderze roboczym; pytania: dla każdego rodzaju filtra 200 odłożonych
+(held-out – nieużywanych przy doborze liczb migawki) i 60 dev (tych, na których je dobierano), każde z własnym
+losowaniem filtra. Pomiar w tym samym przebiegu:
 - nasze wyszukiwanie w świeżym procesie (scale_worker.py): zimne pierwsze zapytanie, p95 `Index.search`
-  (hybryda z nogą słów, k=10) i recall@10 rankingu wektorowego wobec dokładnego przeszukania, dla każdego
-  rodzaju filtra; RSS procesu; dodanie i usunięcie pliku (bez embeddingu) z pierwszym zapytaniem po nim;
+  (hybryda z nogą słów, k=10) na pytaniach odłożonych i recall@10 rankingu wektorowego wobec dokładnego
+  przeszukania – osobno odłożone i dev – dla każdego rodzaju filtra; RSS procesu; dodanie i usunięcie pliku
+  (bez embeddingu) z pierwszym zapytaniem po nim;
 - RSS `chroma-rag serwuj` po zapytaniach wszystkich rodzajów;
 - to samo wyszukiwanie przez `chroma run --path <ten sam katalog bazy>` (bez drugiej budowy: dane pochodne
   folderu dowiązane do pamięci podręcznej trybu serwera, bo znacznik zmiany kolekcji jest ten sam);
-- surowa Chroma `query(where=…)` na tych samych danych (p95 i recall@10) – w tym procesie, po pomiarze naszego;
+- surowa Chroma `query(where=…)` na tych samych danych – w tym procesie, po pomiarze naszego: najpierw kilka
+  zapytań bez pomiaru na rodzaj filtra (rozgrzewka; pierwsze z nich to osobna liczba: zimna Chroma), potem p95
+  i recall@10 na mniejszej liczbie pytań odłożonych (jedno to przy 1 mln sekundy);
 - koszt reprezentacji: recall@10 samego przeglądu int8 (bez dokładnego przeliczenia) bez filtra.
 Ostatnia linia stdout z `--json`: jeden obiekt JSON z wynikami; `--zapisz` wpisuje tabelę (`report`)
 do docs/BENCHMARKS.md.
@@ -31,12 +36,14 @@ from typing import Any
 import numpy as np
 
 from bench import scale_data
-from bench.common import REPO, free_port, start_chroma_run
+from bench.common import REPO, free_port, percentile_ms, start_chroma_run
 from bench.scale_data import ARTICLES, FILES, YEARS
 
 K = 10
-QUERIES = 40  # per filter kind, ours
-CHROMA_QUERIES = 10  # per filter kind, raw Chroma (seconds each at 1M)
+# Per filter kind every question once (each with its own draw of the filter): the 60 dev questions and the
+# 200 held-out ones (scale_data.py); p95 is taken over the held-out (n = 200), recall over each set apart.
+CHROMA_WARMUP = 3  # raw Chroma: untimed queries per filter kind first – the first ones load its index and pages
+CHROMA_QUERIES = 20  # then timed per filter kind, held-out questions (seconds each at 1M, so fewer than ours)
 NEW_FILE_CHUNKS = 100
 WORKER = [sys.executable, "-m", "bench.scale_worker"]  # a fresh process, run from REPO
 
@@ -89,19 +96,21 @@ def filter_kinds(meta: dict[str, np.ndarray], rng: np.random.Generator) -> dict[
     }
 
 
-def exact_top(vectors: np.ndarray, queries: np.ndarray, masks: list[np.ndarray]) -> list[list[str]]:
-    """Dokładne k najbliższych (z filtrem) – jedno przejście po macierzy dla wszystkich pytań."""
+def similarities(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Podobieństwa wszystkich fragmentów do wszystkich pytań (wiersz na pytanie) – jedno przejście po macierzy."""
     units = queries / np.linalg.norm(queries, axis=1, keepdims=True)
-    scores = np.empty((len(vectors), len(units)), dtype=np.float32)
+    scores = np.empty((len(units), len(vectors)), dtype=np.float32)
     for s in range(0, len(vectors), 100_000):
-        scores[s : s + 100_000] = vectors[s : s + 100_000] @ units.T
-    out = []
-    for q, mask in enumerate(masks):
-        column = np.where(mask, scores[:, q], -np.inf)
-        wanted = min(K, int(mask.sum()))
-        best = np.argpartition(-column, wanted)[:wanted] if wanted < len(column) else np.arange(len(column))
-        out.append([scale_data.chunk_id(int(i)) for i in best])
-    return out
+        scores[:, s : s + 100_000] = units @ vectors[s : s + 100_000].T
+    return scores
+
+
+def exact_top(row: np.ndarray, mask: np.ndarray) -> list[str]:
+    """Dokładne k najbliższych spełniających filtr."""
+    column = np.where(mask, row, -np.inf)
+    wanted = min(K, int(mask.sum()))
+    best = np.argpartition(-column, wanted)[:wanted] if wanted < len(column) else np.arange(len(column))
+    return [scale_data.chunk_id(int(i)) for i in best]
 
 
 def recall(found: list[list[str]], expected: list[list[str]]) -> float:
@@ -111,8 +120,16 @@ def recall(found: list[list[str]], expected: list[list[str]]) -> float:
 
 
 def p95(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] * 1000
+    return percentile_ms(samples, 0.95)
+
+
+def held_out(kind: dict[str, Any], values: list) -> list:
+    """Wartości (czasy, wyniki) pytań odłożonych danego rodzaju filtra – w kolejności jego ``zapytania``."""
+    return [v for q, v in zip(kind["zapytania"], values, strict=True) if q["odlozone"]]
+
+
+def dev(kind: dict[str, Any], values: list) -> list:
+    return [v for q, v in zip(kind["zapytania"], values, strict=True) if not q["odlozone"]]
 
 
 def prepare(store: Any, src: scale_data.Source, n: int, folder: Path) -> None:
@@ -197,6 +214,7 @@ def serwuj_memory(db: Path, kinds: list[dict[str, Any]]) -> dict[str, Any]:
     url = f"http://127.0.0.1:{port}"
     exe = Path(sys.executable).with_name("chroma-rag")
     process = subprocess.Popen([str(exe), "serwuj", "--baza", str(db), "--port", str(port)],
+                               env={**os.environ, "PYTHONPATH": str(REPO)},  # this checkout's code, not the venv's
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     names = {"files": "plik", "types": "typ", "year": "rok", "year_from": "od_roku", "year_to": "do_roku",
              "articles": "art"}
@@ -265,23 +283,30 @@ def server_mode(db: Path, folder: Path, task: dict[str, Any]) -> dict[str, Any]:
         shutil.rmtree(cache, ignore_errors=True)
 
 
-def chroma_raw(collection: Any, kinds: list[dict[str, Any]], expected: dict[str, list[list[str]]]) -> dict:
-    """Surowa Chroma `query(where=…)`, te same pytania (pierwsze ``CHROMA_QUERIES`` każdego rodzaju)."""
+def chroma_raw(collection: Any, kinds: list[dict[str, Any]],
+               expected: dict[str, list[list[str]]]) -> tuple[dict[str, Any], float]:
+    """Surowa Chroma `query(where=…)` na tych samych pytaniach: dla każdego rodzaju filtra najpierw
+    ``CHROMA_WARMUP`` zapytań bez pomiaru (pytania dev), potem ``CHROMA_QUERIES`` mierzonych (pierwsze pytania
+    odłożone). Osobno czas pierwszego zapytania procesu – zimnej Chromy."""
     from chroma_rag.filters import SearchFilters, build_where
 
-    out = {}
+    def ask(query: dict[str, Any]) -> tuple[float, list[str]]:
+        where = build_where(SearchFilters(**query["filtry"]))
+        started = time.perf_counter()
+        result = collection.chroma.query(query_embeddings=[np.asarray(query["wektor"], dtype=np.float32)],
+                                         n_results=K, where=where, include=[])
+        return time.perf_counter() - started, result["ids"][0]
+
+    out, cold_ms = {}, None
     for kind in kinds:
-        latencies, found = [], []
-        for query in kind["zapytania"][:CHROMA_QUERIES]:
-            where = build_where(SearchFilters(**query["filtry"]))
-            started = time.perf_counter()
-            result = collection.chroma.query(query_embeddings=[np.asarray(query["wektor"], dtype=np.float32)],
-                                             n_results=K, where=where, include=[])
-            latencies.append(time.perf_counter() - started)
-            found.append(result["ids"][0])
-        out[kind["nazwa"]] = {"p95": p95(latencies),
-                              "recall": recall(found, expected[kind["nazwa"]][:CHROMA_QUERIES])}
-    return out
+        stage(f"surowa Chroma: {kind['nazwa']}")
+        warmups = [ask(q)[0] for q in dev(kind, kind["zapytania"])[:CHROMA_WARMUP]]
+        cold_ms = warmups[0] * 1000 if cold_ms is None else cold_ms
+        timed = [ask(q) for q in held_out(kind, kind["zapytania"])[:CHROMA_QUERIES]]
+        wanted = held_out(kind, expected[kind["nazwa"]])[:CHROMA_QUERIES]
+        out[kind["nazwa"]] = {"p95": p95([t for t, _ in timed]), "recall": recall([f for _, f in timed], wanted),
+                              "rozgrzewka_ms": [round(t * 1000) for t in warmups]}
+    return out, cold_ms
 
 
 def int8_only_recall(collection: Any, queries: np.ndarray, expected: list[list[str]]) -> float:
@@ -302,83 +327,94 @@ def int8_only_recall(collection: Any, queries: np.ndarray, expected: list[list[s
     return recall(found, expected)
 
 
+def stage(name: str) -> None:
+    """Etap przebiegu na stderr (przy 1 mln przebieg trwa kilkadziesiąt minut)."""
+    print(f"{time.strftime('%H:%M:%S')} {name}", file=sys.stderr, flush=True)
+
+
 def run(n: int, scratch: Path) -> dict[str, Any]:
     from chroma_rag.embedding.embedder import LocalE5Embedder
     from chroma_rag.storage.store import Store
 
     load_start = os.getloadavg()
     src = scale_data.source(scratch)
+    held_vectors, held_texts = scale_data.held_out(scratch)
     folder = scratch / "folder"
     folder.mkdir(parents=True, exist_ok=True)
     db = folder / "dane"
     store = Store(db)
     prepare(store, src, n, folder)
+    stage("dane do dokładnego przeszukania")
     data = scale_data.everything(src, n)
     register_files(store, data["meta"]["plik"])
+    asked = [(text, vector, False) for text, vector in zip(src.query_texts, src.queries, strict=True)]
+    asked += [(text, vector, True) for text, vector in zip(held_texts, held_vectors, strict=True)]
+    scores = similarities(data["vectors"], np.array([vector for _, vector, _ in asked]))
     rng = np.random.default_rng(1)
-    kinds, masks_by_kind = [], {}
+    kinds, expected = [], {}
     for name, draw in filter_kinds(data["meta"], rng).items():
-        queries, masks = [], []
-        for q in range(QUERIES):
+        queries, tops = [], []
+        for q, (text, vector, is_held_out) in enumerate(asked):
             filters, mask = draw()
-            queries.append({"tekst": src.query_texts[q % len(src.query_texts)], "filtry": filters,
-                            "wektor": src.queries[q % len(src.queries)].tolist()})
-            masks.append(mask)
+            queries.append({"tekst": text, "filtry": filters, "wektor": vector.tolist(), "odlozone": is_held_out})
+            tops.append(exact_top(scores[q], mask))
         kinds.append({"nazwa": name, "zapytania": queries})
-        masks_by_kind[name] = masks
-    query_vectors = np.array([[q["wektor"] for q in kind["zapytania"]] for kind in kinds], dtype=np.float32)
-    expected = {kind["nazwa"]: exact_top(data["vectors"], query_vectors[k], masks_by_kind[kind["nazwa"]])
-                for k, kind in enumerate(kinds)}
-    del data
+        expected[name] = tops
+    del data, scores
     store.close()
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as task:
         json.dump({"baza": str(db), "rodzaje": kinds, "nowy_plik": new_file(src, n)}, task)
     # first run: the worker builds the snapshot and the keyword index (minutes at 1M), then measures cold again
     worker = [*WORKER, task.name]
     marker = folder / f"pochodne-{n}.json"
+    stage("nasze wyszukiwanie w folderze")
     if not marker.exists():
         started = time.perf_counter()
         subprocess.run([*worker, "--tylko-rozgrzej"], check=True, capture_output=True, cwd=REPO)
         marker.write_text(json.dumps({"pierwsze_s": time.perf_counter() - started}), encoding="utf-8")
     done = subprocess.run(worker, check=True, capture_output=True, text=True, cwd=REPO)
     measured = json.loads(done.stdout.splitlines()[-1])
+    stage("pamięć serwuj")
     serwuj = serwuj_memory(db, kinds)
+    stage("nasze wyszukiwanie przez chroma run")
     server = server_mode(db, folder, {"rodzaje": kinds, "nowy_plik": {}})
     from chroma_rag.derived import DerivedIndex
 
     store = Store(db)
     collection = store.chunks(LocalE5Embedder.model_id, LocalE5Embedder.dim)
-    raw = chroma_raw(collection, kinds, expected)
-    int8 = int8_only_recall(DerivedIndex(collection), query_vectors[0][:20], expected[kinds[0]["nazwa"]][:20])
+    raw, chroma_cold_ms = chroma_raw(collection, kinds, expected)
+    unfiltered = kinds[0]  # "brak": every row matches
+    int8_queries = np.array([q["wektor"] for q in held_out(unfiltered, unfiltered["zapytania"])[:20]], np.float32)
+    int8_expected = held_out(unfiltered, expected[unfiltered["nazwa"]])[:20]
+    int8 = int8_only_recall(DerivedIndex(collection), int8_queries, int8_expected)
     os.unlink(task.name)
-    ours = measured["rodzaje"]
+    ours = ours_summary(measured["rodzaje"], kinds, expected)
     return {
         "fragmenty": n,
-        "p95_ms": {k: round(p95(v["czasy"]), 1) for k, v in ours.items()},
-        "recall_at_10": {k: round(recall(v["wyniki"], expected[k]), 3) for k, v in ours.items()},
+        "n": {"pytania_odlozone_na_filtr": len(held_texts), "pytania_dev_na_filtr": len(src.query_texts),
+              "chroma_mierzone_na_filtr": CHROMA_QUERIES, "chroma_rozgrzewka_na_filtr": CHROMA_WARMUP},
+        **ours,
         "rss_mib": {"szukaj": round(measured["rss_mib"]), "serwuj": max(serwuj["rss_procesow_mib"])},
         "serwuj_pamiec": serwuj,
         "zimny_start_s": round(measured["zimny_start_s"], 2),
         "w_tym_start_modelu_s": round(measured["start_modelu_s"], 2),
         "dodanie_pliku_s": round(measured["dodanie_pliku_s"], 2),
         "chroma_p95_ms": {k: round(v["p95"], 1) for k, v in raw.items()},
+        "chroma_recall_at_10": {k: round(v["recall"], 3) for k, v in raw.items()},
+        "chroma_rozgrzewka_ms": {k: v["rozgrzewka_ms"] for k, v in raw.items()},
+        "chroma_zimne_pierwsze_ms": round(chroma_cold_ms, 1),
+        "stosunek_p95_chroma_do_naszego": {k: round(raw[k]["p95"] / max(v, 1e-9), 1)
+                                           for k, v in ours["p95_ms"].items()},
         "usuniecie_pliku_s": round(measured["usuniecie_pliku_s"], 2),
         "fragmenty_dodanego_pliku": measured["fragmenty_pliku"],
         "w_dzialajacym_procesie": {"dodanie_pliku_s": round(measured["dodanie_pliku_s_w_dzialajacym_procesie"], 2),
                                    "usuniecie_pliku_s": round(measured["usuniecie_pliku_s_w_dzialajacym_procesie"], 2)},
-        "p95_wektor_ms": {k: round(p95(v["czasy_wektor"]), 1) for k, v in ours.items()},
-        "p95_slowa_ms": {k: round(p95(v["czasy_slowa"]), 1) for k, v in ours.items()},
-        "chroma_recall_at_10": {k: round(v["recall"], 3) for k, v in raw.items()},
-        "stosunek_p95_chroma_do_naszego": {k: round(raw[k]["p95"] / max(p95(v["czasy"]), 1e-9), 1)
-                                           for k, v in ours.items()},
         "recall_at_10_int8_bez_przeliczenia": round(int8, 3),
         "rss_po_pierwszym_zapytaniu_mib": round(measured["rss_po_pierwszym_mib"]),
         "embedding_pytania_ms": round(measured["embedding_pytania_ms"], 1),
         "rss_wg_mapowan_mib": measured["rss_wg_mapowan_mib"],
         "serwer_chroma_run": {
-            "p95_ms": {k: round(p95(v["czasy"]), 1) for k, v in server["rodzaje"].items()},
-            "p95_wektor_ms": {k: round(p95(v["czasy_wektor"]), 1) for k, v in server["rodzaje"].items()},
-            "recall_at_10": {k: round(recall(v["wyniki"], expected[k]), 3) for k, v in server["rodzaje"].items()},
+            **ours_summary(server["rodzaje"], kinds, expected),
             "rss_mib": {"szukaj": round(server["rss_mib"]), "chroma_run": round(server["rss_chroma_run_mib"])},
             "zimny_start_s": round(server["zimny_start_s"], 2),
         },
@@ -386,25 +422,53 @@ def run(n: int, scratch: Path) -> dict[str, Any]:
     }
 
 
+def ours_summary(measured: dict[str, Any], kinds: list[dict[str, Any]],
+                 expected: dict[str, list[list[str]]]) -> dict[str, dict[str, float]]:
+    """Nasze liczby dla każdego rodzaju filtra: p95 na pytaniach odłożonych (hybryda, sam wektor, same słowa),
+    recall@10 rankingu wektorowego na odłożonych i – osobno – na pytaniach dev."""
+    out: dict[str, dict[str, float]] = {"p95_ms": {}, "p95_wektor_ms": {}, "p95_slowa_ms": {}, "recall_at_10": {},
+                                        "recall_at_10_dev": {}}
+    for kind in kinds:
+        name, got, wanted = kind["nazwa"], measured[kind["nazwa"]], expected[kind["nazwa"]]
+        for key, times in (("p95_ms", "czasy"), ("p95_wektor_ms", "czasy_wektor"), ("p95_slowa_ms", "czasy_slowa")):
+            out[key][name] = round(p95(held_out(kind, got[times])), 1)
+        out["recall_at_10"][name] = round(recall(held_out(kind, got["wyniki"]), held_out(kind, wanted)), 3)
+        out["recall_at_10_dev"][name] = round(recall(dev(kind, got["wyniki"]), dev(kind, wanted)), 3)
+    return out
+
+
 def report(result: dict[str, Any], command: str, machine: str) -> str:
     """Sekcja docs/BENCHMARKS.md z wyniku ``run`` (tabela rodzajów filtra i pozostałe liczby)."""
-    server = result["serwer_chroma_run"]
+    server, n = result["serwer_chroma_run"], result["n"]
+    held, dev_n = n["pytania_odlozone_na_filtr"], n["pytania_dev_na_filtr"]
     lines = [
         f"Polecenie: `{command}`. Maszyna: {machine}; load average na początku i końcu: "
         f"{result['obciazenie_start_koniec']}. **{result['fragmenty']:_} fragmentów**".replace("_", " ")
         + " – folder i `chroma run --path` na tym samym katalogu danych, jeden przebieg.",
         "",
-        "| filtr | p95 ms (hybryda) | p95 ms (wektor) | p95 ms (słowa) | recall@10 | `chroma run`: p95 ms "
-        "| `chroma run`: recall@10 | Chroma `query(where)`: p95 ms | recall@10 | Chroma / nasze (p95) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"Pytania na każdy rodzaj filtra: {held} **odłożonych** (held-out: inne fragmenty i inne ziarno niż pytania, "
+        f"na których dobierano liczby migawki, `bench/scale_data.py`) i {dev_n} **dev** (te, na których je "
+        f"dobierano: `chroma_rag/derived/params.py`). Nasze p95 – na {held} odłożonych, w rozgrzanym procesie "
+        "(zimny start osobno niżej); recall@10 rankingu wektorowego wobec dokładnego przeszukania – osobno dla "
+        f"odłożonych (n = {held}) i dev (n = {dev_n}). Surowa Chroma `query(where)` – przy milionie fragmentów "
+        f"jedno zapytanie to sekundy, więc mniej pytań: najpierw {n['chroma_rozgrzewka_na_filtr']} bez pomiaru "
+        f"(rozgrzewka, pytania dev), potem {n['chroma_mierzone_na_filtr']} mierzonych (pierwsze odłożone); "
+        f"pierwsze zapytanie zimnej Chromy (przed rozgrzewką): {result['chroma_zimne_pierwsze_ms']} ms.",
+        "",
+        f"| filtr | p95 ms hybryda (n={held}) | p95 ms wektor | p95 ms słowa | recall@10 odłożone (n={held}) "
+        f"| recall@10 dev (n={dev_n}) | `chroma run`: p95 ms (n={held}) | `chroma run`: recall@10 odłożone "
+        f"| Chroma `query(where)`, rozgrzana: p95 ms (n={n['chroma_mierzone_na_filtr']}) | Chroma: recall@10 "
+        f"(n={n['chroma_mierzone_na_filtr']}) | Chroma / nasze (p95) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for kind, ours in result["p95_ms"].items():
         lines.append(
             f"| {kind} | {ours} | {result['p95_wektor_ms'][kind]} | {result['p95_slowa_ms'][kind]} | "
-            f"{result['recall_at_10'][kind]} | "
+            f"{result['recall_at_10'][kind]} | {result['recall_at_10_dev'][kind]} | "
             f"{server['p95_ms'][kind]} | {server['recall_at_10'][kind]} | {result['chroma_p95_ms'][kind]} | "
             f"{result['chroma_recall_at_10'][kind]} | {result['stosunek_p95_chroma_do_naszego'][kind]} |")
     mapped = ", ".join(f"{k} {v}" for k, v in result["rss_wg_mapowan_mib"].items())
+    warmups = "; ".join(f"{k} {v}" for k, v in result["chroma_rozgrzewka_ms"].items())
     lines += [
         "",
         f"- RSS (MiB): proces wyszukiwania {result['rss_mib']['szukaj']} (po pierwszym zapytaniu "
@@ -416,6 +480,8 @@ def report(result: dict[str, Any], command: str, machine: str) -> str:
         "- zimne pierwsze zapytanie od uruchomienia procesu (z interpreterem i importami): "
         f"{result['zimny_start_s']} s (w tym model embeddingu "
         f"{result['w_tym_start_modelu_s']} s), przez `chroma run` {server['zimny_start_s']} s;",
+        f"- rozgrzewka surowej Chromy (ms, {n['chroma_rozgrzewka_na_filtr']} zapytania bez pomiaru na rodzaj "
+        f"filtra, po kolei): {warmups};",
         f"- dodanie pliku (`Index.add` pliku tekstowego, {result['fragmenty_dodanego_pliku']} fragmentów, bez "
         f"embeddingu) z pierwszym wyszukiwaniem "
         f"po nim: {result['dodanie_pliku_s']} s, usunięcie (`Index.remove`): {result['usuniecie_pliku_s']} s; "
@@ -423,7 +489,8 @@ def report(result: dict[str, Any], command: str, machine: str) -> str:
         f"{result['w_dzialajacym_procesie']['dodanie_pliku_s']} s, usunięcie "
         f"{result['w_dzialajacym_procesie']['usuniecie_pliku_s']} s;",
         f"- embedding pytania (osobno, nie w p95): {result['embedding_pytania_ms']} ms; recall@10 samego "
-        f"przeglądu int8 bez dokładnego przeliczenia: {result['recall_at_10_int8_bez_przeliczenia']}.",
+        f"przeglądu int8 bez dokładnego przeliczenia (20 pytań odłożonych, bez filtra): "
+        f"{result['recall_at_10_int8_bez_przeliczenia']}.",
         "",
         "Ostatnia linia wyjścia `--json`:",
         "",

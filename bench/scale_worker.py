@@ -12,12 +12,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from bench.common import process_age_s
+from bench.common import KnownVectors, process_age_s
 from chroma_rag.api import Index
+from chroma_rag.embedding.embedder import LocalE5Embedder
 from chroma_rag.filters import SearchFilters, build_where
 
 
@@ -53,11 +53,14 @@ def rss_by_mapping() -> dict[str, int]:
 
 def main() -> None:
     task = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
-    index = Index(server=task["serwer"]) if task.get("serwer") else Index(task["baza"])
     first = task["rodzaje"][0]["zapytania"][0]
     started = time.perf_counter()
-    index.embedder.embed_query(first["tekst"])  # the model's start (seconds on a busy machine), shown apart
+    model = LocalE5Embedder()
+    model.embed_query(first["tekst"])  # the model's start (seconds on a busy machine), shown apart
     model_start = time.perf_counter() - started
+    embedder = KnownVectors(model)
+    place = {"server": task["serwer"]} if task.get("serwer") else {"path": task["baza"]}
+    index = Index(**place, embedder=embedder)
     index.search(first["tekst"], k=10, filters=SearchFilters(**first["filtry"]), threshold=None)
     cold = process_age_s()
     if "--tylko-rozgrzej" in sys.argv:  # first run: the snapshot and the keyword index are built, nothing measured
@@ -65,13 +68,10 @@ def main() -> None:
     rss_cold = rss_mib()
     collection = index.retrieval.derived()
     # The question's embedding (the model, tens of ms of CPU) is not the index's cost: measured apart, then reused.
-    embedder = index.embedder
     texts = list(dict.fromkeys(q["tekst"] for kind in task["rodzaje"] for q in kind["zapytania"]))
     started = time.perf_counter()
-    vectors = {t: embedder.embed_query(t) for t in texts}
+    embedder.remember_queries(texts)
     embedding_ms = (time.perf_counter() - started) / len(texts) * 1000
-    embed = embedder.embed_query
-    embedder.embed_query = lambda text: vectors[text] if text in vectors else embed(text)
     out: dict = {"zimny_start_s": cold, "start_modelu_s": model_start, "rss_po_pierwszym_mib": rss_cold,
                  "embedding_pytania_ms": embedding_ms,
                  "rodzaje": {}}
@@ -97,25 +97,17 @@ def main() -> None:
     out["rss_mib"] = rss_mib()
     out["rss_wg_mapowan_mib"] = rss_by_mapping()
     if not task.get("bez_zapisu"):  # chroma run: no journal, a write would make the next folder run rebuild all
-        out.update(add_and_remove(index, task["nowy_plik"], first))
+        out.update(add_and_remove(index, embedder, task["nowy_plik"], first))
     print(json.dumps(out))
 
 
-def add_and_remove(index: Index, new: dict, query: dict) -> dict[str, float]:
+def add_and_remove(index: Index, embedder: KnownVectors, new: dict, query: dict) -> dict[str, float]:
     """Plik tekstowy (po artykule na fragment) przez ``Index.add`` – całą ścieżkę `indeksuj`: rejestr, wektory do
     ponownego użycia, zapis, sprzątanie sierot, doganianie indeksu słów – i pierwsze zapytanie po nim; potem
     ``Index.remove`` (`usun`) i zapytanie. Embedding fragmentów to gotowe wektory (koszt modelu jest osobno:
     ~4–8 fragmentów/s). Drugie dodanie i usunięcie innego pliku w tym samym procesie to koszt w działającym
     `indeksuj --obserwuj` / `serwuj --obserwuj`, który ma już otwartą kolekcję."""
-    ready = dict(zip(new["teksty"], np.asarray(new["wektory"], dtype=np.float32), strict=True))
-    spare = np.asarray(new["wektory"][0], dtype=np.float32)
-
-    def embed_passages(texts: list[str], progress: Any = None) -> np.ndarray:
-        if progress is not None:
-            progress(len(texts))
-        return np.array([next((v for t, v in ready.items() if t in text), spare) for text in texts])
-
-    index.embedder.embed_passages = embed_passages
+    embedder.passages = dict(zip(new["teksty"], np.asarray(new["wektory"], dtype=np.float32), strict=True))
     filters = SearchFilters(**query["filtry"])
     folder = Path(tempfile.mkdtemp(prefix="bench-dodanie-"))
     times: dict[str, float] = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ from .answering.conversation import (
 from .answering.conversation import now as conversation_time
 from .derived import DEFAULT_LEMMATIZER
 from .embedding.embedder import DEFAULT_MODEL, Embedder, get_embedder, known_dim
-from .errors import Surface
+from .errors import Surface, UsageError
 from .filters import SearchFilters
 from .indexing.consistency import ConsistencyReport, check
 from .indexing.removal import remove_file
@@ -98,7 +99,10 @@ class FileInfo:
 
 class Index:
     """Indeks dokumentów w folderze bazy Chromy albo na serwerze Chromy (``server="http://host:8000"``,
-    albo zmienna ``CHROMA_RAG_SERWER``; token ``token`` / ``CHROMA_RAG_SERWER_TOKEN``)."""
+    albo zmienna ``CHROMA_RAG_SERWER``; token ``token`` / ``CHROMA_RAG_SERWER_TOKEN``).
+
+    Model embeddingów: opis ``model`` (i ``dimensions``) albo gotowy obiekt ``embedder`` (``Embedder``: własny
+    model albo już wczytany, wspólny dla kilku indeksów – bez drugiego wczytywania)."""
 
     def __init__(
         self,
@@ -108,12 +112,15 @@ class Index:
         lemmatizer: str = DEFAULT_LEMMATIZER,
         server: str | None = None,
         token: str | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
+        if embedder is not None and (model is not None or dimensions is not None):
+            raise UsageError("Podaj gotowy model embeddingów albo jego opis (model, wymiary), nie jedno i drugie.")
         config.apply()  # chroma-rag.toml and .env, as in the CLI (only where the environment sets nothing)
         self.store = Store(Path(path) if path else None, server=server, token=token)
         self._model_spec = model
         self._dimensions = dimensions
-        self._embedder: Embedder | None = None
+        self._embedder = embedder
         self._model_lock = threading.Lock()  # two first requests of a server would load the model twice
         self.retrieval = Retrieval(self.store, lambda: self.embedder, lemmatizer)
 
@@ -163,7 +170,9 @@ class Index:
         embedder = self._get_embedder(wait, on_wait)
         known_dim(embedder)  # a remote model's errors surface before the DB is created or changed
         report = sync([Path(p) for p in paths], self.store, embedder, options, progress, on_wait)
+        started = time.perf_counter()
         self._refresh_keywords(wait, on_wait)
+        report.seconds["indeks slow"] = time.perf_counter() - started
         return report
 
     def _refresh_keywords(self, wait: float = DEFAULT_WAIT, on_wait: Callable[[str], None] | None = None) -> None:

@@ -1,8 +1,10 @@
 """Publiczne API Pythona: to samo co CLI, bez warstwy tekstowej."""
 
+import pytest
 from conftest import PATIENTS
 
 from chroma_rag import Index
+from chroma_rag.errors import UsageError
 from chroma_rag.filters import SearchFilters
 
 
@@ -85,3 +87,45 @@ def test_a_searcher_remembers_the_chunks_of_only_the_recent_filters(two_acts_db)
         searcher.search(SearchRequest("zgoda pacjenta", filters=SearchFilters(year=year)))
     assert searcher._rows_where.cache_info().currsize == ALLOWED_FILTERS
     assert index.search("urlop", filters=SearchFilters(files=[PATIENTS]), threshold=None) == first
+
+
+class CountingEmbedder:
+    """Własny model użytkownika: prawdziwy model lokalny, który liczy swoje wywołania."""
+
+    def __init__(self) -> None:
+        from chroma_rag.embedding.embedder import LocalE5Embedder
+
+        self.model = LocalE5Embedder()
+        self.model_id, self.dim = self.model.model_id, self.model.dim
+        self.passages = self.queries = 0
+
+    def embed_passages(self, texts, progress=None):
+        self.passages += len(texts)
+        return self.model.embed_passages(texts, progress)
+
+    def embed_query(self, text):
+        self.queries += 1
+        return self.model.embed_query(text)
+
+
+def test_a_given_model_indexes_and_searches_and_can_serve_two_indexes(tmp_path):
+    """``Index(embedder=…)``: gotowy model liczy wektory fragmentów i pytań, bez wczytywania drugiego – także
+    dla drugiego indeksu; raport ``add`` podaje czas doganiania indeksu słów."""
+    model = CountingEmbedder()
+    note = tmp_path / "parking.txt"
+    note.write_text("Miejsca dla rowerów są przy bramie B, a dla samochodów na poziomie -1.", encoding="utf-8")
+    first, second = Index(tmp_path / "pierwsza", embedder=model), Index(tmp_path / "druga", embedder=model)
+    report = first.add([note])
+    assert model.passages == report.embedded == 1 and "indeks slow" in report.seconds
+    second.add([note])
+    assert model.passages == 2
+    for index in (first, second):
+        assert index.embedder is model
+        assert index.search("Gdzie zostawić rower?", threshold=None)[0].file == "parking.txt"
+    assert model.queries == 2
+    assert first.search("rowerów", mode="slowa", threshold=None)[0].file == "parking.txt"
+
+
+def test_a_given_model_and_a_model_description_together_are_refused(tmp_path):
+    with pytest.raises(UsageError, match="nie jedno i drugie"):
+        Index(tmp_path / "db", model="lokalny", embedder=CountingEmbedder())

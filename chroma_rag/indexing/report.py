@@ -28,6 +28,8 @@ class IndexReport:
     reused: int = 0
     orphans_removed: int = 0
     pages: int = 0
+    # seconds per stage; "czekanie na …" – the main thread waiting for a background stage; Index.add adds
+    # "indeks slow" (catching the keyword index up after the write)
     seconds: dict[str, float] = field(
         default_factory=lambda: {"wczytywanie": 0.0, "ciecie": 0.0, "embedding": 0.0, "zapis": 0.0}
     )
