@@ -262,10 +262,13 @@ class Index:
             nonlocal failed_plan
             found = self.search(query, k, filters, mode, threshold, rewrite=planned and not failed_plan,
                                 fresh_plan=fresh_plan, settings=settings, earlier=exchanges(earlier))
-            failed_plan = failed_plan or (found.plan is not None and not found.plan.ok)
+            failed_now = found.plan is not None and not found.plan.ok
+            failed_plan = failed_plan or failed_now
             if on_plan is not None and found.plan is not None:
                 on_plan(found.plan)
-            if on_sources is not None:
+            # a follow-up whose plan failed is searched again, for its standalone question (``ask``): the page
+            # shows sources as soon as they are known, so these are not
+            if on_sources is not None and not (earlier and failed_now):
                 on_sources(found)
             return found
 

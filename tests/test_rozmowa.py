@@ -43,6 +43,22 @@ def responder(answers: list[str]):
     return respond
 
 
+def without_follow_up_plan(standalone: str):
+    """Model, któremu plan dopytania się nie udaje (odpowiada czymś, co planem nie jest): osobno przepisuje dopytanie
+    na ``standalone``, plan pytania bez rozmowy daje domyślny, a na pytania z fragmentami odpowiada FIRST_ANSWER,
+    potem FOLLOW_UP_ANSWER."""
+    answers = [FIRST_ANSWER, FOLLOW_UP_ANSWER]
+
+    def respond(request: Request) -> Reply | None:
+        messages = request.body["messages"]
+        if messages[0]["content"] == STANDALONE_PROMPT:
+            return Reply(text=standalone)
+        if "response_format" in request.body:
+            return Reply(text="to nie jest plan") if FOLLOW_UP_RULE in messages[0]["content"] else None
+        return Reply(text=answers.pop(0))
+    return respond
+
+
 def answer_requests(fake: FakeLlm) -> list[list[dict]]:
     return [r.body["messages"] for r in fake.requests
             if r.body["messages"][0]["content"] != STANDALONE_PROMPT and "response_format" not in r.body]
@@ -199,17 +215,7 @@ def test_a_follow_up_whose_plan_fails_is_rewritten_by_a_separate_call(capsys, mo
     zrezygnować?” nie mówi, o co chodzi – pytanie samodzielne pisze osobne zapytanie, jak bez planowania, a szuka się
     go bez drugiej próby planu."""
     monkeypatch.delenv("CHROMA_RAG_PRZEPISZ")  # planned, as by default
-    answers = [FIRST_ANSWER, FOLLOW_UP_ANSWER]
-
-    def respond(request: Request) -> Reply | None:
-        messages = request.body["messages"]
-        if messages[0]["content"] == STANDALONE_PROMPT:
-            return Reply(text=STANDALONE)
-        if "response_format" in request.body:
-            return Reply(text="to nie jest plan") if FOLLOW_UP_RULE in messages[0]["content"] else None
-        return Reply(text=answers.pop(0))
-
-    fake.responder = respond
+    fake.responder = without_follow_up_plan(STANDALONE)
     code, out, err = run_cli(capsys, "pytaj", FIRST, "--baza", db)
     assert code == 0, err
     code, out, err = run_cli(capsys, "pytaj", "--dalej", FOLLOW_UP, "--baza", db, "--json")
@@ -251,6 +257,28 @@ def test_api_conversation_id_continues_and_the_saved_conversation_opens_without_
     assert "--dalej" not in missing.json()["blad"]
     wrong = httpx.post(f"{base}/api/pytaj", json={"pytanie": FOLLOW_UP, "rozmowa": 5}, timeout=60)
     assert wrong.status_code == 400 and "„rozmowa”" in wrong.json()["blad"]
+
+
+def test_a_follow_up_whose_plan_fails_streams_only_the_sources_of_the_standalone_question(
+        base: str, fake_llm: FakeLlm) -> None:
+    """Strona pokazuje źródła, zanim model zacznie pisać: przy nieudanym planie dopytania to mają być od razu źródła
+    pytania samodzielnego, a nie najpierw wyszukiwania samego dopytania (które też coś znajduje)."""
+    follow_up = "a dokumentacja medyczna?"
+    standalone = "Czy pacjent ma prawo dostępu do swojej dokumentacji medycznej?"
+    fake_llm.responder = without_follow_up_plan(standalone)
+    fake_llm.requests.clear()
+    try:
+        first = httpx.post(f"{base}/api/pytaj", json={"pytanie": FIRST}, headers={"Accept": "application/json"},
+                           timeout=60).json()
+        alone = httpx.get(f"{base}/api/szukaj", params={"q": follow_up}, timeout=60).json()
+        stream = httpx.post(f"{base}/api/pytaj", json={"pytanie": follow_up, "rozmowa": first["rozmowa"]},
+                            headers={"Accept": "text/event-stream"}, timeout=60)
+    finally:
+        fake_llm.responder = None
+    assert alone["wyniki"], alone  # the follow-up alone finds something too: its sources must not be streamed
+    assert stream.status_code == 200 and len(plan_requests(fake_llm)) == 2, stream.text
+    events = [block for block in stream.text.split("\n\n") if block.startswith("event: zrodla")]
+    assert len(events) == 1, events
 
 
 def test_a_saved_conversation_can_be_deleted(base: str, fake_llm: FakeLlm) -> None:
