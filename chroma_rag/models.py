@@ -194,6 +194,16 @@ def distinct_names(paths: Iterable[str]) -> dict[str, str]:
     return names
 
 
+def paths_named(name: str, paths: Iterable[str]) -> list[str]:
+    """Ścieżki, które wskazuje nazwa z folderem („it/regulamin.md”) albo sama nazwa: te, które się nią kończą; gdy
+    kilka – ta, której to nazwa (``distinct_names``): „x/r.md” to /x/r.md, choć kończy też /y/x/r.md."""
+    wanted = name.strip().strip("/")
+    ending = [path for path in paths if path.endswith("/" + wanted)]
+    if len(ending) < 2:
+        return ending
+    return [path for path, shown in distinct_names(ending).items() if shown == wanted] or ending
+
+
 def _folders_and_name(path: str) -> tuple[str, ...]:
     parts = PurePath(path).parts
     return parts[1:] if PurePath(path).anchor else parts

@@ -192,3 +192,27 @@ def test_a_base_with_nothing_indexed_yet_names_no_folder(tmp_path: Path) -> None
         assert response.status_code == 400 and not leaked(tmp_path, response.content), response.text
         assert "nie ma jeszcze zaindeksowanych dokumentów" in response.json()["blad"]
         assert "chroma-rag" not in response.text
+
+
+def test_a_name_that_ends_another_files_path_opens_its_own_file(tmp_path: Path) -> None:
+    """Cała ścieżka jednego pliku jest końcówką ścieżki imiennika (``/x/r.md`` i ``/y/x/r.md``): nazwa pierwszego
+    („x/r.md”) kończy obie ścieżki, a i tak otwiera – na stronie, w API i w ``pokaz`` – ten plik, którego jest
+    nazwą, zamiast mówić, że pasuje do kilku."""
+    inner = tmp_path / "x" / "r.md"
+    outer = tmp_path / "y" / inner.relative_to(inner.anchor)
+    for path, text in ((inner, "Czynsz płaci się do piątego."), (outer, "Czynsz płaci się do dziesiątego.")):
+        path.parent.mkdir(parents=True)
+        path.write_text(f"# Regulamin\n\nArt. 1. {text}\n\nArt. 2. Hasło zmienia się co 90 dni.\n", encoding="utf-8")
+    db = tmp_path / "db"
+    Index(db).add([inner, outer])
+    names = distinct_names([str(inner), str(outer)])
+    assert names[str(outer)].endswith(names[str(inner)])  # the case: one name ends the other file's path too
+    with running_server(db) as url:
+        for path, day in ((inner, "piątego"), (outer, "dziesiątego")):
+            name = names[str(path)]
+            unit = httpx.get(f"{url}/api/jednostka", params={"plik": name, "art": "1"}, timeout=60)
+            assert unit.status_code == 200 and day in unit.json()["wersje"][0]["tekst"], unit.text
+            document = httpx.get(f"{url}/dokumenty/r.md", params={"sciezka": name}, timeout=60)
+            assert document.status_code == 200 and day in document.text, document.text
+            assert day in Index(db).unit(name, "1").versions[0].text
+            assert Index(db).indexed_file(name) == str(path)

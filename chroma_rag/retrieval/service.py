@@ -18,7 +18,7 @@ from ..embedding.embedder import Embedder, known_dim
 from ..errors import UnknownAct, UnknownFile
 from ..filters import SearchFilters
 from ..llm import ChatClient, LlmSettings
-from ..models import Exchange, Hit, Plan, SearchResult
+from ..models import Exchange, Hit, Plan, SearchResult, paths_named
 from ..storage.collection import ChunkCollection
 from ..storage.locking import read_session
 from ..storage.registry import Registry
@@ -171,7 +171,7 @@ class Retrieval:
         paths = {path for _, path in indexed}
         if requested in paths or str(Path(requested).expanduser().resolve()) in paths:
             return requested
-        qualified = [path for path in paths if "/" in requested and path.endswith("/" + requested.strip("/"))]
+        qualified = paths_named(requested, paths) if "/" in requested else []
         if len(qualified) == 1:
             return qualified[0]
         return resolve_name(requested, sorted({name for name, _ in indexed}))

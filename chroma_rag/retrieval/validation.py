@@ -14,6 +14,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..filters import SearchFilters
 from ..ingest.metadata import DOCUMENT_TYPES
+from ..models import paths_named
 from .references import resolve_act
 from .search import MODES, check_known_files
 
@@ -109,7 +110,7 @@ def resolve_files(
         if requested not in names and key in paths:
             found_paths.append(holders.get(key, key))
             continue
-        by_folder = _folder_qualified(requested, paths)
+        by_folder = paths_named(requested, paths) if "/" in requested else []  # as cited: it/regulamin.md
         if requested not in names and len(by_folder) == 1:
             found_paths.append(holders.get(by_folder[0], by_folder[0]))
             continue
@@ -118,14 +119,6 @@ def resolve_files(
             found_names.append(name)
         found_paths.extend(holders[p] for n, p in pairs if n == name and p in holders)
     return replace(filters, files=list(dict.fromkeys(found_names)), paths=list(dict.fromkeys(found_paths)))
-
-
-def _folder_qualified(requested: str, paths: Iterable[str]) -> list[str]:
-    """Ścieżki kończące się nazwą z folderem, jak w cytacie pliku o powtarzającej się nazwie („it/regulamin.md”)."""
-    if "/" not in requested:
-        return []
-    suffix = "/" + requested.strip().strip("/")
-    return [path for path in paths if path.endswith(suffix)]
 
 
 def _as_key(requested: str) -> str:

@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..api import Index
 from ..errors import UserError
-from ..models import distinct_names
+from ..models import distinct_names, paths_named
 from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts, account_name
 from .across_bases import asked_bases, search_bases
 from .answers import answer_events, sse
@@ -394,8 +394,7 @@ def _document(index: Index):
         name, wanted = request.path_params["plik"], request.query_params.get("sciezka", "").strip("/")
         # Only names and paths from the index are looked up; the request never becomes a path on disk. "sciezka"
         # tells same-named files apart by the name the page shows ("it/regulamin.md"), or by a link's older path.
-        recorded = [info.path for info in index.files()
-                    if info.name == name and info.path.endswith(f"/{wanted or name}")]
+        recorded = paths_named(wanted or name, [info.path for info in index.files() if info.name == name])
         if not recorded:
             return error(404, f"W indeksie nie ma pliku „{wanted or name}”; listę plików zwraca /api/pliki.")
         if len(recorded) > 1:
