@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import errno
+import re
+from pathlib import PurePath
 from typing import Literal
 from urllib.parse import urlsplit
 
 from .models import distinct_names
 
 Surface = Literal["cli", "web", "mcp"]
+_QUOTED_PATH = re.compile(r"„(/[^”]*)”")
 
 
 class UserError(Exception):
@@ -36,7 +39,11 @@ class UserError(Exception):
             return self.mcp
         if surface in ("web", "mcp") and self.web is not None:
             return self.web
-        return str(self)
+        if surface == "cli":
+            return str(self)
+        # a sentence written for the operator may name a server path ("Błąd dostępu do pliku „/srv/…/a.md”"):
+        # a team member gets the file's name, never the server's folders
+        return _QUOTED_PATH.sub(lambda found: f"„{PurePath(found.group(1)).name}”", str(self))
 
 
 def without_credentials(url: str) -> str:

@@ -15,6 +15,7 @@ from mcp import Client
 from serving_support import chat_model, running_app, running_server
 
 from chroma_rag import Index
+from chroma_rag.errors import UserError
 from chroma_rag.indexing.watch import WatchState
 from chroma_rag.models import distinct_names
 from chroma_rag.serving.app import build_bases_app
@@ -216,3 +217,12 @@ def test_a_name_that_ends_another_files_path_opens_its_own_file(tmp_path: Path) 
             assert document.status_code == 200 and day in document.text, document.text
             assert day in Index(db).unit(name, "1").versions[0].text
             assert Index(db).indexed_file(name) == str(path)
+
+
+def test_an_operators_sentence_reaches_the_team_without_the_server_path() -> None:
+    """Zdanie błędu napisane dla operatora (CLI) ze ścieżką serwera – strona, API i MCP dostają je z samą nazwą
+    pliku; CLI dalej z pełną ścieżką."""
+    failure = UserError("Błąd dostępu do pliku „/srv/kancelaria/umowy/najem.md”: brak uprawnień.")
+    assert failure.message("cli") == str(failure)
+    for surface in ("web", "mcp"):
+        assert failure.message(surface) == "Błąd dostępu do pliku „najem.md”: brak uprawnień."
