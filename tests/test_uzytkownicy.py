@@ -22,6 +22,7 @@ from chroma_rag.errors import UsageError
 from chroma_rag.serving.accounts import ACCOUNTS_FILE, Accounts
 from chroma_rag.serving.audit import AuditLog
 from chroma_rag.serving.security import COOKIE, resolve_token
+from chroma_rag.serving.sessions import ENDED_SESSIONS_FILE
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
@@ -212,6 +213,24 @@ def test_logout_ends_the_session_on_the_server(one_article_db: Path, tmp_path: P
                 refused = httpx.get(f"{base}/api/pliki", cookies=copied, timeout=30)
                 assert refused.status_code == 401 and "Brak ważnego tokenu" in refused.json()["blad"]
                 assert other.get("/api/pliki").status_code == 200  # only the session that logged out ends
+
+
+def test_a_logout_the_server_cannot_record_says_so_and_keeps_the_session(one_article_db: Path,
+                                                                         tmp_path: Path) -> None:
+    """Zakończenia sesji nie da się zapisać (zamiast pliku sesji jest folder – tak samo jak przy folderze bez prawa
+    zapisu, ale działa też dla roota): jedno polskie zdanie zamiast „Nieoczekiwany błąd”, bez ścieżki serwera,
+    a ciasteczko zostaje, bo sesja nadal jest ważna – przeglądarka nie udaje wylogowania."""
+    accounts = Accounts(tmp_path / ACCOUNTS_FILE)
+    token = accounts.add("anna")
+    (tmp_path / ENDED_SESSIONS_FILE).mkdir()
+    with running_server(one_article_db, accounts=accounts) as base, httpx.Client(base_url=base, timeout=30) as browser:
+        browser.post("/logowanie", data={"token": token})
+        refused = browser.post("/wylogowanie", json={})
+        assert refused.status_code == 503, refused.text
+        said = refused.json()["blad"]
+        assert "wylogowani" in said.lower() and str(tmp_path) not in said and "Nieoczekiwany" not in said
+        assert "set-cookie" not in refused.headers
+        assert browser.get("/api/pliki").status_code == 200
 
 
 def test_failed_logins_are_in_the_audit_log_without_the_token(one_article_db: Path, tmp_path: Path) -> None:

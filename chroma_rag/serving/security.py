@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import html
 import ipaddress
+import logging
 import os
 import re
 import secrets
@@ -31,6 +32,8 @@ from .audit import AuditLog, AuditTrail
 from .limits import LIMITS, LimitSettings, RequestLimits
 from .responses import McpErrors, SecurityHeaders, error
 from .sessions import ENDED_SESSIONS_FILE, EndedSessions
+
+log = logging.getLogger("chroma_rag.serwuj")
 
 TOKEN_ENV = "CHROMA_RAG_TOKEN"
 COOKIE = "chroma_rag_sesja"
@@ -87,7 +90,7 @@ def resolve_token(host: str, token: str | None, token_file: Path | None = None,
 # UserError.kind → HTTP status: what is missing (404), a name of several files (409), no chat model (503)
 _STATUS_BY_KIND = {
     "nieznany_plik": 404, "nieznany_akt": 404, "brak_jednostki": 404, "niejednoznaczny_plik": 409, "brak_modelu": 503,
-    "nieznana_rozmowa": 404, "konfiguracja_serwera": 500,
+    "nieznana_rozmowa": 404, "konfiguracja_serwera": 500, "blad_zapisu_serwera": 503,
 }
 
 
@@ -327,7 +330,11 @@ class TokenGuard:
         found = self._session(request)
         if found is not None:
             _, expires, session = found
-            await anyio.to_thread.run_sync(self._ended.end, session, expires)  # a file lock may wait for a moment
+            try:
+                await anyio.to_thread.run_sync(self._ended.end, session, expires)  # a file lock may wait a moment
+            except UserError as exc:  # the cookie stays: the session it carries was not ended
+                log.error("%s", exc)
+                return error(error_status(exc), exc.message("web"))
         response = JSONResponse({"wylogowano": True})
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
         return response

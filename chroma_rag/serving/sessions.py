@@ -18,6 +18,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from ..errors import UserError, os_reason
+
 ENDED_SESSIONS_FILE = "sesje-zakonczone.json"
 LOCK_SUFFIX = ".blokada"
 
@@ -39,9 +41,17 @@ class EndedSessions:
             if self.path is None:
                 self._ended = self._alive({**self._ended, session: expires})
                 return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(self.path.with_name(self.path.name + LOCK_SUFFIX)):
-                self._write(self._alive({**self._read(), session: expires}))
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with FileLock(self.path.with_name(self.path.name + LOCK_SUFFIX)):
+                    self._write(self._alive({**self._read(), session: expires}))
+            except OSError as exc:
+                raise UserError(
+                    f"Nie da się zapisać wylogowania w „{self.path}” ({os_reason(exc)}) – sprawdź prawo zapisu do "
+                    "folderu listy użytkowników.",
+                    web="Wylogowanie nie zostało zapisane na serwerze, więc sesja jest nadal ważna – spróbuj ponownie "
+                        "za chwilę albo powiadom administratora.",
+                    kind="blad_zapisu_serwera") from exc
 
     def ended(self, session: str) -> bool:
         with self._lock:
