@@ -112,6 +112,20 @@ def test_library_references_and_act_filter_names(titles: dict[str, str]) -> None
             resolve_act(unknown, titles)
 
 
+def test_a_longer_abbreviation_of_an_unindexed_act_is_not_its_known_beginning(titles: dict[str, str]) -> None:
+    """„pr. energ.” (Prawo energetyczne, poza biblioteką) zaczyna się jak „p.r.” (Prawo restrukturyzacyjne): to
+    odwołanie do aktu, którego nie ma, a nie do art. 3 p.r.; znane „pr. bank.” i „k.c.” przed zwykłym skrótem
+    („tzw.”) zostają sobą."""
+    cases = {"art. 3 pr. energ.": "pr. energ.", "Co mówi art. 9 pr. wod.?": "pr. wod.",
+             "art. 5 ust. 1 pr. telekom.": "pr. telekom."}
+    for question, spelled in cases.items():
+        refs = find_references(question, titles)
+        assert not refs.units and [written for written, _ in refs.unknown] == [spelled], question
+    assert [u.files for u in find_references("art. 5 pr. bank.", titles).units] == [["prawo-bankowe-DU-1997-939.txt"]]
+    for known in ("art. 415 k.c. tzw. czyn niedozwolony", "Wyjaśnij art. 415 kc proszę.", "art. 415 KC. Dzięki."):
+        assert [u.files for u in find_references(known, titles).units] == [["kodeks-cywilny-DU-1964-93.pdf"]], known
+
+
 def test_words_that_are_not_acts_stay_plain(titles: dict[str, str]) -> None:
     for question in ("art. 5 po zmianie", "art. 10 kodeksu postępowania", "Co mówi kodeks?",
                      "art. 5 pr o zmianie", "Co mówi art. 12 po nowelizacji?"):

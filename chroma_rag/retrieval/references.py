@@ -63,6 +63,10 @@ _DATE = re.compile(r"^\s*z\s+dnia\s+\d{1,2}\s+\w+\s+\d{4}\s*r\.?", re.IGNORECASE
 _BRANCHES = {"karny": "kodeks karny", "cywilny": "kodeks cywilny", "rodzinny": "kodeks rodzinny i opiekuńczy",
              "wykroczenie": "kodeks wykroczeń", "pracy": "kodeks pracy", "praca": "kodeks pracy"}
 _COMMON_WORDS = frozenset({"po", "pr", "km", "na", "do", "od", "no", "ku"})
+# a known abbreviation followed by one more abbreviated word is the beginning of a longer one ("pr. energ."),
+# unless that word is an ordinary abbreviation of the sentence ("k.c. tzw. …", "k.p. itd.")
+_ABBREVIATION_GOES_ON = re.compile(r"\s*([^\W\d_]{3,})\.")
+_ORDINARY_ABBREVIATIONS = frozenset({"tzw", "itd", "itp", "art", "ust", "pkt", "por", "zob", "np", "dot"})
 _NAME_WINDOW = 14  # words after the start of an act's name that a name may take
 
 
@@ -198,6 +202,15 @@ def _qualifies(word: str) -> bool:
                                                                                   for t in tags)
 
 
+def _abbreviated_word(word: str) -> bool:
+    """Czy słowo z kropką po skrócie aktu to dalsza część jego skrótu („energ.”, „telekom.”), a nie zwykły skrót
+    („tzw.”) ani słowo zdania („proszę.”): małą literą, nieznane słownikowi albo rzeczownik lub przymiotnik."""
+    if not word.islower() or word in _ORDINARY_ABBREVIATIONS:
+        return False
+    tags = [found.getTag(morphology.analyser()) for found in morphology.interpretations(word)]
+    return all(t == "ign" for t in tags) or _qualifies(word)
+
+
 def _meaningful(words: tuple[frozenset[str], ...]) -> bool:
     # "o", "w sprawie" alone name nothing; an act's name begins with at least one content word
     return any(not alternatives <= STOPWORDS | {"sprawa"} for alternatives in words)
@@ -296,6 +309,11 @@ def _unit_reference(tail: str, catalog: ActCatalog, refs: References) -> UnitRef
     if act is not None:
         written = _ABBREVIATION_AT.match(tail)
         spelled = written.group(1).strip() if written else act.short
+        longer = _ABBREVIATION_GOES_ON.match(tail, written.end()) if written else None
+        if longer is not None and _abbreviated_word(longer.group(1)):
+            # "pr. energ." starts as "p.r." does: an act we do not know, not art. 3 of the one we do
+            refs.unknown.append((tail[: longer.end()].strip(), None))
+            return None
         found = catalog.by_abbreviation(act)
         if not found:
             refs.unknown.append((spelled, act))
