@@ -126,8 +126,23 @@ def test_a_longer_abbreviation_of_an_unindexed_act_is_not_its_known_beginning(ti
         assert [u.files for u in find_references(known, titles).units] == [["kodeks-cywilny-DU-1964-93.pdf"]], known
 
 
+def test_more_spellings_lawyers_type(titles: dict[str, str]) -> None:
+    """„par.” zamiast „§”, „PoRD”; skrót z kropkami albo wielkimi literami, którego nie ma w bazie („u.p.d.o.p.”,
+    „RODO”) – akt spoza dokumentów, a nie art. 3 dowolnego aktu."""
+    assert [(u.files, u.paragraph) for u in find_references("art. 58 par. 1 kc", titles).units] == [
+        (["kodeks-cywilny-DU-1964-93.pdf"], "§ 1")]
+    assert [u.files for u in find_references("art. 92 PoRD", titles).units] == [
+        ["prawo-o-ruchu-drogowym-DU-1997-602.txt"]]
+    cases = {"art. 3 ust. 1 pkt 2 u.p.d.o.p.": "u.p.d.o.p.", "Co mówi art. 6 RODO?": "RODO",
+             "art. 5 ust. 2 TFUE": "TFUE"}
+    for question, spelled in cases.items():
+        refs = find_references(question, titles)
+        assert not refs.units and [written for written, _ in refs.unknown] == [spelled], question
+
+
 def test_words_that_are_not_acts_stay_plain(titles: dict[str, str]) -> None:
     for question in ("art. 5 po zmianie", "art. 10 kodeksu postępowania", "Co mówi kodeks?",
-                     "art. 5 pr o zmianie", "Co mówi art. 12 po nowelizacji?"):
+                     "art. 5 pr o zmianie", "Co mówi art. 12 po nowelizacji?", "art. 5 np. w umowie",
+                     "Czy art. 5 OK?", "art. 5 w zw. z art. 6", "art. 5 m.in. stanowi", "art. 5 Dz. U. z 2023 r."):
         refs = find_references(question, titles)
         assert not refs.units and not refs.unknown, question

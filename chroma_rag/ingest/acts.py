@@ -62,7 +62,7 @@ KNOWN_ACTS = (
     KnownAct("p.a.s.c.", "prawo o aktach stanu cywilnego"),
     KnownAct("pr. farm.", "prawo farmaceutyczne"),
     KnownAct("pr. pras.", "prawo prasowe"),
-    KnownAct("p.r.d.", "prawo o ruchu drogowym"),
+    KnownAct("p.r.d.", "prawo o ruchu drogowym", ("PoRD",)),
     KnownAct("pr. spółdz.", "prawo spółdzielcze"),
     KnownAct("pr. łow.", "prawo łowieckie"),
     KnownAct("p.o.", "prawo oświatowe"),

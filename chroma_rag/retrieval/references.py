@@ -17,7 +17,7 @@ from .. import morphology
 from ..derived import DEFAULT_LEMMATIZER, STOPWORDS, lemmatizer, tokenize, words
 from ..errors import UnknownAct
 from ..filters import normalize_article
-from ..ingest.acts import KNOWN_ACTS, KnownAct, act_name, known_act
+from ..ingest.acts import KNOWN_ACTS, KnownAct, abbreviation_key, act_name, known_act
 
 _NUMBER = r"\d+[a-z]?(?:\s*(?:\^\s*\d+|\[\d+\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
 _ARTICLE = re.compile(r"\b(?:art\.?|artykuł\w*)\s*(" + _NUMBER + r")(?![\w])", re.IGNORECASE)
@@ -27,11 +27,11 @@ _MORE_NUMBERS = re.compile(r"\s*(?:,|\bi\b|\boraz\b|\blub\b|\bi\s+art\.?|,\s*art
                            re.IGNORECASE)
 # what may stand between the number and the act: "§ 1", "ust. 2", "pkt 3", "zd. 2", "lit. a", "in fine"
 _QUALIFIERS = re.compile(
-    r"(?:\s*(?:§\s*\d+[a-z]?|ust\.\s*\d+[a-z]?|pkt\.?\s*\d+[a-z]?|zd(?:anie)?\.?\s*\d+|lit\.\s*[a-z]\)?"
+    r"(?:\s*(?:(?:§|par\.|paragraf\w*)\s*\d+[a-z]?|ust\.\s*\d+[a-z]?|pkt\.?\s*\d+[a-z]?|zd(?:anie)?\.?\s*\d+|lit\.\s*[a-z]\)?"
     r"|in\s+fine|ab\s+initio)\b\.?)*",
     re.IGNORECASE,
 )
-_PARAGRAPH_QUALIFIER = re.compile(r"§\s*(\d+[a-z]?)", re.IGNORECASE)
+_PARAGRAPH_QUALIFIER = re.compile(r"(?:§|\bpar\.|\bparagraf\w*)\s*(\d+[a-z]?)", re.IGNORECASE)
 
 
 def _abbreviation_pattern(spelling: str) -> str:
@@ -65,6 +65,12 @@ _BRANCHES = {"karny": "kodeks karny", "cywilny": "kodeks cywilny", "rodzinny": "
 _COMMON_WORDS = frozenset({"po", "pr", "km", "na", "do", "od", "no", "ku"})
 # a known abbreviation followed by one more abbreviated word is the beginning of a longer one ("pr. energ."),
 # unless that word is an ordinary abbreviation of the sentence ("k.c. tzw. …", "k.p. itd.")
+# right after a provision, an abbreviation that names no known act is one we do not hold: dotted ("u.p.d.o.p.") or
+# capitals ("RODO", "TFUE"; three letters at least – "OK" is a word)
+_UNKNOWN_ABBREVIATION = re.compile(
+    r"\s*((?:[^\W\d_]{1,7}\.\s?){2,}|(?=[^\W\d_]*[A-ZĄĆĘŁŃÓŚŹŻ][^\W\d_]*[A-ZĄĆĘŁŃÓŚŹŻ])[A-ZĄĆĘŁŃÓŚŹŻ][^\W\d_]{2,7})"
+    r"(?![\w])")
+_ORDINARY_DOTTED = frozenset({"min", "tj", "dzu", "jw", "ww", "pne", "ne", "npm"})  # m.in., t.j., Dz. U. …
 _ABBREVIATION_GOES_ON = re.compile(r"\s*([^\W\d_]{3,})\.")
 _ORDINARY_ABBREVIATIONS = frozenset({"tzw", "itd", "itp", "art", "ust", "pkt", "por", "zob", "np", "dot"})
 _NAME_WINDOW = 14  # words after the start of an act's name that a name may take
@@ -320,6 +326,9 @@ def _unit_reference(tail: str, catalog: ActCatalog, refs: References) -> UnitRef
             return None
         return UnitReference([], spelled, found)
     if not _ACT_START.match(tail, len(tail) - len(tail.lstrip())):
+        unknown = _UNKNOWN_ABBREVIATION.match(tail)
+        if unknown is not None and abbreviation_key(unknown.group(1)) not in _ORDINARY_DOTTED:
+            refs.unknown.append((unknown.group(1).strip(), None))
         return None
     match = catalog.by_name(tail)
     spelled = _leading_words(tail, max(match.words, 1))
