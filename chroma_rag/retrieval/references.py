@@ -63,14 +63,14 @@ _DATE = re.compile(r"^\s*z\s+dnia\s+\d{1,2}\s+\w+\s+\d{4}\s*r\.?", re.IGNORECASE
 _BRANCHES = {"karny": "kodeks karny", "cywilny": "kodeks cywilny", "rodzinny": "kodeks rodzinny i opiekuńczy",
              "wykroczenie": "kodeks wykroczeń", "pracy": "kodeks pracy", "praca": "kodeks pracy"}
 _COMMON_WORDS = frozenset({"po", "pr", "km", "na", "do", "od", "no", "ku"})
-# a known abbreviation followed by one more abbreviated word is the beginning of a longer one ("pr. energ."),
-# unless that word is an ordinary abbreviation of the sentence ("k.c. tzw. …", "k.p. itd.")
 # right after a provision, an abbreviation that names no known act is one we do not hold: dotted ("u.p.d.o.p.") or
 # capitals ("RODO", "TFUE"; three letters at least – "OK" is a word)
 _UNKNOWN_ABBREVIATION = re.compile(
     r"\s*((?:[^\W\d_]{1,7}\.\s?){2,}|(?=[^\W\d_]*[A-ZĄĆĘŁŃÓŚŹŻ][^\W\d_]*[A-ZĄĆĘŁŃÓŚŹŻ])[A-ZĄĆĘŁŃÓŚŹŻ][^\W\d_]{2,7})"
     r"(?![\w])")
 _ORDINARY_DOTTED = frozenset({"min", "tj", "dzu", "jw", "ww", "pne", "ne", "npm"})  # m.in., t.j., Dz. U. …
+# a known abbreviation followed by one more abbreviated word is the beginning of a longer one ("pr. energ."),
+# unless that word is an ordinary abbreviation of the sentence ("k.c. tzw. …", "k.p. itd.")
 _ABBREVIATION_GOES_ON = re.compile(r"\s*([^\W\d_]{3,})\.")
 _ORDINARY_ABBREVIATIONS = frozenset({"tzw", "itd", "itp", "art", "ust", "pkt", "por", "zob", "np", "dot"})
 _NAME_WINDOW = 14  # words after the start of an act's name that a name may take
