@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import config
-from .answering.answer import Answer, ask
+from .answering.answer import Answer, ask, searched_again
 from .answering.conversation import (
     CONVERSATIONS_FOLDER,
     DEFAULT_LIMITS,
@@ -262,13 +262,11 @@ class Index:
             nonlocal failed_plan
             found = self.search(query, k, filters, mode, threshold, rewrite=planned and not failed_plan,
                                 fresh_plan=fresh_plan, settings=settings, earlier=exchanges(earlier))
-            failed_now = found.plan is not None and not found.plan.ok
-            failed_plan = failed_plan or failed_now
+            failed_plan = failed_plan or (found.plan is not None and not found.plan.ok)
             if on_plan is not None and found.plan is not None:
                 on_plan(found.plan)
-            # a follow-up whose plan failed is searched again, for its standalone question (``ask``): the page
-            # shows sources as soon as they are known, so these are not
-            if on_sources is not None and not (earlier and failed_now):
+            # the page shows sources as soon as they are known: not those of a search ``ask`` repeats
+            if on_sources is not None and not searched_again(found, earlier):
                 on_sources(found)
             return found
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
 
 
@@ -172,13 +173,22 @@ class SearchResult(list[Hit]):
 # CLI, the operator's tool, keeps full paths in `--json`.
 
 
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")  # C:\… or \\server\share\…
+
+
+def stored_path(path: str) -> PurePath:
+    """Ścieżka z indeksu jako ścieżka systemu, na którym ją zapisano: do wspólnego serwera Chromy indeksują też
+    komputery z Windows („C:\\Kancelaria\\umowa.docx”)."""
+    return PureWindowsPath(path) if _WINDOWS_PATH.match(path) else PurePosixPath(path)
+
+
 def distinct_names(paths: Iterable[str]) -> dict[str, str]:
     """Ścieżka → nazwa, pod którą użytkownik ją rozpozna i poda (``--plik``, ``pokaz``, ``usun``): sama nazwa
     pliku, a przy imiennikach z innych folderów – z tyloma folderami nad nią, ile trzeba. Nigdy z korzeniem
     („/”): plik, którego cała ścieżka jest końcówką ścieżki imiennika, ma ją bez niego."""
     paths_by_name: dict[str, set[str]] = {}
     for path in paths:
-        paths_by_name.setdefault(PurePath(path).name, set()).add(path)
+        paths_by_name.setdefault(stored_path(path).name, set()).add(path)
     names: dict[str, str] = {}
     for name, same in paths_by_name.items():
         if len(same) == 1:
@@ -197,16 +207,16 @@ def distinct_names(paths: Iterable[str]) -> dict[str, str]:
 def paths_named(name: str, paths: Iterable[str]) -> list[str]:
     """Ścieżki, które wskazuje nazwa z folderem („it/regulamin.md”) albo sama nazwa: te, które się nią kończą; gdy
     kilka – ta, której to nazwa (``distinct_names``): „x/r.md” to /x/r.md, choć kończy też /y/x/r.md."""
-    wanted = name.strip().strip("/")
-    ending = [path for path in paths if path.endswith("/" + wanted)]
+    wanted = tuple(part for part in re.split(r"[\\/]", name.strip()) if part)
+    ending = [path for path in paths if wanted and _folders_and_name(path)[-len(wanted):] == wanted]
     if len(ending) < 2:
         return ending
-    return [path for path, shown in distinct_names(ending).items() if shown == wanted] or ending
+    return [path for path, shown in distinct_names(ending).items() if shown == "/".join(wanted)] or ending
 
 
 def _folders_and_name(path: str) -> tuple[str, ...]:
-    parts = PurePath(path).parts
-    return parts[1:] if PurePath(path).anchor else parts
+    stored = stored_path(path)
+    return stored.parts[1:] if stored.anchor else stored.parts
 
 
 @dataclass(frozen=True)
@@ -230,7 +240,8 @@ class ShownNames:
         known = self.by_path.get(path)
         if known is not None:
             return known
-        return PurePath(path).name if PurePath(path).is_absolute() else path
+        stored = stored_path(path)
+        return stored.name if stored.is_absolute() else path
 
     def hit(self, hit: dict[str, Any]) -> dict[str, Any]:
         """Trafienie w JSON (``Hit.to_json``) z nazwą w polu ``sciezka``."""

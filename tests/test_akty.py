@@ -140,6 +140,18 @@ def test_more_spellings_lawyers_type(titles: dict[str, str]) -> None:
         assert not refs.units and [written for written, _ in refs.unknown] == [spelled], question
 
 
+def test_the_constitution_by_its_other_name(titles: dict[str, str]) -> None:
+    """„ustawa zasadnicza” to Konstytucja: w odwołaniu, w pytaniu i w filtrze aktu, w każdej odmianie."""
+    constitution = "konstytucja-DU-1997-483.pdf"
+    for question in ("art. 45 ustawy zasadniczej", "Co mówi art. 32 Ustawy Zasadniczej?", "art. 2 ustawą zasadniczą"):
+        assert [u.files for u in find_references(question, titles).units] == [[constitution]], question
+    assert find_references("Co mówi ustawa zasadnicza o wolności słowa?", titles).files == [constitution]
+    assert resolve_act("ustawa zasadnicza", titles) == [constitution]
+    without = {name: title for name, title in titles.items() if name != constitution}
+    refs = find_references("art. 45 ustawy zasadniczej", without)
+    assert not refs.units and [act.short for _, act in refs.unknown if act] == ["Konstytucja RP"]
+
+
 def test_words_that_are_not_acts_stay_plain(titles: dict[str, str]) -> None:
     for question in ("art. 5 po zmianie", "art. 10 kodeksu postępowania", "Co mówi kodeks?",
                      "art. 5 pr o zmianie", "Co mówi art. 12 po nowelizacji?", "art. 5 np. w umowie",

@@ -17,7 +17,7 @@ from serving_support import chat_model, running_app, running_server
 from chroma_rag import Index
 from chroma_rag.errors import UserError
 from chroma_rag.indexing.watch import WatchState
-from chroma_rag.models import distinct_names
+from chroma_rag.models import ShownNames, distinct_names, paths_named
 from chroma_rag.serving.app import build_bases_app
 from chroma_rag.serving.shared_index import SharedIndex
 
@@ -226,3 +226,15 @@ def test_an_operators_sentence_reaches_the_team_without_the_server_path() -> Non
     assert failure.message("cli") == str(failure)
     for surface in ("web", "mcp"):
         assert failure.message(surface) == "Błąd dostępu do pliku „najem.md”: brak uprawnień."
+
+
+def test_paths_indexed_from_windows_on_a_shared_server_are_named_like_any_other() -> None:
+    """Wspólny serwer Chromy trzyma też ścieżki zapisane na Windows: zespół widzi nazwę pliku (imienniki – z folderem,
+    jak przy ścieżkach Linuksa), nazwa z folderem wskazuje swój plik, a ścieżka spoza indeksu nie wychodzi cała."""
+    it, hr = r"C:\Kancelaria\it\regulamin.md", r"C:\Kancelaria\kadry\regulamin.md"
+    shared, linux = r"\\serwer\wspolne\umowa.docx", "/srv/akty/regulamin.md"
+    assert distinct_names([it, hr, shared, linux]) == {it: "it/regulamin.md", hr: "kadry/regulamin.md",
+                                                       shared: "umowa.docx", linux: "akty/regulamin.md"}
+    assert paths_named("it/regulamin.md", [it, hr, linux]) == [it]
+    assert paths_named("kadry\\regulamin.md", [it, hr, linux]) == [hr]
+    assert ShownNames().name(r"D:\Pobrane\najem.md") == "najem.md"

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from ..errors import FiltersMatchNothing, Surface, UserError
 from ..filters import normalize_article
 from ..llm import ChatClient, LlmSettings, Usage
-from ..models import Hit, Plan, distinct_names
+from ..models import Hit, Plan, distinct_names, stored_path
 from .conversation import DEFAULT_LIMITS, ConversationLimits, Turn, history_messages, standalone_question
 
 NOT_FOUND = "Nie ma tego w dokumentach."
@@ -121,9 +121,7 @@ def ask(
     standalone, spent = standalone_question(question, history, client) if rewritten else (None, Usage())
     hits = retrieve(standalone or question, [] if rewritten else history)
     plan = getattr(hits, "plan", None)
-    if planned and history and plan is not None and not plan.ok:
-        # the plan that was to bring the standalone question failed: the follow-up alone ("a czy może z niej
-        # zrezygnować?") lacks the conversation, so a separate call rewrites it, as without planning
+    if planned and searched_again(hits, history):
         standalone, spent = standalone_question(question, history, client)
         hits = retrieve(standalone, [])
     standalone = standalone or (plan.standalone if plan is not None else None)
@@ -148,6 +146,13 @@ def ask(
         plan=plan,
         **conversation,
     )
+
+
+def searched_again(found: object, earlier: list[Turn]) -> bool:
+    """Czy ``ask`` szuka dopytania jeszcze raz: plan, który miał przynieść pytanie samodzielne, się nie udał,
+    a samo dopytanie („a czy może z niej zrezygnować?”) nie niesie rozmowy – pisze je wtedy osobne zapytanie."""
+    plan = getattr(found, "plan", None)
+    return bool(earlier) and plan is not None and not plan.ok
 
 
 def build_messages(question: str, hits: list[Hit], history: list[Turn] | None = None,
@@ -185,8 +190,8 @@ def citation_names(hits: list[Hit], indexed_paths: Iterable[str] = ()) -> dict[s
     ``indexed_paths``: ścieżki wszystkich plików indeksu – wtedy rozróżnia też plik, którego imiennik z innego
     folderu nie trafił do wyników (cytat ma dać się otworzyć sam, bez wyników obok)."""
     shown = {_path(hit) for hit in hits}
-    names = {PurePath(path).name for path in shown}
-    return distinct_names([*shown, *(p for p in indexed_paths if PurePath(p).name in names)])
+    names = {stored_path(path).name for path in shown}
+    return distinct_names([*shown, *(p for p in indexed_paths if stored_path(p).name in names)])
 
 
 def find_citations(text: str) -> list[Citation]:

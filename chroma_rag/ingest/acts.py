@@ -20,6 +20,7 @@ class KnownAct:
     name: str
     spellings: tuple[str, ...] = ()
     cited: str = ""  # the abbreviation after a unit when it declines: "art. 23 Konstytucji RP"
+    other_names: tuple[str, ...] = ()  # names its title does not give: "art. 45 ustawy zasadniczej"
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -45,7 +46,7 @@ KNOWN_ACTS = (
     KnownAct("k.m.", "kodeks morski"),
     KnownAct("k. wyb.", "kodeks wyborczy", ("k.wyb.",)),
     KnownAct("Konstytucja RP", "konstytucja rzeczypospolitej polskiej", ("Konstytucja", "Konst.", "Konst. RP"),
-             cited="Konstytucji RP"),
+             cited="Konstytucji RP", other_names=("ustawa zasadnicza",)),
     KnownAct("p.p.s.a.", "prawo o postępowaniu przed sądami administracyjnymi"),
     KnownAct("o.p.", "ordynacja podatkowa", ("ord. pod.",)),
     KnownAct("pr. bank.", "prawo bankowe", ("p.b.", "pr.bank.")),

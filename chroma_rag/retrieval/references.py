@@ -135,6 +135,10 @@ class ActCatalog:
         # acts not indexed, by their customary names: a reference to one of them is said to be missing
         indexed = {act.known for act in self.acts if act.known is not None}
         self.missing = [_Act(_phrase_lemmas(a.name), (), a) for a in KNOWN_ACTS if a not in indexed]
+        # names an act's title does not give ("ustawa zasadnicza"): matched whole, before "ustawy" is read as the
+        # beginning of "ustawy o …"
+        self.other_names = [_Act(_phrase_lemmas(other), act.files, act.known) for act in (*self.acts, *self.missing)
+                            if act.known is not None for other in act.known.other_names]
 
     def by_abbreviation(self, act: KnownAct) -> list[str]:
         return [f for found in self.acts if found.known == act for f in found.files]
@@ -143,6 +147,9 @@ class ActCatalog:
         """Akt, którego nazwa zaczyna ``text``: najdłuższa pasująca nazwa; skrócona nazwa („ustawy o kosztach
         sądowych”) tylko wtedy, gdy tak zaczyna się jeden akt (indeksu albo znany spoza niego)."""
         readings = _text_lemmas(text)
+        for act in self.other_names:
+            if _matched_words(act.words, readings) == len(act.words):
+                return NameMatch(list(act.files), act.known, len(act.words))
         if readings and _STATUTE_WORD.match(readings[0][0]):  # "ustawy o …", "ustawy – Prawo bankowe"
             rest = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
             date = _DATE.match(rest)

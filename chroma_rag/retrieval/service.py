@@ -18,7 +18,7 @@ from ..embedding.embedder import Embedder, known_dim
 from ..errors import UnknownAct, UnknownFile
 from ..filters import SearchFilters
 from ..llm import ChatClient, LlmSettings
-from ..models import Exchange, Hit, Plan, SearchResult, paths_named
+from ..models import Exchange, Hit, Plan, SearchResult
 from ..storage.collection import ChunkCollection
 from ..storage.locking import read_session
 from ..storage.registry import Registry
@@ -28,7 +28,7 @@ from .planning import LISTED_DOCUMENTS, Catalog, Planner, PlanningStats, catalog
 from .references import resolve_act
 from .search import DEFAULT_MODE, Searcher, SearchRequest, validate
 from .units import Unit, assemble_unit, unit_file, unit_where
-from .validation import checked_search, resolve_acts, resolve_files, resolve_name
+from .validation import checked_search, indexed_path, resolve_acts, resolve_files, resolve_name
 
 
 @dataclass(frozen=True)
@@ -168,13 +168,8 @@ class Retrieval:
         self.store.require_existing()
         with read_session(self.store):
             indexed, _ = self.file_names()
-        paths = {path for _, path in indexed}
-        if requested in paths or str(Path(requested).expanduser().resolve()) in paths:
-            return requested
-        qualified = paths_named(requested, paths) if "/" in requested else []
-        if len(qualified) == 1:
-            return qualified[0]
-        return resolve_name(requested, sorted({name for name, _ in indexed}))
+        path = indexed_path(requested, {path for _, path in indexed})
+        return path if path is not None else resolve_name(requested, sorted({name for name, _ in indexed}))
 
     def _act_files(self, spelled: str, derived: DerivedIndex) -> list[str]:
         """Pliki aktu o tej nazwie albo skrócie; pusta lista, gdy to nie jest nazwa zaindeksowanego aktu."""

@@ -106,19 +106,25 @@ def resolve_files(
     found_names: list[str] = []
     found_paths: list[str] = []
     for requested in filters.files:
-        key = _as_key(requested)
-        if requested not in names and key in paths:
-            found_paths.append(holders.get(key, key))
-            continue
-        by_folder = paths_named(requested, paths) if "/" in requested else []  # as cited: it/regulamin.md
-        if requested not in names and len(by_folder) == 1:
-            found_paths.append(holders.get(by_folder[0], by_folder[0]))
+        path = None if requested in names else indexed_path(requested, paths)
+        if path is not None:
+            found_paths.append(holders.get(path, path))
             continue
         name = requested if requested in names else resolve_name(requested, names)
         if any(n == name and p not in holders for n, p in pairs):
             found_names.append(name)
         found_paths.extend(holders[p] for n, p in pairs if n == name and p in holders)
     return replace(filters, files=list(dict.fromkeys(found_names)), paths=list(dict.fromkeys(found_paths)))
+
+
+def indexed_path(requested: str, paths: set[str]) -> str | None:
+    """Ścieżka zaindeksowanego pliku, którą wskazuje ``requested``: ścieżka (też względna albo z ~) albo nazwa
+    z folderem, jak w cytacie („it/regulamin.md”), gdy pasuje do jednego pliku; ``None`` – rozstrzyga nazwa."""
+    for path in (requested, _as_key(requested)):  # as written first: a link's own path, not its target's
+        if path in paths:
+            return path
+    by_folder = paths_named(requested, paths) if "/" in requested else []
+    return by_folder[0] if len(by_folder) == 1 else None
 
 
 def _as_key(requested: str) -> str:
