@@ -16,8 +16,10 @@ from serving_support import chat_model, running_app, running_server
 
 from chroma_rag import Index
 from chroma_rag.errors import UserError
+from chroma_rag.filters import SearchFilters
 from chroma_rag.indexing.watch import WatchState
 from chroma_rag.models import ShownNames, distinct_names, paths_named
+from chroma_rag.retrieval.validation import resolve_files
 from chroma_rag.serving.app import build_bases_app
 from chroma_rag.serving.shared_index import SharedIndex
 
@@ -238,3 +240,5 @@ def test_paths_indexed_from_windows_on_a_shared_server_are_named_like_any_other(
     assert paths_named("it/regulamin.md", [it, hr, linux]) == [it]
     assert paths_named("kadry\\regulamin.md", [it, hr, linux]) == [hr]
     assert ShownNames().name(r"D:\Pobrane\najem.md") == "najem.md"
+    chosen = resolve_files(SearchFilters(files=["kadry\\regulamin.md"]), [("regulamin.md", it), ("regulamin.md", hr)])
+    assert (chosen.files, chosen.paths) == ([], [hr])

@@ -123,7 +123,7 @@ def indexed_path(requested: str, paths: set[str]) -> str | None:
     for path in (requested, _as_key(requested)):  # as written first: a link's own path, not its target's
         if path in paths:
             return path
-    by_folder = paths_named(requested, paths) if "/" in requested else []
+    by_folder = paths_named(requested, paths) if re.search(r"[\\/]", requested) else []
     return by_folder[0] if len(by_folder) == 1 else None
 
 
