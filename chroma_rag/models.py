@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -157,6 +158,11 @@ class SearchResult(list[Hit]):
         self.reason = None if self else reason
         self.plan = plan
 
+    @property
+    def plan_failed(self) -> bool:
+        """Wyszukiwanie miało być planowane, ale plan się nie udał (model czatu nie odpowiedział planem)."""
+        return self.plan is not None and not self.plan.ok
+
     def to_json(self, surface: str = "cli") -> dict[str, Any]:
         """``szukaj --json`` i ``/api/szukaj`` (``surface="web"``): obiekt, bo sama lista nie powie, dlaczego
         jest pusta."""
@@ -180,6 +186,12 @@ def stored_path(path: str) -> PurePath:
     """Ścieżka z indeksu jako ścieżka systemu, na którym ją zapisano: do wspólnego serwera Chromy indeksują też
     komputery z Windows („C:\\Kancelaria\\umowa.docx”)."""
     return PureWindowsPath(path) if _WINDOWS_PATH.match(path) else PurePosixPath(path)
+
+
+def written_elsewhere(path: str) -> bool:
+    """Ścieżkę zapisał komputer z innym systemem niż ten (z Windows do wspólnego serwera na Linuksie): pliku pod nią
+    ten komputer nie otworzy, choć jego fragmenty są w indeksie."""
+    return isinstance(stored_path(path), PureWindowsPath) != (os.name == "nt")
 
 
 def distinct_names(paths: Iterable[str]) -> dict[str, str]:

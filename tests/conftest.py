@@ -91,7 +91,13 @@ def same_named_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Baza z dwoma plikami „regulamin.md” (art. 1 i 2) z folderów kadry/ i it/: cytaty i pokaz muszą je rozróżnić."""
     from chroma_rag import Index
 
-    root = tmp_path_factory.mktemp("same-named")
+    root = same_named_folders(tmp_path_factory.mktemp("same-named"))
+    Index(root / "db").add([root / "kadry", root / "it"])
+    return root / "db"
+
+
+def same_named_folders(root: Path) -> Path:
+    """``root`` z dwoma plikami „regulamin.md” (art. 1 i 2) w folderach kadry/ i it/."""
     for folder, first, second in (
         ("kadry", "Urlop wypoczynkowy planuje kierownik działu.", "Wynagrodzenie wypłaca się dziesiątego."),
         ("it", "Urlop od pracy przy serwerach zgłasza się administratorowi.", "Hasło zmienia się co 90 dni."),
@@ -100,8 +106,33 @@ def same_named_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (root / folder / "regulamin.md").write_text(
             f"# Regulamin\n\nArt. 1. {first}\n\nArt. 2. {second}\n", encoding="utf-8"
         )
-    Index(root / "db").add([root / "kadry", root / "it"])
-    return root / "db"
+    return root
+
+
+WINDOWS_FOLDER = "C:\\Kancelaria"  # where a Windows client of the shared server keeps the firm's files
+
+
+@pytest.fixture(scope="session")
+def same_named_from_windows(chroma_servers: ChromaServers, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Adres wspólnego serwera Chromy, na który te same dwa „regulamin.md” zaindeksował komputer z Windows: w bazie
+    są ścieżki „C:\\Kancelaria\\kadry\\regulamin.md” i „C:\\Kancelaria\\it\\regulamin.md”, których serwer
+    na Linuksie nie otworzy."""
+    from chroma_rag import Index
+    from chroma_rag.indexing import discovery
+
+    root = same_named_folders(tmp_path_factory.mktemp("same-named-windows")).resolve()
+    url = chroma_servers.start(tmp_path_factory.mktemp("windows-serwer") / "dane")
+
+    def windows_key(path: Path) -> str:  # what discovery keys a file by on Windows: its absolute path there
+        return "\\".join([WINDOWS_FOLDER, *path.resolve().relative_to(root).parts])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(discovery, "_key", windows_key)
+        patch.setattr(discovery, "_named", lambda path, key: path)  # read from here, recorded as on Windows
+        Index(server=url).add([root / "kadry", root / "it"])
+    recorded = sorted(info.path for info in Index(server=url).files())
+    assert recorded == [f"{WINDOWS_FOLDER}\\it\\regulamin.md", f"{WINDOWS_FOLDER}\\kadry\\regulamin.md"], recorded
+    return url
 
 
 # --- Tryb serwera (issue 8): prawdziwy `chroma run` na wolnym porcie pętli zwrotnej ---------------------------

@@ -242,3 +242,52 @@ def test_paths_indexed_from_windows_on_a_shared_server_are_named_like_any_other(
     assert ShownNames().name(r"D:\Pobrane\najem.md") == "najem.md"
     chosen = resolve_files(SearchFilters(files=["kadry\\regulamin.md"]), [("regulamin.md", it), ("regulamin.md", hr)])
     assert (chosen.files, chosen.paths) == ([], [hr])
+
+
+WINDOWS_ANSWER = "Administratorowi [it/regulamin.md, art. 1]."
+
+
+def test_a_shared_server_indexed_from_windows_names_its_files_on_every_surface(same_named_from_windows: str) -> None:
+    """Wspólny serwer Chromy, na który pliki zaindeksował komputer z Windows („C:\\Kancelaria\\it\\regulamin.md”), pod
+    ``serwuj`` na Linuksie: API, odpowiedź, zapisana rozmowa i MCP nazywają pliki jak przy ścieżkach Linuksa
+    („it/regulamin.md”), ta nazwa wybiera plik w filtrze i w jednostce, a dokumentu, którego serwer nie ma na swoim
+    dysku, nie obiecuje zdanie „zaindeksuj go ponownie”."""
+    app = build_bases_app({"firma": SharedIndex(server=same_named_from_windows)})
+    with chat_model(WINDOWS_ANSWER), running_app(app) as url:
+        base = f"{url}/b/firma"
+
+        def get(path: str, **params: object) -> httpx.Response:
+            return httpx.get(base + path, params=params, timeout=120)
+
+        asked = httpx.post(f"{base}/api/pytaj", json={"pytanie": "Komu zgłasza się urlop od pracy przy serwerach?"},
+                           headers={"Accept": "application/json"}, timeout=120)
+        responses = {
+            "pliki": get("/api/pliki"),
+            "szukaj": get("/api/szukaj", q="urlop", k=6),
+            "szukaj w pliku": get("/api/szukaj", q="urlop", plik="it/regulamin.md"),
+            "jednostka": get("/api/jednostka", plik="it/regulamin.md", art="1"),
+            "jednostka imiennika": get("/api/jednostka", plik="regulamin.md", art="1"),
+            "pytaj": asked,
+            "rozmowa": get(f"/api/rozmowy/{asked.json()['rozmowa']}"),
+            "dokument": get("/dokumenty/regulamin.md", sciezka="it/regulamin.md"),
+        }
+        replies = mcp_replies(f"{base}/mcp")
+    for name, response in responses.items():
+        assert "Kancelaria" not in response.text and "C:" not in response.text, (name, response.text)
+    for shown in replies:
+        assert "Kancelaria" not in shown and "C:" not in shown, shown
+
+    assert {f["sciezka"] for f in responses["pliki"].json()} == {"it/regulamin.md", "kadry/regulamin.md"}
+    assert {h["sciezka"] for h in responses["szukaj"].json()["wyniki"]} == {"it/regulamin.md", "kadry/regulamin.md"}
+    assert {h["sciezka"] for h in responses["szukaj w pliku"].json()["wyniki"]} == {"it/regulamin.md"}
+    unit = responses["jednostka"]
+    assert unit.status_code == 200 and "administratorowi" in unit.json()["wersje"][0]["tekst"], unit.text
+    assert responses["jednostka imiennika"].status_code == 409
+    assert "it/regulamin.md, kadry/regulamin.md" in responses["jednostka imiennika"].json()["blad"]
+    assert "it/regulamin.md" in {s["sciezka"] for s in asked.json()["fragmenty"]}
+    assert "it/regulamin.md" in {s["sciezka"] for s in responses["rozmowa"].json()["tury"][0]["zrodla"]}
+    assert "it/regulamin.md" in replies[0] and "kadry/regulamin.md" in replies[0], replies[0]
+    document = responses["dokument"]
+    said = document.json()["blad"]
+    assert document.status_code == 404 and said.endswith(".") and "\n" not in said, said
+    assert "zaindeksuj" not in said and "innym komputerze" in said, said

@@ -194,6 +194,48 @@ def test_citation_of_a_same_named_file_links_to_that_file(browser, same_named_db
 
 
 
+def test_files_indexed_from_windows_are_named_and_chosen_on_the_page(browser, same_named_from_windows: str,
+                                                                    fake_llm: FakeLlm) -> None:
+    """Wspólny serwer Chromy, na który pliki zaindeksował komputer z Windows: na stronie (wąskiej, w trybie ciemnym,
+    jak na telefonie zespołu) pliki mają nazwy z folderem, nazwa wybiera plik, cytat otwiera jego artykuł, a link do
+    pliku, którego serwer nie ma na dysku, mówi to zdaniem – ścieżka „C:\\Kancelaria\\…” nie pojawia się nigdzie."""
+    from serving_support import running_app
+
+    from chroma_rag.serving.app import build_app
+    from chroma_rag.serving.shared_index import SharedIndex
+
+    fake_llm.default = Reply(text="Administratorowi [it/regulamin.md, art. 1].")
+    try:
+        with running_app(build_app(SharedIndex(server=same_named_from_windows))) as url:
+            page = opened(browser, url, width=390)
+            page.emulate_media(color_scheme="dark")
+            page.click("#filtry-przelacz")  # a phone folds the filters
+            page.fill("#plik-szukaj", "regulamin")
+            labels = page.locator("#plik-lista .opcja .nazwa").all_inner_texts()
+            assert sorted(labels) == ["it/regulamin.md", "kadry/regulamin.md"], labels
+            choose(page, "it/regulamin.md")
+            search(page, "Komu zgłasza się urlop?")
+            names = page.locator("#wyniki li .naglowek .plik").all_inner_texts()
+            assert names and set(names) == {"it/regulamin.md"}, names
+            unchoose(page, "it/regulamin.md")
+            page.fill("#pytanie", "Komu zgłasza się urlop od pracy przy serwerach?")
+            page.click("#zapytaj")
+            page.wait_for_selector("#odpowiedz[data-gotowa='tak']")
+            page.locator("#odpowiedz-tekst a.cytat").click()
+            page.wait_for_selector("#jednostka[open] .wersja")
+            assert page.inner_text("#jednostka-naglowek") == "it/regulamin.md · art. 1"
+            assert "administratorowi" in page.inner_text("#jednostka-tresc")
+            href = page.locator("#jednostka-dokument a").get_attribute("href")
+            document = page.request.get(f"{url}/{href}")
+            assert document.status == 404 and "na innym komputerze" in document.json()["blad"], document.text()
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            for shown in (page.content(), document.text()):
+                assert "Kancelaria" not in shown and "C:\\" not in shown
+            page.close()
+    finally:
+        fake_llm.default = Reply(text=ANSWER)
+
+
 # --- issue 21: błędy widziane na stronie ------------------------------------------------------------------------
 
 PAGE_RANGE = r"str\. \d+(–\d+)?"

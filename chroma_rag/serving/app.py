@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..api import Index
 from ..errors import UserError
-from ..models import distinct_names, paths_named
+from ..models import distinct_names, paths_named, written_elsewhere
 from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts, account_name
 from .across_bases import asked_bases, search_bases
 from .answers import answer_events, sse
@@ -402,6 +402,9 @@ def _document(index: Index):
             names = ", ".join(sorted(distinct_names(recorded).values()))
             return error(409, f"Plik „{name}” jest w kilku folderach ({names}) – otwórz właściwy z wyników "
                               "wyszukiwania albo z listy plików.")
+        if written_elsewhere(recorded[0]):
+            return error(404, f"Plik „{wanted or name}” zaindeksowano na innym komputerze, więc serwer nie ma go na "
+                              "swoim dysku – jego treść pokazują wyniki wyszukiwania i cały artykuł.")
         path = Path(recorded[0])
         handle = _open_indexed(path)
         if handle is None:
