@@ -262,7 +262,7 @@ class Index:
             nonlocal failed_plan
             found = self.search(query, k, filters, mode, threshold, rewrite=planned and not failed_plan,
                                 fresh_plan=fresh_plan, settings=settings, earlier=exchanges(earlier))
-            failed_plan = failed_plan or (found.plan is not None and not found.plan.ok)
+            failed_plan = failed_plan or found.plan_failed
             if on_plan is not None and found.plan is not None:
                 on_plan(found.plan)
             # the page shows sources as soon as they are known: not those of a search ``ask`` repeats

@@ -151,8 +151,7 @@ def ask(
 def searched_again(found: object, earlier: list[Turn]) -> bool:
     """Czy ``ask`` szuka dopytania jeszcze raz: plan, który miał przynieść pytanie samodzielne, się nie udał,
     a samo dopytanie („a czy może z niej zrezygnować?”) nie niesie rozmowy – pisze je wtedy osobne zapytanie."""
-    plan = getattr(found, "plan", None)
-    return bool(earlier) and plan is not None and not plan.ok
+    return bool(earlier) and bool(getattr(found, "plan_failed", False))
 
 
 def build_messages(question: str, hits: list[Hit], history: list[Turn] | None = None,
