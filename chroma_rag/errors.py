@@ -142,6 +142,20 @@ class MissingUnit(UserError):
         )
 
 
+class CitedOutsideFilters(UsageError):
+    """Pytanie wskazuje jednostkę z aktem („art 10 kw”), a zawężenie do plików (``--akt``, ``--plik``) wyklucza
+    każdy wskazany akt: bez tego zdania pierwszy byłby artykuł o tym numerze z innego aktu, jakby o niego pytano."""
+
+    def __init__(self, cited: str) -> None:
+        self.cited = cited
+        said = f"Pytanie wskazuje {cited}, a wyszukiwanie zawężono do innych aktów"
+        super().__init__(
+            f"{said} (--akt, --plik) – dodaj ten akt do zawężenia albo je zdejmij.",
+            web=f"{said} – dodaj ten akt do wybranych plików albo zdejmij wybór.",
+            mcp=f"{said} (parametry „akt” i „plik”) – dodaj ten akt albo zdejmij te parametry.",
+        )
+
+
 class FiltersMatchNothing(UserError):
     """Same filtry nie pasują do żadnego fragmentu (a nie: nic nie jest dość trafne). Nie jest rzucany: wynik
     z powodem „filtry” pokazuje to zdanie tam, gdzie byłaby odpowiedź."""

@@ -18,7 +18,7 @@ from mcp import Client
 from serving_support import running_server
 
 from chroma_rag import Index
-from chroma_rag.errors import UnknownAct
+from chroma_rag.errors import UnknownAct, UserError
 from chroma_rag.filters import SearchFilters
 
 LIBRARY = USTAWY.parent / "biblioteka"
@@ -171,3 +171,31 @@ def test_pokaz_takes_the_act_by_its_abbreviation_or_name(library_db: Path, capsy
         code, out, err = run_cli(capsys, "pokaz", act, "10", "--baza", library_db)
         assert code == 0, err
         assert out.startswith(f"{PETTY if act != 'u.w.l.' else FLATS} · art. 10")
+
+
+def test_a_reference_to_an_act_the_filter_leaves_out_says_so(library_db: Path, capsys) -> None:
+    """„art 10 kw” przy zawężeniu do ustawy o własności lokali: nie art. 10 tej ustawy pokazany tak, jakby o niego
+    pytano, tylko jedno zdanie, że odwołanie i zawężenie się wykluczają – w słowach każdej powierzchni."""
+    index = Index(library_db)
+    for filters in (SearchFilters(acts=["u.w.l."]), SearchFilters(files=[FLATS])):
+        with pytest.raises(UserError) as raised:
+            index.search("art 10 kw", k=5, filters=filters)
+        assert "art. 10 kw" in str(raised.value) and "--akt" in str(raised.value), str(raised.value)
+    # a unit of the filtered act beside it: that one is shown, the other reference just drops
+    hits = index.search("art. 12 u.w.l. i art 10 kw", k=5, filters=SearchFilters(acts=["u.w.l."]))
+    assert (hits[0].file, hits[0].art) == (FLATS, "12") and {h.file for h in hits} == {FLATS}
+    code, out, err = run_cli(capsys, "szukaj", "art 10 kw", "--akt", "u.w.l.", "--baza", library_db)
+    assert code == 2 and not out and err.count("\n") == 1 and "--akt" in err, err
+    with running_server(library_db) as base:
+        refused = requests.get(f"{base}/api/szukaj", params={"q": "art 10 kw", "akt": "u.w.l."}, timeout=60)
+        said = refused.json()["blad"]
+        assert refused.status_code == 400 and "art. 10 kw" in said and "--" not in said, said
+
+        async def main() -> str:
+            async with Client(f"{base}/mcp") as client:
+                result = await client.call_tool("szukaj", {"pytanie": "art 10 kw", "akt": "u.w.l."})
+                assert result.is_error
+                return result.content[0].text
+
+        told = anyio.run(main)
+        assert "art. 10 kw" in told and "„akt”" in told and "--" not in told, told

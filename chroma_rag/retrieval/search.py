@@ -17,7 +17,7 @@ import numpy as np
 
 from ..derived import DerivedIndex, RowSet
 from ..embedding.embedder import Embedder
-from ..errors import MissingUnit, UnknownFile, UsageError
+from ..errors import CitedOutsideFilters, MissingUnit, UnknownFile, UsageError
 from ..filters import SearchFilters, article_key, build_where, normalize_article
 from ..models import Hit, Plan, SearchResult, unit_label
 from .calibration import DEFAULT_CALIBRATION, DEFAULT_FUSION, Calibration, FusionSettings
@@ -177,6 +177,7 @@ class Searcher:
         check_known_files(self.titles, (request.filters or SearchFilters()).files)
         refs = self.references(request.question)
         check_acts(refs)
+        check_cited_within(refs, request.filters)
         query_vector = self.embedder.embed_query(request.question)
         depth = max(self.fusion.depth, request.k)
         if request.mode == "wektor" and not _planned(request):
@@ -474,6 +475,16 @@ def reference_filters(refs: References, filters: SearchFilters) -> list[SearchFi
     if named_files:
         narrowed.append(replace(filters, files=named_files))
     return narrowed
+
+
+def check_cited_within(refs: References, filters: SearchFilters | None) -> None:
+    """Odwołania z aktem wobec zawężenia do plików: gdy wyklucza ono akty wszystkich wskazanych jednostek, pytanie
+    i filtr się wykluczają (``CitedOutsideFilters``); gdy choć jeden akt zostaje, pozostałe odwołania tylko odpadają."""
+    files = (filters or SearchFilters()).files
+    if not refs.units or not files or any(f in files for unit in refs.units for f in unit.files):
+        return
+    first = refs.units[0]
+    raise CitedOutsideFilters(f"{unit_label(first.articles[0])} {first.act}")
 
 
 def first_cited(cited: list[Hit], ranked: list[Hit], fusion: FusionSettings) -> list[Hit]:
