@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -186,12 +185,6 @@ def stored_path(path: str) -> PurePath:
     """Ścieżka z indeksu jako ścieżka systemu, na którym ją zapisano: do wspólnego serwera Chromy indeksują też
     komputery z Windows („C:\\Kancelaria\\umowa.docx”)."""
     return PureWindowsPath(path) if _WINDOWS_PATH.match(path) else PurePosixPath(path)
-
-
-def written_elsewhere(path: str) -> bool:
-    """Ścieżkę zapisał komputer z innym systemem niż ten (z Windows do wspólnego serwera na Linuksie): pliku pod nią
-    ten komputer nie otworzy, choć jego fragmenty są w indeksie."""
-    return isinstance(stored_path(path), PureWindowsPath) != (os.name == "nt")
 
 
 def distinct_names(paths: Iterable[str]) -> dict[str, str]:

@@ -83,7 +83,7 @@ def test_file_swapped_for_a_symlink_is_not_served(swapped: tuple[str, Path], lin
         response = httpx.get(f"{url}/dokumenty/{indexed.name}", timeout=30)
         assert response.status_code == 404, response.text
         assert "root:" not in response.text
-        assert "zaindeksuj" in response.json()["blad"]
+        assert "nie ma na dysku serwera" in response.json()["blad"]  # said to a team member: no command
     finally:
         if link == "file":
             indexed.unlink()

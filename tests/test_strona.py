@@ -225,12 +225,18 @@ def test_files_indexed_from_windows_are_named_and_chosen_on_the_page(browser, sa
             page.wait_for_selector("#jednostka[open] .wersja")
             assert page.inner_text("#jednostka-naglowek") == "it/regulamin.md · art. 1"
             assert "administratorowi" in page.inner_text("#jednostka-tresc")
-            href = page.locator("#jednostka-dokument a").get_attribute("href")
-            document = page.request.get(f"{url}/{href}")
-            assert document.status == 404 and "na innym komputerze" in document.json()["blad"], document.text()
+            with page.context.expect_page() as opening:
+                page.click("#jednostka-dokument a")  # "otwórz plik", in a new tab
+            document = opening.value
+            document.wait_for_load_state()
+            said = document.inner_text("main")
+            assert "na innym komputerze" in said and "Wróć do wyszukiwania" in said, said
             assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-            for shown in (page.content(), document.text()):
+            for shown in (page.content(), document.content()):
                 assert "Kancelaria" not in shown and "C:\\" not in shown
+            document.click("text=Wróć do wyszukiwania")
+            document.wait_for_selector("#plik[data-gotowe]", state="attached")  # the search page again
+            document.close()
             page.close()
     finally:
         fake_llm.default = Reply(text=ANSWER)

@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..api import Index
 from ..errors import UserError
-from ..models import distinct_names, paths_named, written_elsewhere
+from ..models import distinct_names, paths_named
 from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts, account_name
 from .across_bases import asked_bases, search_bases
 from .answers import answer_events, sse
@@ -211,12 +211,17 @@ def _base_choice(names: list[str], accounts: Accounts | None):
         items = "".join(f'<li><a href="/b/{quote(name)}/">{html.escape(name)}</a></li>' for name in readable)
         body = (f"<ul>{items}</ul>" if readable else
                 "<p>Nie masz dostępu do żadnej bazy – poproś o niego osobę, która prowadzi ten serwer.</p>")
-        return HTMLResponse(f"""<!doctype html>
-<html lang="pl"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>chroma-rag – bazy</title><link rel="stylesheet" href="/static/style.css"></head>
-<body><main class="logowanie"><h1>chroma-rag</h1><p>Wybierz bazę dokumentów:</p>{body}</main></body></html>""")
+        return _small_page("bazy", f"<p>Wybierz bazę dokumentów:</p>{body}")
 
     return choice
+
+
+def _small_page(title: str, body: str, status: int = 200) -> HTMLResponse:
+    """Mała strona w stylu strony głównej (wybór bazy, odmowa otwarcia pliku); ``body`` – gotowy HTML."""
+    return HTMLResponse(f"""<!doctype html>
+<html lang="pl"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>chroma-rag – {html.escape(title)}</title><link rel="stylesheet" href="/static/style.css"></head>
+<body><main class="logowanie"><h1>chroma-rag</h1>{body}</main></body></html>""", status_code=status)
 
 
 async def in_thread(function: Callable[..., T], *args: Any) -> T:
@@ -396,20 +401,21 @@ def _document(index: Index):
         # tells same-named files apart by the name the page shows ("it/regulamin.md"), or by a link's older path.
         recorded = paths_named(wanted or name, [info.path for info in index.files() if info.name == name])
         if not recorded:
-            return error(404, f"W indeksie nie ma pliku „{wanted or name}”; listę plików zwraca /api/pliki.")
+            return _refused(request, 404, f"W indeksie nie ma pliku „{wanted or name}”; listę plików zwraca "
+                                          "/api/pliki.")
         if len(recorded) > 1:
             # named as in citations (it/regulamin.md): the server's folders are none of the team's business
             names = ", ".join(sorted(distinct_names(recorded).values()))
-            return error(409, f"Plik „{name}” jest w kilku folderach ({names}) – otwórz właściwy z wyników "
-                              "wyszukiwania albo z listy plików.")
-        if written_elsewhere(recorded[0]):
-            return error(404, f"Plik „{wanted or name}” zaindeksowano na innym komputerze, więc serwer nie ma go na "
-                              "swoim dysku – jego treść pokazują wyniki wyszukiwania i cały artykuł.")
+            return _refused(request, 409, f"Plik „{name}” jest w kilku folderach ({names}) – otwórz właściwy "
+                                          "z wyników wyszukiwania albo z listy plików.")
         path = Path(recorded[0])
         handle = _open_indexed(path)
         if handle is None:
-            return error(404, f"Pliku „{name}” nie ma już na dysku pod zaindeksowaną ścieżką albo został "
-                              "podmieniony na dowiązanie – zaindeksuj go ponownie.")
+            # a shared Chroma server is indexed from the team's own computers (Windows too): the server may never
+            # have had the file; the team can't reindex anything, but the unit view shows the text from the index
+            return _refused(request, 404, f"Pliku „{wanted or name}” nie ma na dysku serwera pod ścieżką z indeksu "
+                                          "(przeniesiono go, usunięto albo zaindeksowano na innym komputerze) – jego "
+                                          "treść pokazują wyniki wyszukiwania i cały artykuł.")
         media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         headers = {"Content-Disposition": f"inline; filename*=utf-8''{quote(path.name)}",
                    "Content-Length": str(os.fstat(handle.fileno()).st_size)}
@@ -418,6 +424,17 @@ def _document(index: Index):
         return StreamingResponse(_chunks(handle), media_type=media_type, headers=headers)
 
     return document
+
+
+def _refused(request: Request, status: int, message: str) -> Response:
+    """Pliku nie da się otworzyć: przeglądarka, która przyszła z linku „otwórz plik”, dostaje stronę ze zdaniem
+    i drogą z powrotem, a klient API – JSON jak z każdej ścieżki API."""
+    if "text/html" not in request.headers.get("accept", ""):
+        return error(status, message)
+    # "../" from …/dokumenty/PLIK is the base's own page: / or /b/NAZWA/
+    return _small_page("pliku nie da się otworzyć",
+                       f'<p class="blad">{html.escape(message)}</p><p><a href="../">Wróć do wyszukiwania</a></p>',
+                       status)
 
 
 def _open_indexed(path: Path) -> BinaryIO | None:
