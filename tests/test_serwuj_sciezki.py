@@ -152,6 +152,8 @@ def test_a_document_and_a_unit_are_opened_by_the_name_the_page_shows(firm: Path,
         said = response.json()["blad"]
         assert said.endswith(".") and "\n" not in said and not leaked(firm, response.content), said
         assert "root:" not in response.text
+    for response in refused[:3]:  # a document is opened from the page: no API address in what it says
+        assert "/api" not in response.json()["blad"], response.text
 
 
 def test_an_old_conversation_with_server_paths_opens_with_names(firm: Path, tmp_path: Path) -> None:

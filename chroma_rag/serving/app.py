@@ -401,8 +401,8 @@ def _document(index: Index):
         # tells same-named files apart by the name the page shows ("it/regulamin.md"), or by a link's older path.
         recorded = paths_named(wanted or name, [info.path for info in index.files() if info.name == name])
         if not recorded:
-            return _refused(request, 404, f"W indeksie nie ma pliku „{wanted or name}”; listę plików zwraca "
-                                          "/api/pliki.")
+            return _refused(request, 404, f"W indeksie nie ma pliku „{wanted or name}” – otwórz plik z wyników "
+                                          "wyszukiwania albo z listy plików.")
         if len(recorded) > 1:
             # named as in citations (it/regulamin.md): the server's folders are none of the team's business
             names = ", ".join(sorted(distinct_names(recorded).values()))
