@@ -143,16 +143,17 @@ class MissingUnit(UserError):
 
 
 class CitedOutsideFilters(UsageError):
-    """Pytanie wskazuje jednostkę z aktem („art 10 kw”), a zawężenie do plików (``--akt``, ``--plik``) wyklucza
-    każdy wskazany akt: bez tego zdania pierwszy byłby artykuł o tym numerze z innego aktu, jakby o niego pytano."""
+    """Pytanie wskazuje jednostkę z aktem („art 10 kw”), a zawężenie do plików albo jednostek (``--akt``, ``--plik``,
+    ``--art``) wyklucza każdą wskazaną: bez tego zdania pierwszy byłby artykuł o tym numerze z innego aktu albo inny
+    artykuł, jakby o niego pytano."""
 
     def __init__(self, cited: str) -> None:
         self.cited = cited
-        said = f"Pytanie wskazuje {cited}, a wyszukiwanie zawężono do innych aktów"
+        said = f"Pytanie wskazuje {cited}, a filtry wyszukiwania go wykluczają"
         super().__init__(
-            f"{said} (--akt, --plik) – dodaj ten akt do zawężenia albo je zdejmij.",
-            web=f"{said} – dodaj ten akt do wybranych plików albo zdejmij wybór.",
-            mcp=f"{said} (parametry „akt” i „plik”) – dodaj ten akt albo zdejmij te parametry.",
+            f"{said} (--akt, --plik, --art) – zmień je albo zdejmij.",
+            web=f"{said} – zmień wybrane pliki albo artykuł, albo zdejmij filtry.",
+            mcp=f"{said} (parametry „akt”, „plik”, „art”) – zmień je albo zdejmij.",
         )
 
 

@@ -174,10 +174,11 @@ def test_pokaz_takes_the_act_by_its_abbreviation_or_name(library_db: Path, capsy
 
 
 def test_a_reference_to_an_act_the_filter_leaves_out_says_so(library_db: Path, capsys) -> None:
-    """„art 10 kw” przy zawężeniu do ustawy o własności lokali: nie art. 10 tej ustawy pokazany tak, jakby o niego
-    pytano, tylko jedno zdanie, że odwołanie i zawężenie się wykluczają – w słowach każdej powierzchni."""
+    """„art 10 kw” przy zawężeniu do ustawy o własności lokali (albo do art. 12): nie art. 10 tej ustawy czy inny
+    artykuł pokazany tak, jakby o niego pytano, tylko jedno zdanie, że odwołanie i filtry się wykluczają – w słowach
+    każdej powierzchni."""
     index = Index(library_db)
-    for filters in (SearchFilters(acts=["u.w.l."]), SearchFilters(files=[FLATS])):
+    for filters in (SearchFilters(acts=["u.w.l."]), SearchFilters(files=[FLATS]), SearchFilters(articles=["12"])):
         with pytest.raises(UserError) as raised:
             index.search("art 10 kw", k=5, filters=filters)
         assert "art. 10 kw" in str(raised.value) and "--akt" in str(raised.value), str(raised.value)

@@ -22,7 +22,7 @@ from ..filters import SearchFilters, article_key, build_where, normalize_article
 from ..models import Hit, Plan, SearchResult, unit_label
 from .calibration import DEFAULT_CALIBRATION, DEFAULT_FUSION, Calibration, FusionSettings
 from .calibration import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
-from .references import References, check_acts, find_references
+from .references import References, UnitReference, check_acts, find_references
 
 MODES = ("hybryda", "wektor", "slowa")
 DEFAULT_MODE = "hybryda"
@@ -478,13 +478,18 @@ def reference_filters(refs: References, filters: SearchFilters) -> list[SearchFi
 
 
 def check_cited_within(refs: References, filters: SearchFilters | None) -> None:
-    """Odwołania z aktem wobec zawężenia do plików: gdy wyklucza ono akty wszystkich wskazanych jednostek, pytanie
-    i filtr się wykluczają (``CitedOutsideFilters``); gdy choć jeden akt zostaje, pozostałe odwołania tylko odpadają."""
-    files = (filters or SearchFilters()).files
-    if not refs.units or not files or any(f in files for unit in refs.units for f in unit.files):
-        return
-    first = refs.units[0]
-    raise CitedOutsideFilters(f"{unit_label(first.articles[0])} {first.act}")
+    """Odwołania z aktem wobec zawężenia do plików i jednostek: gdy wyklucza ono wszystkie wskazane jednostki, pytanie
+    i filtry się wykluczają (``CitedOutsideFilters``); gdy choć jedna zostaje, pozostałe odwołania tylko odpadają
+    (jak w ``cited_units``)."""
+    filters = filters or SearchFilters()
+
+    def within(unit: UnitReference) -> bool:
+        return ((not filters.files or any(f in filters.files for f in unit.files))
+                and (not filters.articles or any(_same_unit(a, filters.articles) for a in unit.articles)))
+
+    if refs.units and not any(within(unit) for unit in refs.units):
+        first = refs.units[0]
+        raise CitedOutsideFilters(f"{unit_label(first.articles[0])} {first.act}")
 
 
 def first_cited(cited: list[Hit], ranked: list[Hit], fusion: FusionSettings) -> list[Hit]:
