@@ -9,6 +9,7 @@ from conftest import DATA_PROTECTION, PATIENTS
 
 from chroma_rag import Index
 from chroma_rag.derived import DerivedIndex, RowSet
+from chroma_rag.errors import CitedOutsideFilters
 from chroma_rag.filters import SearchFilters, build_where
 from chroma_rag.retrieval.search import Searcher, SearchRequest
 from chroma_rag.storage.collection import ChunkCollection
@@ -34,6 +35,13 @@ def test_the_chroma_only_path_finds_what_the_snapshot_finds(searchers):
     for question in QUESTIONS:
         for filters in FILTERS:
             request = SearchRequest(question, 5, filters, threshold=0.5)
+            other_act = filters is not None and bool(filters.files) and DATA_PROTECTION not in filters.files
+            if question.startswith("art.") and other_act:
+                # the cited act filtered out: the same sentence on both paths, nothing ranked
+                for searcher in searchers:
+                    with pytest.raises(CitedOutsideFilters):
+                        searcher.search(request)
+                continue
             ours, theirs = with_snapshot.search(request), chroma_only.search(request)
             assert [h.id for h in ours] == [h.id for h in theirs], (question, filters)
             assert ours.reason == theirs.reason

@@ -158,8 +158,11 @@ def test_the_audit_log_says_who_asked_what(one_article_db: Path, tmp_path: Path)
 def test_the_audit_log_keeps_answers_only_when_asked_to(one_article_db: Path, tmp_path: Path, accept: str) -> None:
     log = tmp_path / "dziennik.jsonl"
     answer = "Urlop przysługuje [regulamin.md, art. 1]."
+    # a question well above the "nothing relevant" threshold: "Ile urlopu?" sits on it (0.8299 against 0.83 on an AMD
+    # EPYC, above it on a Xeon), and below it the answer is the refusal, never the chat model's
+    question = "Czy pracownik ma prawo do urlopu wypoczynkowego?"
     with chat_model(answer), running_server(one_article_db, audit=AuditLog(log, answers=True)) as base:
-        response = httpx.post(f"{base}/api/pytaj", json={"pytanie": "Ile urlopu?"}, headers={"Accept": accept},
+        response = httpx.post(f"{base}/api/pytaj", json={"pytanie": question}, headers={"Accept": accept},
                               timeout=60)
         assert response.status_code == 200
     (line,) = [json.loads(text) for text in log.read_text(encoding="utf-8").splitlines()]
