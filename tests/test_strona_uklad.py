@@ -69,8 +69,11 @@ def test_cited_unit_opens_beside_the_answer_and_esc_gives_the_focus_back(browser
     page.locator("#zrodla li").first.hover()  # the page under the panel still answers the mouse
     page.keyboard.press("Escape")
     page.wait_for_selector("#jednostka", state="hidden")
-    assert page.evaluate("document.activeElement.classList.contains('cytat')"), "fokus wraca do cytatu"
-    assert box(page, "#odpowiedz")["width"] > answer["width"]  # the page takes the room back
+    # the focus goes back to the citation and the page takes the room back: both follow the panel's "close" event,
+    # which comes a moment after the panel hides
+    page.wait_for_function("document.activeElement.classList.contains('cytat')")
+    page.wait_for_function("width => document.getElementById('odpowiedz').getBoundingClientRect().width > width",
+                           arg=answer["width"])
 
     source = page.locator("#zrodla li").nth(1).locator(".cala-jednostka")  # a source opens beside it too
     label = source.get_attribute("aria-label") or ""
@@ -80,7 +83,7 @@ def test_cited_unit_opens_beside_the_answer_and_esc_gives_the_focus_back(browser
     assert label.startswith("cały ") and f", {unit}" in label, (label, unit)
     page.click("#jednostka .zamknij")
     page.wait_for_selector("#jednostka", state="hidden")
-    assert page.evaluate("document.activeElement.classList.contains('cala-jednostka')")
+    page.wait_for_function("document.activeElement.classList.contains('cala-jednostka')")  # after "close"
     page.close()
 
 
@@ -100,7 +103,7 @@ def test_cited_unit_opens_as_a_sheet_from_the_bottom_on_a_phone(browser, base: s
     assert accessibility_violations(page) == []
     page.keyboard.press("Escape")
     page.wait_for_selector("#jednostka", state="hidden")
-    assert page.evaluate("document.activeElement.classList.contains('cytat')")
+    page.wait_for_function("document.activeElement.classList.contains('cytat')")  # after "close"
     page.close()
 
 
@@ -123,7 +126,7 @@ def test_an_open_panel_follows_the_window_across_the_breakpoint(browser, base: s
     assert page.evaluate(f"document.getElementById('jednostka').open && {beside}")
     page.keyboard.press("Escape")
     page.wait_for_selector("#jednostka", state="hidden")
-    assert page.evaluate("document.activeElement.classList.contains('cytat')"), "fokus wraca do cytatu"
+    page.wait_for_function("document.activeElement.classList.contains('cytat')")  # the focus back, after "close"
     page.close()
 
 
