@@ -200,8 +200,7 @@ class Searcher:
         filters = filters or SearchFilters()
         cited: list[Hit] = []
         for unit in refs.units:
-            files = [f for f in unit.files if not filters.files or f in filters.files]
-            articles = [a for a in unit.articles if not filters.articles or _same_unit(a, filters.articles)]
+            files, articles = _within(unit, filters)
             if not files or not articles:
                 continue
             # a repealed unit the question cites is shown too (marked "uchylony"): it was asked for by number
@@ -482,14 +481,16 @@ def check_cited_within(refs: References, filters: SearchFilters | None) -> None:
     i filtry się wykluczają (``CitedOutsideFilters``); gdy choć jedna zostaje, pozostałe odwołania tylko odpadają
     (jak w ``cited_units``)."""
     filters = filters or SearchFilters()
-
-    def within(unit: UnitReference) -> bool:
-        return ((not filters.files or any(f in filters.files for f in unit.files))
-                and (not filters.articles or any(_same_unit(a, filters.articles) for a in unit.articles)))
-
-    if refs.units and not any(within(unit) for unit in refs.units):
+    if refs.units and not any(all(_within(unit, filters)) for unit in refs.units):
         first = refs.units[0]
         raise CitedOutsideFilters(f"{unit_label(first.articles[0])} {first.act}")
+
+
+def _within(unit: UnitReference, filters: SearchFilters) -> tuple[list[str], list[str]]:
+    """Pliki i jednostki odwołania, które zostają w zawężeniu użytkownika (``--plik``/``--akt``, ``--art``)."""
+    files = [f for f in unit.files if not filters.files or f in filters.files]
+    articles = [a for a in unit.articles if not filters.articles or _same_unit(a, filters.articles)]
+    return files, articles
 
 
 def first_cited(cited: list[Hit], ranked: list[Hit], fusion: FusionSettings) -> list[Hit]:
