@@ -468,7 +468,7 @@ def reference_filters(refs: References, filters: SearchFilters) -> list[SearchFi
     if alone:
         narrowed.append(replace(filters, articles=alone, files=named_files or filters.files))
     for unit in refs.units:
-        files = [f for f in unit.files if not filters.files or f in filters.files]
+        files, _ = _within(unit, filters)
         if files:
             narrowed.append(replace(filters, articles=unit.articles, files=files))
     if named_files:
