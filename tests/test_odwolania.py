@@ -200,3 +200,11 @@ def test_a_reference_to_an_act_the_filter_leaves_out_says_so(library_db: Path, c
 
         told = anyio.run(main)
         assert "art. 10 kw" in told and "„akt”" in told and "--" not in told, told
+
+
+@pytest.mark.parametrize("question", ["art. 12 u.w.l. i art 10 kw", "art. 10 i art. 12 – kto zarządza lokalem?"])
+def test_the_art_filter_holds_for_every_reference_in_the_question(library_db: Path, question: str) -> None:
+    """``--art 12`` przy pytaniu, które wskazuje też inne artykuły (z aktem albo bez): w wynikach tylko art. 12 –
+    odwołanie wybiera akt i kolejność, a nie omija filtra użytkownika."""
+    hits = Index(library_db).search(question, k=10, filters=SearchFilters(articles=["12"]))
+    assert hits and {h.art for h in hits} == {"12"}, [(h.file, h.art) for h in hits]

@@ -465,12 +465,14 @@ def reference_filters(refs: References, filters: SearchFilters) -> list[SearchFi
     narrowed = []
     with_act = {a for unit in refs.units for a in unit.articles}
     alone = [a for a in refs.articles if a not in with_act]
+    if filters.articles:  # the user's --art holds for every reference: one outside it only drops, as in cited_units
+        alone = [a for a in alone if _same_unit(a, filters.articles)]
     if alone:
         narrowed.append(replace(filters, articles=alone, files=named_files or filters.files))
     for unit in refs.units:
-        files, _ = _within(unit, filters)
-        if files:
-            narrowed.append(replace(filters, articles=unit.articles, files=files))
+        files, articles = _within(unit, filters)
+        if files and articles:
+            narrowed.append(replace(filters, articles=articles, files=files))
     if named_files:
         narrowed.append(replace(filters, files=named_files))
     return narrowed
