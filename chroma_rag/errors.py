@@ -142,18 +142,27 @@ class MissingUnit(UserError):
         )
 
 
-class CitedOutsideFilters(UsageError):
-    """Pytanie wskazuje jednostkę z aktem („art 10 kw”), a zawężenie do plików albo jednostek (``--akt``, ``--plik``,
-    ``--art``) wyklucza każdą wskazaną: bez tego zdania pierwszy byłby artykuł o tym numerze z innego aktu albo inny
-    artykuł, jakby o niego pytano."""
+# the filters that exclude a cited unit, in the words of each surface: (CLI options, the page's choices, MCP parameters)
+_EXCLUDING_FILTERS = {
+    "files": ("--akt, --plik, --art", "wybrane pliki albo artykuł", "„akt”, „plik”, „art”"),
+    "kind_or_year": ("--typ, --rok, --od-roku, --do-roku", "rodzaj albo lata", "„typ”, „rok”, „od_roku”, „do_roku”"),
+}
 
-    def __init__(self, cited: str) -> None:
+
+class CitedOutsideFilters(UsageError):
+    """Pytanie wskazuje jednostkę z aktem („art 10 kw”), a filtry wykluczają każdą wskazaną: zawężenie do plików albo
+    jednostek (``--akt``, ``--plik``, ``--art``) albo rodzaj i lata (``--typ``, ``--rok`` …). Bez tego zdania pierwszy
+    byłby artykuł o tym numerze z innego aktu albo inny artykuł, jakby o niego pytano, albo „nic nie znaleziono”,
+    jakby takiej jednostki nie było."""
+
+    def __init__(self, cited: str, by: str = "files") -> None:
         self.cited = cited
+        options, choices, parameters = _EXCLUDING_FILTERS[by]
         said = f"Pytanie wskazuje {cited}, a filtry wyszukiwania go wykluczają"
         super().__init__(
-            f"{said} (--akt, --plik, --art) – zmień je albo zdejmij.",
-            web=f"{said} – zmień wybrane pliki albo artykuł, albo zdejmij filtry.",
-            mcp=f"{said} (parametry „akt”, „plik”, „art”) – zmień je albo zdejmij.",
+            f"{said} ({options}) – zmień je albo zdejmij.",
+            web=f"{said} – zmień {choices}, albo zdejmij filtry.",
+            mcp=f"{said} (parametry {parameters}) – zmień je albo zdejmij.",
         )
 
 

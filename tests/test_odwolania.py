@@ -208,3 +208,22 @@ def test_the_art_filter_holds_for_every_reference_in_the_question(library_db: Pa
     odwołanie wybiera akt i kolejność, a nie omija filtra użytkownika."""
     hits = Index(library_db).search(question, k=10, filters=SearchFilters(articles=["12"]))
     assert hits and {h.art for h in hits} == {"12"}, [(h.file, h.art) for h in hits]
+
+
+def test_a_reference_the_kind_or_year_filter_leaves_out_says_so(library_db: Path, capsys) -> None:
+    """„art 10 kw” z ``--typ ustawa`` albo ``--od-roku 1990`` (Kodeks wykroczeń to kodeks z 1971 r.): zdanie, że filtry
+    wykluczają wskazaną jednostkę – a nie „nic nie znaleziono”, jakby takiego artykułu nie było, ani art. 10 ustawy."""
+    index = Index(library_db)
+    for filters, option in ((SearchFilters(types=["ustawa"]), "--typ"), (SearchFilters(year_from=1990), "--od-roku")):
+        with pytest.raises(UserError) as raised:
+            index.search("art 10 kw – kara grzywny", k=5, filters=filters)
+        assert "art. 10 kw" in str(raised.value) and option in str(raised.value), str(raised.value)
+    # beside a unit the filters keep, the excluded reference only drops
+    hits = index.search("art. 12 u.w.l. i art 10 kw", k=5, filters=SearchFilters(types=["ustawa"]))
+    assert (hits[0].file, hits[0].art) == (FLATS, "12") and PETTY not in {h.file for h in hits}
+    code, out, err = run_cli(capsys, "szukaj", "art 10 kw", "--typ", "ustawa", "--baza", library_db)
+    assert code == 2 and not out and err.count("\n") == 1 and "--typ" in err, err
+    with running_server(library_db) as base:
+        refused = requests.get(f"{base}/api/szukaj", params={"q": "art 10 kw", "od_roku": 1990}, timeout=60)
+        said = refused.json()["blad"]
+        assert refused.status_code == 400 and "art. 10 kw" in said and "--" not in said and "lata" in said, said

@@ -199,6 +199,7 @@ class Searcher:
         część. Filtry użytkownika obowiązują: jednostka spoza nich nie jest dokładana."""
         filters = filters or SearchFilters()
         cited: list[Hit] = []
+        left_out: list[str] = []  # cited units that exist but the kind, year or path filters exclude
         for unit in refs.units:
             files, articles = _within(unit, filters)
             if not files or not articles:
@@ -206,8 +207,12 @@ class Searcher:
             # a repealed unit the question cites is shown too (marked "uchylony"): it was asked for by number
             where = build_where(replace(filters, files=files, articles=articles, include_repealed=True))
             ranked = self.derived.ranked(query_vector, self.fusion.depth, where)
-            if not ranked and not filters.where_conditions():
-                raise MissingUnit(files[0], unit_label(articles[0]))  # "art. 9999 kc": no such unit in the act
+            if not ranked:
+                unfiltered = SearchFilters(files=files, articles=articles, include_repealed=True)
+                if not self.derived.ranked(query_vector, 1, build_where(unfiltered)):
+                    raise MissingUnit(files[0], unit_label(articles[0]))  # "art. 9999 kc": no such unit in the act
+                left_out.append(f"{unit_label(articles[0])} {unit.act}")
+                continue
             best: dict[str, Hit] = {}
             for hit in self.derived.hits([i for i, _ in ranked], query_vector):
                 best.setdefault(article_key(hit.art), hit)  # best part of each unit (ranked: best first)
@@ -216,6 +221,8 @@ class Searcher:
                 if hit is not None:  # in the order the question cited them
                     hit.cited = True
                     cited.append(hit)
+        if left_out and not cited:  # every cited unit is outside the filters; beside one inside, the rest only drop
+            raise CitedOutsideFilters(left_out[0], "kind_or_year" if _by_kind_or_year(filters) else "files")
         return cited
 
     def fused_hits(
@@ -486,6 +493,10 @@ def check_cited_within(refs: References, filters: SearchFilters | None) -> None:
     if refs.units and not any(all(_within(unit, filters)) for unit in refs.units):
         first = refs.units[0]
         raise CitedOutsideFilters(f"{unit_label(first.articles[0])} {first.act}")
+
+
+def _by_kind_or_year(filters: SearchFilters) -> bool:
+    return bool(filters.types) or any(y is not None for y in (filters.year, filters.year_from, filters.year_to))
 
 
 def _within(unit: UnitReference, filters: SearchFilters) -> tuple[list[str], list[str]]:
