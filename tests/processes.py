@@ -10,7 +10,12 @@ from pathlib import Path
 
 from conftest import REPO
 
-ENV = {**os.environ, "COLUMNS": "200", "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+
+def env(**extra: str) -> dict[str, str]:
+    """Środowisko procesu potomnego, liczone przy uruchomieniu: zawiera folder danych pochodnych i ustawień testów
+    (``local_cache`` w conftest ustawia je dopiero po imporcie tego modułu)."""
+    path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "COLUMNS": "200", "PYTHONPATH": path, **extra}
 
 _VERIFY = """
 import json, sys
@@ -30,16 +35,16 @@ def cli(*args: object) -> list[str]:
 
 
 def start(*args: object, stdout: int = subprocess.PIPE) -> subprocess.Popen[str]:
-    return subprocess.Popen(cli(*args), stdout=stdout, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO)
+    return subprocess.Popen(cli(*args), stdout=stdout, stderr=subprocess.PIPE, text=True, env=env(), cwd=REPO)
 
 
 def run(*args: object, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cli(*args), capture_output=True, text=True, env=ENV, cwd=REPO, timeout=timeout)
+    return subprocess.run(cli(*args), capture_output=True, text=True, env=env(), cwd=REPO, timeout=timeout)
 
 
 def verify_in_fresh_process(db: Path) -> dict:
     """`sprawdz` (rejestr vs kolekcja, każdy fragment znaleziony własnym wektorem) + lista plików."""
-    result = subprocess.run([sys.executable, "-c", _VERIFY, str(db)], capture_output=True, text=True, env=ENV,
+    result = subprocess.run([sys.executable, "-c", _VERIFY, str(db)], capture_output=True, text=True, env=env(),
                             timeout=600)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-from processes import ENV, cli, expected_chunks, run, start, verify_in_fresh_process
+from processes import cli, env, expected_chunks, run, start, verify_in_fresh_process
 from sync_corpus import write_docs
 
 from chroma_rag import Index
@@ -50,7 +50,7 @@ def test_three_writers_and_a_looping_reader(tmp_path):
         write_docs(folder, [f"dok-{n}-{i}.txt" for i in range(4)], paragraphs=3)
     stop, ready = tmp_path / "stop", tmp_path / "ready"
     reader = subprocess.Popen([sys.executable, "-c", _READER, str(db), str(stop), str(ready)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
     deadline = time.monotonic() + 120
     while not ready.exists() and time.monotonic() < deadline and reader.poll() is None:
         time.sleep(0.1)
@@ -103,7 +103,7 @@ def test_waiting_writer_proceeds_when_the_lock_is_freed(tmp_path):
     log = tmp_path / "stderr.txt"
     with log.open("w") as stderr:
         writer = subprocess.Popen(cli("indeksuj", tmp_path / "docs", "--czekaj", "120", "--baza", db),
-                                  stdout=subprocess.PIPE, stderr=stderr, text=True, env=ENV)
+                                  stdout=subprocess.PIPE, stderr=stderr, text=True, env=env())
         deadline = time.monotonic() + 120
         while "zajęta" not in log.read_text() and time.monotonic() < deadline and writer.poll() is None:
             time.sleep(0.2)

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import free_port
-from processes import ENV, REPO, cli
+from processes import REPO, cli, env
 
 from chroma_rag import Index
 from chroma_rag.serving.accounts import ACCOUNTS_FILE, Accounts
@@ -52,7 +52,7 @@ def server(db: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], st
     port = free_port()
     process = subprocess.Popen(cli("serwuj", "--baza", db, "--port", port, "--token-plik", token_file,
                                    "--procesy", "2", "--uzytkownicy", tmp_path / ACCOUNTS_FILE),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), cwd=REPO,
                                start_new_session=True)  # its own process group, as in a terminal
     base = f"http://127.0.0.1:{port}"
     try:
@@ -180,7 +180,7 @@ def test_a_killed_supervisor_leaves_no_folder_for_good(db: Path, tmp_path: Path)
         process = subprocess.Popen(cli("serwuj", "--baza", own_db, "--port", port, "--obserwuj", watched,
                                        "--procesy", "2"),
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                   env={**ENV, "TMPDIR": str(temp)}, cwd=REPO, start_new_session=True)
+                                   env=env(TMPDIR=str(temp)), cwd=REPO, start_new_session=True)
         deadline = time.monotonic() + 120
         while not _watching(f"http://127.0.0.1:{port}"):
             assert process.poll() is None, process.communicate()

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import DATA_PROTECTION, PATIENTS, free_port, run_cli
-from processes import ENV, cli
+from processes import cli, env
 from test_watch import Watcher
 
 from chroma_rag import Index
@@ -226,7 +226,7 @@ class Servers:
         port = free_port()
         log = self.tmp_path / f"serwuj-{len(self.started)}.log"
         process = subprocess.Popen(cli("serwuj", "--port", port, "--baza", db, "--procesy", "1", *extra),
-                                   stdout=log.open("w"), stderr=subprocess.STDOUT, text=True, env=ENV)
+                                   stdout=log.open("w"), stderr=subprocess.STDOUT, text=True, env=env())
         self.started.append((process, log))
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + LIMIT

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from processes import ENV, cli, verify_in_fresh_process
+from processes import cli, env, verify_in_fresh_process
 from sync_corpus import regulation
 
 from chroma_rag import Index
@@ -31,7 +31,7 @@ class Watcher:
         self.db, self.log = db, log
         self.process = subprocess.Popen(
             cli("indeksuj", folder, "--obserwuj", "--baza", db, "--cicho", *extra),
-            stdout=log.open("w"), stderr=subprocess.STDOUT, text=True, env=ENV,
+            stdout=log.open("w"), stderr=subprocess.STDOUT, text=True, env=env(),
         )
 
     def files(self) -> dict[str, int]:
@@ -233,7 +233,7 @@ def test_polling_mode_sees_changes(tmp_path: Path, watcher) -> None:
 def test_watch_needs_folders(tmp_path: Path) -> None:
     write(tmp_path / "plik.md", 1)
     result = subprocess.run(cli("indeksuj", tmp_path / "plik.md", "--obserwuj", "--baza", tmp_path / "db"),
-                            capture_output=True, text=True, env=ENV, timeout=120)
+                            capture_output=True, text=True, env=env(), timeout=120)
     assert result.returncode == 1 and "tylko na folderach" in result.stderr, result.stderr
 
 
@@ -261,7 +261,7 @@ def test_server_watches_a_folder(tmp_path: Path) -> None:
     log = tmp_path / "serwuj.log"
     process = subprocess.Popen(
         cli("serwuj", "--obserwuj", folder, "--port", port, "--baza", tmp_path / "db", "--procesy", "2"),
-        stdout=log.open("w"), stderr=subprocess.STDOUT, text=True, env=ENV,
+        stdout=log.open("w"), stderr=subprocess.STDOUT, text=True, env=env(),
     )
     base = f"http://127.0.0.1:{port}"
 
