@@ -16,6 +16,7 @@ from conftest import run_cli
 from chroma_rag import Index
 from chroma_rag.cli.output import shorten
 from chroma_rag.cli.progress import PLAIN_EVERY_S, PlainProgress, eta
+from chroma_rag.cli.search import header_lines
 from chroma_rag.indexing.preparing import part_counts
 from chroma_rag.models import Chunk
 from chroma_rag.plural import FRAGMENT, TOKEN, count
@@ -223,6 +224,17 @@ def test_snippet_ends_at_a_word_boundary():
     assert shorten(text, 30) == "Pracownik ma prawo do urlopu…"
     assert shorten(text, 200) == text
     assert shorten("słowo " * 3, 100) == "słowo słowo słowo"
+
+
+def test_a_hit_header_wraps_between_its_parts_never_inside_one():
+    """Nagłówek wyniku o jeden znak za długi na 80 kolumn: „trafność 1.00” przechodzi do wiersza wcięcia w całości,
+    a nie „trafność” na końcu wiersza i „1.00” pod spodem."""
+    parts = ["art. 12 u.w.l.", "str. 1", "trafność 1.00"]
+    first, *rest = (line.plain for line in header_lines(1, "o-wlasnosci-lokali-DU-1994-388.txt", parts, 77))
+    assert first == "1. o-wlasnosci-lokali-DU-1994-388.txt · art. 12 u.w.l. · str. 1" and rest == ["trafność 1.00"]
+    assert [line.plain for line in header_lines(2, "a.txt", parts, 77)] == ["2. a.txt · " + " · ".join(parts)]
+    name = "x" * 90  # a name longer than the line stays whole, with its parts after it (folded as it comes)
+    assert [line.plain for line in header_lines(3, name, parts, 77)] == [f"3. {name} · " + " · ".join(parts)]
 
 
 def test_part_counts_of_long_units():

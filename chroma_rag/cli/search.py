@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.cells import cell_len
 from rich.table import Table
+from rich.text import Text
 
 from .. import plural
 from ..plural import QUESTION
@@ -120,23 +122,12 @@ def _print_hit(rank: int, hit: Hit, top: float, show_path: bool = False) -> None
     """Wynik jako nagłówek (plik, jednostka, strony, trafność), wcięte podobieństwo z rozdziałem i fragment –
     czytelne także w wąskim terminalu, w którym tabela łamała nazwy plików w połowie."""
     from rich.padding import Padding
-    from rich.text import Text
 
     meta = hit.metadata
-    header = Text(f"{rank}. ", style="bold")
     name = str(meta.get("sciezka")) if show_path else hit.file
-    header.append(name, style="bold cyan")
-    for part in (_unit_part(hit), f"str. {page_range(meta)}", relevance_label(hit, top)):
-        if part:
-            header.append(f" · {part}")
-    # a header longer than the terminal continues indented, under the result's text, not under its number – unless
-    # the file name itself is longer than a line: it stays whole, folded as it comes (copied, grepped)
-    first, *rest = header.wrap(out, max(out.width - 3, 20))
-    if name not in first.plain:
-        out.print(header)
-        rest = []
-    else:
-        out.print(first)
+    parts = [p for p in (_unit_part(hit), f"str. {page_range(meta)}", relevance_label(hit, top)) if p]
+    first, *rest = header_lines(rank, name, parts, max(out.width - 3, 20))
+    out.print(first)
     for line in rest:
         out.print(Padding(line, (0, 0, 0, 3)))
     # the similarity decides the threshold, so it stays visible beside the order's own number
@@ -144,6 +135,25 @@ def _print_hit(rank: int, hit: Hit, top: float, show_path: bool = False) -> None
     context = f"podobieństwo {hit.similarity:.3f}" + (f" · {chapter}" if chapter else "")
     out.print(Padding(Text(context, style="dim"), (0, 0, 0, 3)))
     out.print(Padding(Text(shorten(hit.text, SNIPPET_CHARS)), (0, 0, 1, 3)))
+
+
+def header_lines(rank: int, name: str, parts: list[str], width: int) -> list[Text]:
+    """Nagłówek wyniku w wierszach o szerokości ``width``: numer i nazwa pliku, potem części („art. 12 u.w.l.”,
+    „str. 1”, „trafność 1.00”) po „ · ”. Za długi łamie się między częściami, nigdy wewnątrz jednej; kolejne wiersze
+    wcina wołający. Nazwa dłuższa niż wiersz zostaje cała z częściami za nią, składana przez terminal (kopiowana,
+    szukana grepem)."""
+    header = Text(f"{rank}. ", style="bold")
+    header.append(name, style="bold cyan")
+    if header.cell_len > width:
+        header.append("".join(f" · {part}" for part in parts))
+        return [header]
+    lines = [header]
+    for part in parts:
+        if lines[-1].cell_len + len(" · ") + cell_len(part) <= width:
+            lines[-1].append(f" · {part}")
+        else:
+            lines.append(Text(part))
+    return lines
 
 
 def _unit_part(hit: Hit) -> str:
@@ -183,7 +193,6 @@ def show_unit_command(
 ) -> None:
     """Pokazuje całą jednostkę (artykuł, paragraf): wszystkie części, rozdział, strony, oba brzmienia."""
     from rich.padding import Padding
-    from rich.text import Text
 
     from ..retrieval.units import VERSION_LABELS
 
