@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
@@ -227,9 +227,11 @@ def _folders_and_name(path: str) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class ShownNames:
     """Ścieżki plików indeksu → nazwy, pod którymi widzi je zespół (``distinct_names``), i odpowiedzi JSON z tymi
-    nazwami zamiast ścieżek: pole ``sciezka`` trafienia i pliku, ``inne_sciezki`` pliku."""
+    nazwami zamiast ścieżek: pole ``sciezka`` trafienia i pliku, ``inne_sciezki`` pliku. Z ``served`` (serwer:
+    czy ma plik o tej ścieżce na dysku) trafienie dostaje też pole ``plik_na_serwerze``."""
 
     by_path: dict[str, str] = field(default_factory=dict)
+    served: Callable[[str], bool] | None = None
 
     @classmethod
     def of(cls, documents: Iterable[str], copies: Iterable[str] = ()) -> ShownNames:
@@ -250,7 +252,18 @@ class ShownNames:
 
     def hit(self, hit: dict[str, Any]) -> dict[str, Any]:
         """Trafienie w JSON (``Hit.to_json``) z nazwą w polu ``sciezka``."""
-        return {**hit, "sciezka": self.name(str(hit["sciezka"]))} if hit.get("sciezka") else hit
+        path = str(hit.get("sciezka") or "")
+        shown = {**hit, "sciezka": self.name(path)} if path else dict(hit)
+        if self.served is not None:
+            shown["plik_na_serwerze"] = self.served(self._path_of(path or str(hit.get("plik", ""))))
+        return shown
+
+    def _path_of(self, recorded: str) -> str:
+        """Ścieżka pliku zapisanego ścieżką albo nazwą (rozmowa zapisana z nazwami); nieznana nazwa zostaje sobą."""
+        if recorded in self.by_path:
+            return recorded
+        paths = [path for path, name in self.by_path.items() if name == recorded]
+        return paths[0] if len(paths) == 1 else recorded
 
     def hits(self, hits: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         return [self.hit(hit) for hit in hits]

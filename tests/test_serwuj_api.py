@@ -106,7 +106,7 @@ def test_jednostka(base: str, two_acts_db: Path) -> None:
     response = get(base, "/api/jednostka", plik=PATIENTS, art="24")
     assert response.status_code == 200
     unit = response.json()
-    assert unit == Index(two_acts_db).unit(PATIENTS, "24").to_json()
+    assert unit == {**Index(two_acts_db).unit(PATIENTS, "24").to_json(), "plik_na_serwerze": True}
     assert [v["wersja"] for v in unit["wersje"]] == ["obecna", "przyszla"]
     for pages in (unit, *unit["wersje"]):
         assert "strona_od" not in pages and 1 <= pages["strona"] <= pages["strona_do"]

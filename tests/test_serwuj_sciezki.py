@@ -141,7 +141,9 @@ def test_a_document_and_a_unit_are_opened_by_the_name_the_page_shows(firm: Path,
         document = get("/dokumenty/regulamin.md", sciezka=f"{folder}/regulamin.md")
         assert document.status_code == 200 and first in document.text
         unit = get("/api/jednostka", plik=f"{folder}/regulamin.md", art="1")
-        assert unit.status_code == 200 and first in unit.text
+        assert unit.status_code == 200 and first in unit.text and unit.json()["plik_na_serwerze"] is True
+    hits = get("/api/szukaj", q="urlop").json()["wyniki"]  # the page links these files: the server has them
+    assert hits and all(hit["plik_na_serwerze"] is True for hit in hits), hits
     assert get("/dokumenty/umowa.md", sciezka="umowa.md").text == CONTRACT
     refused = [get("/dokumenty/regulamin.md", sciezka="hr/regulamin.md"),
                get("/dokumenty/regulamin.md", sciezka="/etc/passwd"),
@@ -293,3 +295,7 @@ def test_a_shared_server_indexed_from_windows_names_its_files_on_every_surface(s
     said = document.json()["blad"]
     assert document.status_code == 404 and said.endswith(".") and "\n" not in said, said
     assert "zaindeksuj" not in said and "innym komputerze" in said, said
+    # the page offers no link to a file the server does not have: every hit, source and unit says so
+    shown = [*responses["szukaj"].json()["wyniki"], *asked.json()["fragmenty"],
+             *responses["rozmowa"].json()["tury"][0]["zrodla"], unit.json()]
+    assert shown and all(item["plik_na_serwerze"] is False for item in shown), shown

@@ -51,6 +51,7 @@ class Unit:
     title: str
     repealed: bool
     versions: list[UnitVersion] = field(default_factory=list)
+    path: str = ""  # the document's recorded path: never in to_json (a server's folders are not the team's business)
 
     @property
     def label(self) -> str:
@@ -113,6 +114,7 @@ def assemble_unit(file: str, art: str, chunks: list[Hit]) -> Unit:
         title=str(meta.get("tytul") or ""),
         repealed=all(bool(c.metadata.get("uchylony")) for c in same),
         versions=[_version(version, parts) for version, parts in by_version.items()],
+        path=str(meta.get("sciezka") or ""),
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from ..api import Index
 from ..errors import UserError
 from ..models import Hit, SearchResult, ShownNames
+from .documents import team_names
 from .params import BadRequest, Query
 
 MAX_BASES = 20  # more than a firm's departments; the bound keeps one request from running every search at once
@@ -45,7 +46,7 @@ def search_bases(indexes: dict[str, Index], query: Query) -> dict[str, Any]:
         except UserError as exc:
             refused.append(exc)
             continue
-        names[name] = index.shown_names()
+        names[name] = team_names(index)
     if not results:
         raise refused[0]
     ranked = sorted(((hit, name, position) for name, result in results.items()

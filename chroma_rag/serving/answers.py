@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from ..api import Index
 from ..errors import UserError
 from ..models import SearchResult
+from .documents import team_names
 from .limits import MAX_QUESTIONS
 from .params import Query
 from .security import error_status
@@ -67,7 +68,7 @@ async def answer_events(index: Index, query: Query, owner: str | None = None,
         if gone.is_set():  # the client left during the search (or its plan): the answer is not asked for
             raise _ClientGone
         if found:
-            put("zrodla", {"fragmenty": index.shown_names().hits(hit.to_json() for hit in found),
+            put("zrodla", {"fragmenty": team_names(index).hits(hit.to_json() for hit in found),
                            "plan": found.plan.to_json("web") if found.plan is not None else None})
 
     def work() -> None:
@@ -81,7 +82,7 @@ async def answer_events(index: Index, query: Query, owner: str | None = None,
                                on_sources=on_sources, surface="web", conversation=conversation)
             index.remember(conversation, query.question, answer)
             shown = answer.to_json("web")
-            shown["fragmenty"] = index.shown_names().hits(shown["fragmenty"])
+            shown["fragmenty"] = team_names(index).hits(shown["fragmenty"])
             put("wynik", {**shown, "rozmowa": conversation.id})
         except _ClientGone:
             log.warning("Pytanie porzucone po rozłączeniu klienta – bez dalszych wywołań modelu.")

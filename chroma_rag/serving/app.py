@@ -8,11 +8,10 @@ import json
 import logging
 import mimetypes
 import os
-import stat
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import anyio
@@ -31,6 +30,7 @@ from .accounts import OPEN, SHARED_TOKEN, USER_STATE, Accounts, account_name
 from .across_bases import asked_bases, search_bases
 from .answers import answer_events, sse
 from .audit import AuditLog
+from .documents import file_chunks, on_server_disk, open_indexed, team_names
 from .limits import LIMITS, LimitSettings
 from .mcp_tools import MCPServer, build_mcp, mcp_transport_security
 from .params import conversation_ids, query_from_body, query_from_params
@@ -251,7 +251,7 @@ def _search(index: Index):
         query = query_from_params(request.query_params)
         result = await in_thread(index.search, query.question, query.k, query.filters, query.mode)
         found = result.to_json("web")
-        return JSONResponse({**found, "wyniki": (await in_thread(index.shown_names)).hits(found["wyniki"])})
+        return JSONResponse({**found, "wyniki": (await in_thread(team_names, index)).hits(found["wyniki"])})
 
     return search
 
@@ -280,7 +280,7 @@ def _conversation(index: Index):
         # anyone but its owner: "moja" false – a follow-up then continues in the reader's own copy)
         found = await in_thread(index.conversations.load, conversation_id)
         version = await in_thread(index.documents_version)
-        saved = (await in_thread(index.shown_names)).conversation(found.to_json(version))  # also one saved with paths
+        saved = (await in_thread(team_names, index)).conversation(found.to_json(version))  # also one saved with paths
         return JSONResponse({**saved, "moja": found.owner == owner})
 
     return conversation
@@ -323,7 +323,7 @@ def _unit(index: Index):
         if not file.strip() or not art.strip():
             return error(400, "Podaj plik i jednostkę, np. /api/jednostka?plik=ustawa.pdf&art=5.")
         found = await in_thread(index.unit, file, art)  # a UserError: its status by kind (error_status)
-        return JSONResponse(found.to_json())
+        return JSONResponse({**found.to_json(), "plik_na_serwerze": await in_thread(on_server_disk, found.path)})
 
     return unit
 
@@ -409,7 +409,7 @@ def _document(index: Index):
             return _refused(request, 409, f"Plik „{name}” jest w kilku folderach ({names}) – otwórz właściwy "
                                           "z wyników wyszukiwania albo z listy plików.")
         path = Path(recorded[0])
-        handle = _open_indexed(path)
+        handle = open_indexed(path)
         if handle is None:
             # a shared Chroma server is indexed from the team's own computers (Windows too): the server may never
             # have had the file; the team can't reindex anything, but the unit view shows the text from the index
@@ -421,7 +421,7 @@ def _document(index: Index):
                    "Content-Length": str(os.fstat(handle.fileno()).st_size)}
         if media_type in ACTIVE_TYPES:  # an indexed web page is shown, never run, under the server's address
             headers["Content-Security-Policy"] = SANDBOXED_DOCUMENT
-        return StreamingResponse(_chunks(handle), media_type=media_type, headers=headers)
+        return StreamingResponse(file_chunks(handle), media_type=media_type, headers=headers)
 
     return document
 
@@ -435,30 +435,6 @@ def _refused(request: Request, status: int, message: str) -> Response:
     return _small_page("pliku nie da się otworzyć",
                        f'<p class="blad">{html.escape(message)}</p><p><a href="../">Wróć do wyszukiwania</a></p>',
                        status)
-
-
-def _open_indexed(path: Path) -> BinaryIO | None:
-    """Zaindeksowany plik otwarty tylko wtedy, gdy to wciąż zwykły plik dokładnie pod zapisaną ścieżką: dowiązanie
-    w miejscu pliku (O_NOFOLLOW) albo któregoś folderu (rozwiązana ścieżka inna niż zapisana – indeks zapisuje
-    ścieżki już rozwiązane) nie prowadzi nigdzie indziej, np. do /etc/passwd."""
-    try:
-        if os.path.realpath(path) != str(path):
-            return None
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    handle = os.fdopen(descriptor, "rb")
-    opened, now = os.fstat(descriptor), os.stat(os.path.realpath(path))
-    # a folder swapped between the check and the open: the opened file is not the one at the recorded path
-    if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (now.st_dev, now.st_ino):
-        handle.close()
-        return None
-    return handle
-
-
-def _chunks(handle: BinaryIO) -> Iterator[bytes]:
-    with handle:
-        yield from iter(lambda: handle.read(1 << 16), b"")
 
 
 async def _http_error(_: Request, exc: Exception) -> Response:

@@ -45,7 +45,10 @@ function unitLabel(art, short) {
 }
 
 // The name with its folder tells apart same-named files from different folders (the server serves only indexed files).
-function documentLink(file, page, name) {
+// A file the server doesn't have on its disk (indexed on a team member's computer, moved) gets no link, rather than
+// one that can only say so.
+function documentLink(file, page, name, onServer = true) {
+  if (onServer === false) return "";
   const isPdf = /\.pdf$/i.test(file);
   const link = element("a", isPdf ? `PDF, str. ${page}` : "otwórz plik");
   const where = name && name !== file ? `?sciezka=${encodeURIComponent(name)}` : "";
@@ -426,7 +429,7 @@ function renderHit(hit) {
   const actions = element("div", "", "akcje");
   if (hit.art) actions.append(wholeUnitButton(hit));
   actions.append(copyButton("skopiuj cytat", citationOf(hit)));
-  actions.append(documentLink(hit.plik, hit.strona, hit.sciezka));
+  actions.append(documentLink(hit.plik, hit.strona, hit.sciezka, hit.plik_na_serwerze));
   item.append(actions);
   return item;
 }
@@ -540,11 +543,13 @@ async function showUnit(file, art, name, passage) {
       if (text.length > 1) cited = version;
       body.append(...text);
       box.append(body);
-      if (unit.wersje.length > 1) box.append(documentLink(unit.plik, version.strona, name));  // each its own page
+      // each version its own page
+      if (unit.wersje.length > 1) box.append(documentLink(unit.plik, version.strona, name, unit.plik_na_serwerze));
       parts.push(box);
     }
     if (unit.uchylony) parts.unshift(element("p", "Jednostka uchylona.", "blad"));
-    if (cited) $("jednostka-dokument").replaceChildren(documentLink(unit.plik, cited.strona, name));
+    const link = cited ? documentLink(unit.plik, cited.strona, name, unit.plik_na_serwerze) : "";
+    $("jednostka-dokument").replaceChildren(link);
     $("jednostka-tresc").replaceChildren(...parts);
     const marked = $("jednostka-tresc").querySelector("mark.cytowany");
     if (marked) marked.scrollIntoView({ block: "center" });  // a long article: the cited passage in sight
@@ -690,7 +695,7 @@ function renderSources(hits) {
     const item = element("li", `${shownName(hit.plik, hit.sciezka)}${hit.art ? `, ${unitLabel(hit.art, hit.skrot)}` : ""}, `
       + `str. ${pages(hit.strona, hit.strona_do)} `);
     item.id = `zrodlo-${i + 1}`;
-    item.append(documentLink(hit.plik, hit.strona, hit.sciezka));
+    item.append(documentLink(hit.plik, hit.strona, hit.sciezka, hit.plik_na_serwerze));
     if (hit.art) item.append(" ", wholeUnitButton(hit));  // the source beside the answer, as its citation opens it
     item.append(" ", copyButton("skopiuj cytat", citationOf(hit)));
     return item;
