@@ -70,6 +70,14 @@ def test_two_references_keep_their_order_and_the_rest_ranks_the_rest(library_db:
     assert len({(h.file, h.art) for h in hits}) == 5  # the question's own ranking fills the rest
 
 
+def test_a_range_of_articles_puts_each_of_them_first_in_order(library_db: Path) -> None:
+    """„art. 10–12 u.w.l.”, jak piszą prawnicy (półpauza): trzy jednostki po kolei, a nie pusty wynik."""
+    for question in ("art. 10–12 u.w.l.", "art. 10-12 ustawy o własności lokali"):
+        hits = Index(library_db).search(question, k=5)
+        assert [(h.file, h.art, h.cited) for h in hits[:3]] == [(FLATS, a, True) for a in ("10", "11", "12")], [
+            (h.file, h.art) for h in hits]
+
+
 def test_citation_shows_the_customary_abbreviation(library_db: Path, capsys) -> None:
     hit = Index(library_db).search("art 10 kw", k=1)[0]
     assert hit.cited_unit == "art. 10 k.w." and hit.metadata["skrot"] == "k.w."

@@ -27,6 +27,18 @@ def test_article_and_paragraph_numbers():
     assert find_articles("Ile lat ma artysta? Partia 23 osób.") == []
 
 
+def test_a_range_of_articles_names_every_unit_in_it():
+    """„art. 10–12” (półpauza, dywiz, ze spacjami albo bez) to art. 10, 11 i 12; myślnik przed mniejszą liczbą to
+    nie zakres („art. 10 – 3 miesiące”), a bardzo długi zakres to tylko jego krańce."""
+    for question in ("art. 10–12 k.k.", "art. 10-12 k.k.", "art. 10 – 12 k.k.", "artykuły 10—12 kodeksu karnego"):
+        refs = find_references(question, FILES)
+        assert refs.articles == ["10", "11", "12"] and [u.articles for u in refs.units] == [["10", "11", "12"]], (
+            question, refs.articles)
+    assert find_articles("art. 5–7 i 9 k.c.") == ["5", "6", "7", "9"]
+    assert find_articles("Czy z art. 10 – 3 miesiące to dużo?") == ["10"]
+    assert find_articles("art. 1–400 k.c.") == ["1", "400"]
+
+
 def test_code_abbreviation_names_the_file():
     refs = find_references("Co grozi z art. 178a k.k.?", FILES)
     assert refs.articles == ["178a"] and refs.files == ["kodeks-karny-DU-1997-553.pdf"]

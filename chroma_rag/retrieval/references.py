@@ -25,6 +25,10 @@ _PARAGRAPH = re.compile(r"(?:§|\bpar\.|\bparagraf\w*)\s*(\d+[a-z]?)(?![\w])", r
 # "art. 5, 6 i 7a", "art. 415 oraz art. 444": more numbers of the same reference
 _MORE_NUMBERS = re.compile(r"\s*(?:,|\bi\b|\boraz\b|\blub\b|\bi\s+art\.?|,\s*art\.?)\s*(" + _NUMBER + r")(?![\w])",
                            re.IGNORECASE)
+# "art. 10–12", "art. 10-12": a range of units (a hyphen or a dash, with or without spaces)
+_RANGE = re.compile(r"\s*[-–—]\s*(\d+)(?![\w])")
+# a longer range is a span of a code ("art. 1–400 k.c."), not units to show one by one: only its ends are cited
+MAX_RANGE_UNITS = 20
 # what may stand between the number and the act: "§ 1", "ust. 2", "pkt 3", "zd. 2", "lit. a", "in fine"
 _QUALIFIERS = re.compile(
     r"(?:\s*(?:(?:§|par\.|paragraf\w*)\s*\d+[a-z]?|ust\.\s*\d+[a-z]?|pkt\.?\s*\d+[a-z]?|zd(?:anie)?\.?\s*\d+|lit\.\s*[a-z]\)?"
@@ -100,12 +104,24 @@ class References:
         return bool(self.articles or self.files or self.units)
 
 
-def _more_numbers(text: str, position: int) -> list[re.Match[str]]:
-    found = []
-    while (match := _MORE_NUMBERS.match(text, position)) is not None:
-        found.append(match)
-        position = match.end()
-    return found
+def _numbers(text: str, first: re.Match[str]) -> tuple[list[str], int]:
+    """Numery jednego odwołania od ``first`` („art. 5”): kolejne („, 6 i 7a”) i zakresy („–12”, rosnące) – oraz
+    koniec ich zapisu w tekście."""
+    numbers, position = [first.group(1)], first.end()
+    while True:
+        span = _RANGE.match(text, position)
+        if span is not None and numbers[-1].isdigit() and int(span.group(1)) > int(numbers[-1]):
+            start, stop = int(numbers[-1]), int(span.group(1))
+            if stop - start < MAX_RANGE_UNITS:
+                numbers.extend(str(n) for n in range(start + 1, stop + 1))
+            else:
+                numbers.append(span.group(1))
+            position = span.end()
+        more = _MORE_NUMBERS.match(text, position)
+        if more is None:
+            return numbers, position
+        numbers.append(more.group(1))
+        position = more.end()
 
 
 @dataclass(frozen=True)
@@ -293,9 +309,7 @@ def find_references(question: str, files: dict[str, str]) -> References:
     refs = References()
     qualified: list[tuple[int, int]] = []  # "§ 1" in "art. 148 § 1 kk" is part of the article's reference
     for match in _ARTICLE.finditer(question):
-        more = _more_numbers(question, match.end())
-        numbers = [match.group(1), *(m.group(1) for m in more)]
-        end = more[-1].end() if more else match.end()
+        numbers, end = _numbers(question, match)
         qualifiers = _QUALIFIERS.match(question, end)
         tail_start = qualifiers.end() if qualifiers else end
         qualified.append((end, tail_start))
