@@ -41,7 +41,8 @@ def genitive(name: str) -> str:
     words = name.split()
     head = words[0].lower()
     if head == "kodeks":
-        return " ".join(["kodeksu", *(w[:-1] + "ego" if w.endswith("y") else w for w in words[1:])])
+        # the adjectives decline ("cywilny" → "cywilnego"), a noun already in the genitive stays ("Kodeks pracy")
+        return " ".join(["kodeksu", *(w[:-1] + "ego" if w.endswith("y") and w != "pracy" else w for w in words[1:])])
     if head == "prawo":
         rest, adjectives = [], True
         for word in words[1:]:

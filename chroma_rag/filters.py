@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import FiltersMatchNothing
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+_FOLD = str.maketrans("łŁ", "lL")
 # The CLI's sentence (szukaj, pytaj) when the filters themselves match no chunk; the page and MCP say it their
 # own way (FiltersMatchNothing.message).
 FILTERS_MATCH_NOTHING = FiltersMatchNothing().message("cli")
@@ -44,6 +46,13 @@ class SearchFilters:
         if self.articles:
             conditions.append(_one_of("art", [v for a in self.articles for v in _article_variants(a)]))
         return conditions
+
+
+def fold(text: str) -> str:
+    """Postać do porównań tego, co wpisał użytkownik: małe litery bez polskich znaków (``Rozporządzenie`` →
+    ``rozporzadzenie``)."""
+    decomposed = unicodedata.normalize("NFKD", text.strip().translate(_FOLD).casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def build_where(filters: SearchFilters) -> dict[str, Any] | None:

@@ -39,6 +39,36 @@ def test_a_range_of_articles_names_every_unit_in_it():
     assert find_articles("art. 1–400 k.c.") == ["1", "400"]
 
 
+def test_qualifiers_with_several_numbers_keep_the_act():
+    """„§ 1 i 2”, „ust. 1–3”, „i nast.” między numerem a aktem: odwołanie wciąż wskazuje akt."""
+    for question in ("art. 10 § 1 i 2 kw", "art. 10 ust. 2 i 3 k.w.", "art. 10 ust. 1–3 kw", "art. 10 § 1, 2 pkt 3 kw",
+                     "art. 10 i nast. k.w.", "art. 10 i n. kw"):
+        refs = find_references(question, FILES)
+        assert [(u.articles, u.files) for u in refs.units] == [(["10"], ["kodeks-wykroczen-DU-1971-114.pdf"])], question
+
+
+def test_a_number_in_connection_with_another_takes_its_act():
+    """„art. 10 w zw. z art. 12 k.k.”: skrót na końcu obejmuje oba przepisy, w kolejności z pytania."""
+    for question in ("art. 10 w zw. z art. 12 k.k.", "art. 10 w związku z art. 12 kodeksu karnego"):
+        refs = find_references(question, FILES)
+        assert [u.articles for u in refs.units] == [["10", "12"]], question
+    refs = find_references("art. 10 k.w. w zw. z art. 12 k.k.", FILES)  # each with its own act
+    assert [(u.articles, u.files[0][:8]) for u in refs.units] == [(["10"], "kodeks-w"), (["12"], "kodeks-k")]
+
+
+def test_an_act_named_without_polish_letters_is_the_same_act():
+    """Bez polskich znaków (klawiatura bez nich, telefon): „kodeksu wykroczen”, „ustawy o prawach pacjenta
+    i rzeczniku praw pacjenta” – ten sam akt, nie „aktu nie ma w dokumentach”."""
+    cases = {"art. 10 kodeksu wykroczen": "kodeks-wykroczen-DU-1971-114.pdf",
+             "Co mowi art. 5 ustawy o ochronie danych osobowych?": "ochrona-danych-osobowych-DU-1997-883.pdf",
+             "art. 3 ustawy o prawach pacjenta i rzeczniku praw pacjenta": "prawa-pacjenta-DU-2009-417.pdf",
+             "art. 148 kodeksu karnego": "kodeks-karny-DU-1997-553.pdf",
+             "art. 18 Konstytucji Rzeczypospolitej Polskiej": "konstytucja-DU-1997-483.pdf"}
+    for question, expected in cases.items():
+        refs = find_references(question, FILES)
+        assert [u.files for u in refs.units] == [[expected]] and not refs.unknown, (question, refs.unknown)
+
+
 def test_code_abbreviation_names_the_file():
     refs = find_references("Co grozi z art. 178a k.k.?", FILES)
     assert refs.articles == ["178a"] and refs.files == ["kodeks-karny-DU-1997-553.pdf"]

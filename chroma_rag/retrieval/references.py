@@ -16,7 +16,7 @@ from functools import lru_cache
 from .. import morphology
 from ..derived import DEFAULT_LEMMATIZER, STOPWORDS, lemmatizer, tokenize, words
 from ..errors import UnknownAct
-from ..filters import normalize_article
+from ..filters import fold, normalize_article
 from ..ingest.acts import KNOWN_ACTS, KnownAct, abbreviation_key, act_name, known_act
 
 _NUMBER = r"\d+[a-z]?(?:\s*(?:\^\s*\d+|\[\d+\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
@@ -29,12 +29,17 @@ _MORE_NUMBERS = re.compile(r"\s*(?:,|\bi\b|\boraz\b|\blub\b|\bi\s+art\.?|,\s*art
 _RANGE = re.compile(r"\s*[-–—]\s*(\d+)(?![\w])")
 # a longer range is a span of a code ("art. 1–400 k.c."), not units to show one by one: only its ends are cited
 MAX_RANGE_UNITS = 20
-# what may stand between the number and the act: "§ 1", "ust. 2", "pkt 3", "zd. 2", "lit. a", "in fine"
+# what may stand between the number and the act: "§ 1", "ust. 2", "pkt 3", "zd. 2", "lit. a", "in fine", "i nast.";
+# a qualifier's number may be a list or a range ("§ 1 i 2", "ust. 1–3")
+_QUALIFIER_NUMBER = r"\d+[a-z]?(?:\s*(?:,|\bi\b|\boraz\b|\blub\b|[-–—])\s*\d+[a-z]?(?![\w.]))*"
 _QUALIFIERS = re.compile(
-    r"(?:\s*(?:(?:§|par\.|paragraf\w*)\s*\d+[a-z]?|ust\.\s*\d+[a-z]?|pkt\.?\s*\d+[a-z]?|zd(?:anie)?\.?\s*\d+|lit\.\s*[a-z]\)?"
-    r"|in\s+fine|ab\s+initio)\b\.?)*",
+    r"(?:\s*(?:(?:§|par\.|paragraf\w*)\s*" + _QUALIFIER_NUMBER + r"|ust\.\s*" + _QUALIFIER_NUMBER
+    + r"|pkt\.?\s*" + _QUALIFIER_NUMBER + r"|zd(?:anie)?\.?\s*\d+|lit\.\s*[a-z]\)?"
+    r"|in\s+fine|ab\s+initio|i\s+(?:nast|n)(?=\.)|i\s+następne)\b\.?)*",
     re.IGNORECASE,
 )
+# "art. 10 w zw. z art. 12 k.k.": the act named at the end covers the numbers before it too
+_IN_CONNECTION = re.compile(r"\s*w\s+(?:zw\.|związku)\s+z\s*$", re.IGNORECASE)
 _PARAGRAPH_QUALIFIER = re.compile(r"(?:§|\bpar\.|\bparagraf\w*)\s*(\d+[a-z]?)", re.IGNORECASE)
 
 
@@ -247,8 +252,11 @@ def _meaningful(words: tuple[frozenset[str], ...]) -> bool:
 
 @lru_cache(maxsize=4096)
 def _phrase_lemmas(phrase: str) -> tuple[frozenset[str], ...]:
+    """Słowa nazwy aktu: forma, jej lematy i to samo bez polskich znaków (pytanie „kodeksu wykroczen” – słowo,
+    którego słownik nie zna – pasuje do formy z tytułu, zwykle w tym samym dopełniaczu)."""
     lemmatize = lemmatizer(DEFAULT_LEMMATIZER)
-    return tuple(frozenset({w, *lemmatize(w)}) for w in words(phrase))
+    alternatives = ({w, *lemmatize(w)} for w in words(phrase))
+    return tuple(frozenset({*forms, *map(fold, forms)}) for forms in alternatives)
 
 
 _REPUBLIC = re.compile(r"\bRP\b")
@@ -257,7 +265,7 @@ _REPUBLIC = re.compile(r"\bRP\b")
 def _text_lemmas(text: str) -> list[tuple[str, frozenset[str]]]:
     lemmatize = lemmatizer(DEFAULT_LEMMATIZER)
     text = _REPUBLIC.sub("Rzeczypospolitej Polskiej", text[:400])  # "Konstytucji RP"
-    return [(w, frozenset({w, *lemmatize(w)})) for w in words(text)[:_NAME_WINDOW]]
+    return [(w, frozenset({w, fold(w), *lemmatize(w)})) for w in words(text)[:_NAME_WINDOW]]
 
 
 @lru_cache(maxsize=64)
@@ -308,7 +316,9 @@ def find_references(question: str, files: dict[str, str]) -> References:
     catalog = catalog_of(files)
     refs = References()
     qualified: list[tuple[int, int]] = []  # "§ 1" in "art. 148 § 1 kk" is part of the article's reference
-    for match in _ARTICLE.finditer(question):
+    connected: list[str] = []  # numbers before "w zw. z art. …", waiting for the act named after it
+    matches = list(_ARTICLE.finditer(question))
+    for position, match in enumerate(matches):
         numbers, end = _numbers(question, match)
         qualifiers = _QUALIFIERS.match(question, end)
         tail_start = qualifiers.end() if qualifiers else end
@@ -318,9 +328,14 @@ def find_references(question: str, files: dict[str, str]) -> References:
         unit = _unit_reference(question[tail_start:], catalog, refs)
         if unit is not None:
             paragraph = _PARAGRAPH_QUALIFIER.search(question[end:tail_start])
-            unit.articles = articles
-            unit.paragraph = f"§ {paragraph.group(1)}" if paragraph else ""
+            unit.articles = list(dict.fromkeys([*connected, *articles]))
+            unit.paragraph = f"§ {paragraph.group(1)}" if paragraph and not connected else ""
             refs.units.append(unit)
+            connected = []
+        elif position + 1 < len(matches) and _IN_CONNECTION.match(question[tail_start:matches[position + 1].start()]):
+            connected.extend(articles)
+        else:
+            connected = []
     for match in _PARAGRAPH.finditer(question):
         if not any(start <= match.start() < stop for start, stop in qualified):
             unit_number = "§ " + normalize_article(match.group(1))

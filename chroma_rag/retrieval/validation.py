@@ -6,26 +6,18 @@ from __future__ import annotations
 
 import difflib
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from ..errors import UsageError
-from ..filters import SearchFilters
+from ..filters import SearchFilters, fold
 from ..ingest.metadata import DOCUMENT_TYPES
 from ..models import paths_named
 from .references import resolve_act
 from .search import MODES, check_known_files
 
 MIN_YEAR, MAX_YEAR = 1000, 9999
-_FOLD = str.maketrans("łŁ", "lL")
-
-
-def fold(text: str) -> str:
-    """Postać do porównań: małe litery bez polskich znaków (``Rozporządzenie`` → ``rozporzadzenie``)."""
-    decomposed = unicodedata.normalize("NFKD", text.strip().translate(_FOLD).casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def choice(value: str, allowed: Sequence[str], option: str, what: str) -> str:
