@@ -69,6 +69,20 @@ def test_an_act_named_without_polish_letters_is_the_same_act():
         assert [u.files for u in refs.units] == [[expected]] and not refs.unknown, (question, refs.unknown)
 
 
+def test_a_paragraph_of_a_regulation_with_its_name_is_a_unit_reference():
+    """Rozporządzenia dzielą się na paragrafy: „§ 10 ust. 1 rozporządzenia w sprawie dokumentacji medycznej” wskazuje
+    § 10 tego rozporządzenia (pełną nazwą, skróconą albo z organem), a „§ 1” w „art. 148 § 1 k.k.” dalej nie jest
+    osobną jednostką."""
+    regulation = "rozporzadzenie-dokumentacja-medyczna-DU-2010-1697.pdf"
+    for question in ("§ 10 ust. 1 rozporządzenia w sprawie dokumentacji medycznej",
+                     "§ 10 rozporządzenia Ministra Zdrowia w sprawie rodzajów i zakresu dokumentacji medycznej",
+                     "§ 10 i 11 rozporządzenia w sprawie dokumentacji medycznej"):
+        refs = find_references(question, FILES)
+        assert refs.units and refs.units[0].articles[0] == "§ 10" and refs.units[0].files == [regulation], question
+    assert [u.articles for u in find_references("art. 148 § 1 k.k.", FILES).units] == [["148"]]
+    assert not find_references("§ 10 regulaminu pracy", FILES).units  # an act the index does not hold: no unit
+
+
 def test_code_abbreviation_names_the_file():
     refs = find_references("Co grozi z art. 178a k.k.?", FILES)
     assert refs.articles == ["178a"] and refs.files == ["kodeks-karny-DU-1997-553.pdf"]

@@ -25,6 +25,8 @@ _PARAGRAPH = re.compile(r"(?:§|\bpar\.|\bparagraf\w*)\s*(\d+[a-z]?)(?![\w])", r
 # "art. 5, 6 i 7a", "art. 415 oraz art. 444": more numbers of the same reference
 _MORE_NUMBERS = re.compile(r"\s*(?:,|\bi\b|\boraz\b|\blub\b|\bi\s+art\.?|,\s*art\.?)\s*(" + _NUMBER + r")(?![\w])",
                            re.IGNORECASE)
+# "§ 10 i 11": more paragraphs of one regulation ("§ 10 i art. 5" is not "§ 5")
+_MORE_PARAGRAPHS = re.compile(r"\s*(?:,|\bi\b|\boraz\b|\blub\b)\s*(\d+[a-z]?)(?![\w])", re.IGNORECASE)
 # "art. 10–12", "art. 10-12": a range of units (a hyphen or a dash, with or without spaces)
 _RANGE = re.compile(r"\s*[-–—]\s*(\d+)(?![\w])")
 # a longer range is a span of a code ("art. 1–400 k.c."), not units to show one by one: only its ends are cited
@@ -109,9 +111,9 @@ class References:
         return bool(self.articles or self.files or self.units)
 
 
-def _numbers(text: str, first: re.Match[str]) -> tuple[list[str], int]:
-    """Numery jednego odwołania od ``first`` („art. 5”): kolejne („, 6 i 7a”) i zakresy („–12”, rosnące) – oraz
-    koniec ich zapisu w tekście."""
+def _numbers(text: str, first: re.Match[str], more_numbers: re.Pattern[str] = _MORE_NUMBERS) -> tuple[list[str], int]:
+    """Numery jednego odwołania od ``first`` („art. 5”, „§ 10”): kolejne („, 6 i 7a”) i zakresy („–12”, rosnące) –
+    oraz koniec ich zapisu w tekście."""
     numbers, position = [first.group(1)], first.end()
     while True:
         span = _RANGE.match(text, position)
@@ -122,7 +124,7 @@ def _numbers(text: str, first: re.Match[str]) -> tuple[list[str], int]:
             else:
                 numbers.append(span.group(1))
             position = span.end()
-        more = _MORE_NUMBERS.match(text, position)
+        more = more_numbers.match(text, position)
         if more is None:
             return numbers, position
         numbers.append(more.group(1))
@@ -337,10 +339,17 @@ def find_references(question: str, files: dict[str, str]) -> References:
         else:
             connected = []
     for match in _PARAGRAPH.finditer(question):
-        if not any(start <= match.start() < stop for start, stop in qualified):
-            unit_number = "§ " + normalize_article(match.group(1))
-            if unit_number not in refs.articles:
-                refs.articles.append(unit_number)
+        if any(start <= match.start() < stop for start, stop in qualified):
+            continue
+        # "§ 10 ust. 1 rozporządzenia w sprawie …": a regulation's unit is a paragraph
+        numbers, end = _numbers(question, match, _MORE_PARAGRAPHS)
+        qualifiers = _QUALIFIERS.match(question, end)
+        paragraphs = list(dict.fromkeys("§ " + normalize_article(n) for n in numbers))
+        refs.articles.extend(p for p in paragraphs if p not in refs.articles)
+        unit = _unit_reference(question[qualifiers.end() if qualifiers else end:], catalog, refs)
+        if unit is not None:
+            unit.articles = paragraphs
+            refs.units.append(unit)
     refs.files = match_files(question, catalog)
     return refs
 
@@ -373,6 +382,11 @@ def _unit_reference(tail: str, catalog: ActCatalog, refs: References) -> UnitRef
     branch = _branch(tail.lstrip(), catalog)
     if branch:  # "art. 415 prawa cywilnego"
         return UnitReference([], _leading_words(tail, 2), branch)
+    regulation = _LOOSE.match(tail.lstrip())
+    if regulation is not None and regulation.group(2):  # "rozporządzenia w sprawie dokumentacji medycznej"
+        files = _loose_match(tail.lstrip(), catalog)
+        if files:
+            return UnitReference([], regulation.group(0).strip(), files)
     if match.known is not None or match.unnamed:
         refs.unknown.append((spelled, match.known))
     elif not match.ambiguous and re.match(r"\s*ustaw\w*\s+(?:z\s+dnia\s+.{5,25}?r\.\s*)?o\s+\w", tail, re.I):
