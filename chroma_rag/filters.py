@@ -95,11 +95,13 @@ def normalize_article(raw: str) -> str:
     text = raw.strip().lower()
     is_paragraph = text.startswith(("§", "par"))
     text = re.sub(r"^(artykuł|art\.?|§|paragraf|par\.?)\s*", "", text).strip().rstrip(".")
-    match = re.fullmatch(r"(\d+[a-z]*)\s*(?:\^\s*(\d+)|\[(\d+)\]|([⁰¹²³⁴⁵⁶⁷⁸⁹]+))?" + _SUBDIVISIONS, text)
+    # "385(1)": a superscript pasted from a web page, only right after the number
+    match = re.fullmatch(r"(\d+[a-z]*)(?:\((\d+)\)|\s*(?:\^\s*(\d+)|\[(\d+)\]|([⁰¹²³⁴⁵⁶⁷⁸⁹]+)))?" + _SUBDIVISIONS,
+                         text)
     if not match:
         return raw.strip()
-    number, caret, bracket, sup = match.groups()
-    superscript = caret or bracket or (sup.translate(_SUPERSCRIPTS) if sup else None)
+    number, pasted, caret, bracket, sup = match.groups()
+    superscript = pasted or caret or bracket or (sup.translate(_SUPERSCRIPTS) if sup else None)
     unit = f"{number}^{superscript}" if superscript else number
     return f"§ {unit}" if is_paragraph else unit
 

@@ -32,6 +32,8 @@ def test_article_forms_are_normalised():
         "385^1", "385^1", "385^1", "178a", "§ 6", "§ 3", "23"
     ]
     assert article_key("§ 6") == article_key("6")
+    # a superscript pasted from a web page as "(1)" right after the number; "art. 5 (1)" apart is not one
+    assert [normalize_article(a) for a in ("505(1)", "art. 505(1)", "5 (1)")] == ["505^1", "505^1", "5 (1)"]
 
 
 def test_article_filter_matches_articles_and_paragraphs():

@@ -23,6 +23,7 @@ def find_articles(question: str) -> list[str]:
 def test_article_and_paragraph_numbers():
     assert find_articles("Co mówi art. 178a k.k. i art 23?") == ["178a", "23"]
     assert find_articles("Artykuł 385^1 kodeksu cywilnego") == ["385^1"]
+    assert find_articles("art. 505(1) k.p.c.") == ["505^1"]  # a superscript pasted as "(1)"
     assert find_articles("Jak brzmi § 6 i par. 12?") == ["§ 6", "§ 12"]
     assert find_articles("Ile lat ma artysta? Partia 23 osób.") == []
 

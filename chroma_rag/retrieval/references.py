@@ -19,7 +19,7 @@ from ..errors import UnknownAct
 from ..filters import fold, normalize_article
 from ..ingest.acts import KNOWN_ACTS, KnownAct, abbreviation_key, act_name, known_act
 
-_NUMBER = r"\d+[a-z]?(?:\s*(?:\^\s*\d+|\[\d+\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
+_NUMBER = r"\d+[a-z]?(?:\(\d+\)|\s*(?:\^\s*\d+|\[\d+\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
 _ARTICLE = re.compile(r"\b(?:art\.?|artykuł\w*)\s*(" + _NUMBER + r")(?![\w])", re.IGNORECASE)
 _PARAGRAPH = re.compile(r"(?:§|\bpar\.|\bparagraf\w*)\s*(\d+[a-z]?)(?![\w])", re.IGNORECASE)
 # "art. 5, 6 i 7a", "art. 415 oraz art. 444": more numbers of the same reference
