@@ -149,6 +149,21 @@ def test_messages_for_no_results_and_no_chat_model(browser, base: str, fake_llm:
     page.close()
 
 
+def test_a_reference_the_chosen_files_leave_out_is_said_in_the_pages_words(browser, base: str) -> None:
+    """Przepis ustawy o ochronie danych osobowych przy wybranej samej ustawie o prawach pacjenta: zdanie strony
+    (wybrane pliki, bez opcji CLI) zamiast wyników z innego aktu."""
+    page = opened(browser, base, width=390)
+    page.click("#filtry-przelacz")  # a phone folds the filters
+    choose(page, PATIENTS)
+    page.fill("#pytanie", "art. 3 ustawy o ochronie danych osobowych")
+    page.click("#szukaj")
+    page.wait_for_selector("#komunikat.blad")
+    said = page.inner_text("#komunikat")
+    assert "wykluczają" in said and "wybrane pliki" in said and "--" not in said, said
+    assert page.locator("#wyniki li").count() == 0
+    page.close()
+
+
 def test_page_fits_a_phone(browser, base: str) -> None:
     page = opened(browser, base, width=375)
     fits = "document.documentElement.scrollWidth <= window.innerWidth"
