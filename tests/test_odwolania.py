@@ -47,6 +47,7 @@ SPELLINGS = {
     "art. 10 pr. pras.": (PRESS, "10"),
     "art. 10 ustawy o kosztach komorniczych": (BAILIFF_COSTS, "10"),
     "art. 10 ustawy o wlasnosci lokali": (FLATS, "10"),  # without Polish letters
+    "art. 10 ust 2 ustawy z 24.06.1994 r. o własności lokali": (FLATS, "10"),  # a date in digits, "ust" without a dot
     "art. 10 § 1 i 2 kw": (PETTY, "10"),  # several paragraphs of the article
     "art. 10 ust. 1–3 u.w.l.": (FLATS, "10"),  # a range of its sections
     "art. 10 w zw. z art. 12 u.w.l.": (FLATS, "10"),  # the act at the end covers both

@@ -48,6 +48,18 @@ def test_qualifiers_with_several_numbers_keep_the_act():
         assert [(u.articles, u.files) for u in refs.units] == [(["10"], ["kodeks-wykroczen-DU-1971-114.pdf"])], question
 
 
+def test_a_statute_with_its_date_in_any_form_and_qualifiers_without_dots():
+    """Data ustawy bez „dnia” albo cyframi i „ust 2”, „par 1” bez kropki – jak pisze się szybko: ten sam akt, a nie
+    zdanie, że aktu „ustawy z dnia 29” nie ma."""
+    data_protection = "ochrona-danych-osobowych-DU-1997-883.pdf"
+    for question in ("art. 23 ustawy z 29 sierpnia 1997 r. o ochronie danych osobowych",
+                     "art. 23 ustawy z dnia 29.08.1997 r. o ochronie danych osobowych",
+                     "art. 23 ust 1 ustawy o ochronie danych osobowych"):
+        refs = find_references(question, FILES)
+        assert [u.files for u in refs.units] == [[data_protection]] and not refs.unknown, (question, refs.unknown)
+    assert [u.articles for u in find_references("art. 10 par 2 kw", FILES).units] == [["10"]]
+
+
 def test_a_number_in_connection_with_another_takes_its_act():
     """„art. 10 w zw. z art. 12 k.k.”: skrót na końcu obejmuje oba przepisy, w kolejności z pytania."""
     for question in ("art. 10 w zw. z art. 12 k.k.", "art. 10 w związku z art. 12 kodeksu karnego"):

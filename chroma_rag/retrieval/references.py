@@ -35,7 +35,7 @@ MAX_RANGE_UNITS = 20
 # a qualifier's number may be a list or a range ("§ 1 i 2", "ust. 1–3")
 _QUALIFIER_NUMBER = r"\d+[a-z]?(?:\s*(?:,|\bi\b|\boraz\b|\blub\b|[-–—])\s*\d+[a-z]?(?![\w.]))*"
 _QUALIFIERS = re.compile(
-    r"(?:\s*(?:(?:§|par\.|paragraf\w*)\s*" + _QUALIFIER_NUMBER + r"|ust\.\s*" + _QUALIFIER_NUMBER
+    r"(?:\s*(?:(?:§|par\.?|paragraf\w*)\s*" + _QUALIFIER_NUMBER + r"|ust\.?\s*" + _QUALIFIER_NUMBER
     + r"|pkt\.?\s*" + _QUALIFIER_NUMBER + r"|zd(?:anie)?\.?\s*\d+|lit\.\s*[a-z]\)?"
     r"|in\s+fine|ab\s+initio|i\s+(?:nast|n)(?=\.)|i\s+następne)\b\.?)*",
     re.IGNORECASE,
@@ -69,7 +69,9 @@ _ACT_START = re.compile(
     re.IGNORECASE,
 )
 _STATUTE_WORD = re.compile(r"^(?:ustaw\w*)$", re.IGNORECASE)
-_DATE = re.compile(r"^\s*z\s+dnia\s+\d{1,2}\s+\w+\s+\d{4}\s*r\.?", re.IGNORECASE)
+# a statute's date after "ustawy": "z dnia 24 czerwca 1994 r.", "z 24 czerwca 1994 r.", "z dnia 24.06.1994 r."
+_DATE_TEXT = r"z\s+(?:dnia\s+)?(?:\d{1,2}\s+\w+\s+\d{4}|\d{1,2}\.\d{1,2}\.\d{4})\s*r\.?"
+_DATE = re.compile(r"^\s*" + _DATE_TEXT, re.IGNORECASE)
 # colloquial names of branches of law: "prawo karne" means the criminal code
 _BRANCHES = {"karny": "kodeks karny", "cywilny": "kodeks cywilny", "rodzinny": "kodeks rodzinny i opiekuńczy",
              "wykroczenie": "kodeks wykroczeń", "pracy": "kodeks pracy", "praca": "kodeks pracy"}
@@ -389,7 +391,7 @@ def _unit_reference(tail: str, catalog: ActCatalog, refs: References) -> UnitRef
             return UnitReference([], regulation.group(0).strip(), files)
     if match.known is not None or match.unnamed:
         refs.unknown.append((spelled, match.known))
-    elif not match.ambiguous and re.match(r"\s*ustaw\w*\s+(?:z\s+dnia\s+.{5,25}?r\.\s*)?o\s+\w", tail, re.I):
+    elif not match.ambiguous and re.match(r"\s*ustaw\w*\s+(?:" + _DATE_TEXT + r"\s*)?o\s+\w", tail, re.I):
         refs.unknown.append((_leading_words(tail, 4), None))
     return None
 
