@@ -7,8 +7,11 @@ Dla każdego aktu o nazwie z tytułu (kodeksy, ustawy, Konstytucja; bez rozporz�
 istniejących, nieuchylonych artykułów wybranych losowo ze stałym ziarnem, każdy w innym zapisie (``rodzaj``):
 skrót bez kropek, z kropkami, wielkimi literami, z paragrafem, w pytaniu, nazwa aktu w dopełniaczu
 („kodeksu cywilnego”, „ustawy o własności lokali”, „Prawa bankowego”, „ustawy – Prawo bankowe”), numer
-z indeksem górnym. Odwołania do aktów spoza biblioteki (``plik: null``, ``rodzaj: odwolanie-spoza``) powinny
-skończyć się zdaniem, że aktu nie ma w dokumentach – ``ocena`` liczy je jako odmowy.
+z indeksem górnym. Po nich każdy akt dostaje jeszcze jedno odwołanie w zapisie złożonym (``FORMS``): zakres
+(„art. 10–11”), „w zw. z”, kilka numerów kwalifikatora („§ 1 i 2”, „ust. 1–3”), nazwa bez polskich znaków, data
+ustawy cyframi; rozporządzenia – paragraf z nazwą („§ 10 rozporządzenia w sprawie …”). Odwołania do aktów spoza
+biblioteki (``plik: null``, ``rodzaj: odwolanie-spoza``) powinny skończyć się zdaniem, że aktu nie ma
+w dokumentach – ``ocena`` liczy je jako odmowy.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import re
 from pathlib import Path
 
 from bench.common import REPO
+from chroma_rag.filters import fold
 from chroma_rag.ingest.acts import act_name, known_act
 from chroma_rag.ingest.chunking import chunk_document
 from chroma_rag.ingest.loading import load_document
@@ -28,6 +32,9 @@ DANE = REPO.parent / "shared" / "dane"
 OUT = REPO / "bench" / "odwolania-dev.jsonl"
 PER_ACT = 4
 KINDS = ("skrot", "skrot-kropki", "skrot-wielkie", "paragraf", "pytanie", "nazwa", "nazwa-ustawy", "indeks-gorny")
+FORMS = ("zakres", "w-zwiazku", "kwalifikator", "bez-znakow", "data-cyframi")
+MONTHS = ("stycznia", "lutego", "marca", "kwietnia", "maja", "czerwca", "lipca", "sierpnia", "września",
+          "października", "listopada", "grudnia")
 OUTSIDE = [
     "art. 5 k.m.", "Art. 45 kpw", "art. 12 ustawy o ochronie przyrody", "art. 5 ustawy o drogach publicznych",
     "Co stanowi art. 15 Prawa energetycznego?", "art. 20 ustawy o podatku akcyzowym", "art. 44 Prawa wodnego",
@@ -79,30 +86,67 @@ def spelled(art: str, kind: str, name: str, short: str, date: str = "") -> str |
     }[kind]
 
 
-def units(path: Path) -> list[str]:
-    """Artykuły pliku, które występują w nim raz i nie są uchylone."""
+def units(path: Path, paragraphs: bool = False) -> list[str]:
+    """Artykuły pliku (z ``paragraphs`` – paragrafy rozporządzenia), które występują w nim raz i nie są uchylone."""
     document = load_document(path)
     seen: dict[str, int] = {}
     repealed = set()
     for chunk in chunk_document(document):
-        if chunk.art and chunk.part == 1 and not chunk.art.startswith("§"):
+        if chunk.art and chunk.part == 1 and chunk.art.startswith("§") == paragraphs:
             seen[chunk.art] = seen.get(chunk.art, 0) + 1
             if chunk.extra.get("uchylony") or re.search(r"\((uchylony|pominięty|skreślony)\)", chunk.text[:80]):
                 repealed.add(chunk.art)
     return [art for art, count in seen.items() if count == 1 and art not in repealed]
 
 
+def composed(form: str, chosen: list[str], rng: random.Random, kind: str, name: str, short: str,
+             title: str) -> tuple[str, list[str]] | None:
+    """Odwołanie w zapisie złożonym ``form`` i jednostki, z których pierwsza ma być pierwsza; ``None``, gdy akt
+    takiego zapisu nie pozwala (brak sąsiednich artykułów, polskich znaków w nazwie, daty w tytule)."""
+    plain = [a for a in chosen if a.isdigit()]
+    art = rng.choice(plain or chosen)
+    if form == "zakres":
+        starts = [a for a in plain if str(int(a) + 1) in chosen]
+        if not starts:
+            return None
+        first = rng.choice(starts)
+        return f"art. {first}–{int(first) + 1} {short}", [first, str(int(first) + 1)]
+    if form == "w-zwiazku":
+        other = rng.choice([a for a in chosen if a != art])
+        return f"art. {art} w zw. z art. {other} {short}", [art]
+    if form == "kwalifikator":
+        return f"art. {art} {'§ 1 i 2' if kind == 'kodeks' else 'ust. 1–3'} {short}", [art]
+    if form == "bez-znakow":
+        spelled = genitive(name)
+        return (f"art. {art} {fold(spelled)}", [art]) if fold(spelled) != spelled.lower() else None
+    date = re.search(r"z dnia (\d{1,2}) (\w+) (\d{4}) r\.", title)
+    if kind == "konstytucja" or date is None or date.group(2) not in MONTHS:  # the Constitution is no "ustawa z dnia"
+        return None
+    digits = f"z dnia {int(date.group(1)):02d}.{MONTHS.index(date.group(2)) + 1:02d}.{date.group(3)} r."
+    return f"art. {art} ustawy {digits} {name if name.startswith('o ') else f'– {name}'}", [art]
+
+
 def main() -> None:
-    rows = []
+    rows, later = [], []
     files = sorted((DANE / "ustawy").glob("*.pdf")) + sorted((DANE / "biblioteka").glob("*.txt"))
     for path in files:
         document = load_document(path)
         title = detect_title(document.text)
         kind = detect_type(title, document.text)
         name, act = act_name(title), known_act(title)
+        if kind == "rozporzadzenie" and name:
+            paragraph = random.Random(path.name).choice(units(path, paragraphs=True))
+            later.append({"pytanie": f"{paragraph} ust. 1 rozporządzenia {name}", "plik": path.name,
+                          "art": [paragraph], "rodzaj": "odwolanie-rozporzadzenie"})
         if kind in ("rozporzadzenie", "nowelizacja") or not name or act is None:
             continue
         chosen = units(path)
+        for offset in range(len(FORMS)):  # the act's own composed form, the next one when it allows none
+            form = FORMS[(len(later) + offset) % len(FORMS)]
+            found = composed(form, chosen, random.Random(f"{path.name}/{form}"), kind, name, act.short, title)
+            if found is not None:
+                later.append({"pytanie": found[0], "plik": path.name, "art": found[1], "rodzaj": f"odwolanie-{form}"})
+                break
         rng = random.Random(path.name)
         superscripted = [a for a in chosen if "^" in a]
         picks = rng.sample(chosen, min(PER_ACT, len(chosen)))
@@ -118,6 +162,7 @@ def main() -> None:
                     variant = "skrot-kropki"
                     text = spelled(art, variant, name, act.short)
                 rows.append({"pytanie": text, "plik": path.name, "art": [art], "rodzaj": f"odwolanie-{variant}"})
+    rows += later  # after the simple spellings, so that adding these kept every earlier row as it was
     rows += [{"pytanie": text, "plik": None, "art": [], "rodzaj": "odwolanie-spoza"} for text in OUTSIDE]
     OUT.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
     print(f"{len(rows)} odwołań → {OUT.relative_to(REPO)}")

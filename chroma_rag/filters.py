@@ -9,7 +9,9 @@ from typing import Any
 
 from .errors import FiltersMatchNothing
 
-_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ", "0123456789abcdefghijklmnoprstuvwxyz")
+# a unit's superscript as people type it: "385^1", "385¹", "385[1]", "18^3d", "18³ᵈ" (the letters have no q)
+SUPERSCRIPT_CHARS = "⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"
 _FOLD = str.maketrans("łŁ", "lL")
 # The CLI's sentence (szukaj, pytaj) when the filters themselves match no chunk; the page and MCP say it their
 # own way (FiltersMatchNothing.message).
@@ -96,8 +98,8 @@ def normalize_article(raw: str) -> str:
     is_paragraph = text.startswith(("§", "par"))
     text = re.sub(r"^(artykuł|art\.?|§|paragraf|par\.?)\s*", "", text).strip().rstrip(".")
     # "385(1)": a superscript pasted from a web page, only right after the number
-    match = re.fullmatch(r"(\d+[a-z]*)(?:\((\d+)\)|\s*(?:\^\s*(\d+)|\[(\d+)\]|([⁰¹²³⁴⁵⁶⁷⁸⁹]+)))?" + _SUBDIVISIONS,
-                         text)
+    match = re.fullmatch(r"(\d+[a-z]*)(?:\((\d+[a-z]?)\)|\s*(?:\^\s*(\d+[a-z]?)|\[(\d+[a-z]?)\]|([⁰¹²³⁴⁵⁶⁷⁸⁹]+["
+                         + SUPERSCRIPT_CHARS[10:] + r"]?)))?" + _SUBDIVISIONS, text)
     if not match:
         return raw.strip()
     number, pasted, caret, bracket, sup = match.groups()

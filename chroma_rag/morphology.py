@@ -23,3 +23,17 @@ def interpretations(word: str) -> list[Any]:
     """Interpretacje słowa (``lemma``, ``getTag``, ``getLabels``) jako zwykła lista."""
     found = analyser().analyse(word)
     return [found[n] for n in range(len(found))]
+
+
+@lru_cache(maxsize=1)
+def generator() -> Any:
+    """Natywny generator form (osobny słownik, ok. 30 MB) – tylko do nazw aktów (``forms``)."""
+    import morfeusz2
+
+    return morfeusz2.Morfeusz(generate=True, analyse=False, expand_tags=False)._morfeusz_obj
+
+
+def forms(lemma: str) -> list[str]:
+    """Wszystkie formy lematu („oświatowy” → „oświatowego”, „oświatowej” …); nieznany słownikowi – pusta lista."""
+    found = generator().generate(lemma)
+    return [found[n].orth for n in range(len(found))]

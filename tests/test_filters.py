@@ -34,6 +34,8 @@ def test_article_forms_are_normalised():
     assert article_key("§ 6") == article_key("6")
     # a superscript pasted from a web page as "(1)" right after the number; "art. 5 (1)" apart is not one
     assert [normalize_article(a) for a in ("505(1)", "art. 505(1)", "5 (1)")] == ["505^1", "505^1", "5 (1)"]
+    # a superscript with a letter: art. 18³ᵈ of the labour code
+    assert {normalize_article(a) for a in ("18^3d", "18³ᵈ", "18[3d]", "18(3d)", "art. 18^3D")} == {"18^3d"}
 
 
 def test_article_filter_matches_articles_and_paragraphs():

@@ -6,6 +6,8 @@ FILES = {
     "kodeks-karny-DU-1997-553.pdf": "USTAWA z dnia 6 czerwca 1997 r. Kodeks karny",
     "kodeks-wykroczen-DU-1971-114.pdf": "USTAWA z dnia 20 maja 1971 r. Kodeks wykroczeń",
     "kodeks-cywilny-DU-1964-93.pdf": "USTAWA z dnia 23 kwietnia 1964 r. Kodeks cywilny",
+    "prawo-oswiatowe-DU-2017-59.txt": "Ustawa z dnia 14 grudnia 2016 r. Prawo oświatowe",
+    "prawo-upadlosciowe-DU-2003-535.txt": "Ustawa z dnia 28 lutego 2003 r. Prawo upadłościowe",
     "prawa-pacjenta-DU-2009-417.pdf": "USTAWA z dnia 6 listopada 2008 r. o prawach pacjenta i Rzeczniku Praw Pacjenta",
     "ochrona-danych-osobowych-DU-1997-883.pdf": "USTAWA z dnia 29 sierpnia 1997 r. o ochronie danych osobowych",
     "konstytucja-DU-1997-483.pdf": "KONSTYTUCJA RZECZYPOSPOLITEJ POLSKIEJ z dnia 2 kwietnia 1997 r.",
@@ -24,6 +26,7 @@ def test_article_and_paragraph_numbers():
     assert find_articles("Co mówi art. 178a k.k. i art 23?") == ["178a", "23"]
     assert find_articles("Artykuł 385^1 kodeksu cywilnego") == ["385^1"]
     assert find_articles("art. 505(1) k.p.c.") == ["505^1"]  # a superscript pasted as "(1)"
+    assert find_articles("art. 18^3d i 18³ᵉ k.p.") == ["18^3d", "18^3e"]  # a superscript with a letter
     assert find_articles("Jak brzmi § 6 i par. 12?") == ["§ 6", "§ 12"]
     assert find_articles("Ile lat ma artysta? Partia 23 osób.") == []
 
@@ -76,6 +79,8 @@ def test_an_act_named_without_polish_letters_is_the_same_act():
              "Co mowi art. 5 ustawy o ochronie danych osobowych?": "ochrona-danych-osobowych-DU-1997-883.pdf",
              "art. 3 ustawy o prawach pacjenta i rzeczniku praw pacjenta": "prawa-pacjenta-DU-2009-417.pdf",
              "art. 148 kodeksu karnego": "kodeks-karny-DU-1997-553.pdf",
+             "art. 15 prawa oswiatowego": "prawo-oswiatowe-DU-2017-59.txt",  # nominative in the title
+             "art. 57 Prawa upadlosciowego": "prawo-upadlosciowe-DU-2003-535.txt",
              "art. 18 Konstytucji Rzeczypospolitej Polskiej": "konstytucja-DU-1997-483.pdf"}
     for question, expected in cases.items():
         refs = find_references(question, FILES)

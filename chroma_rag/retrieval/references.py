@@ -16,10 +16,11 @@ from functools import lru_cache
 from .. import morphology
 from ..derived import DEFAULT_LEMMATIZER, STOPWORDS, lemmatizer, tokenize, words
 from ..errors import UnknownAct
-from ..filters import fold, normalize_article
+from ..filters import SUPERSCRIPT_CHARS, fold, normalize_article
 from ..ingest.acts import KNOWN_ACTS, KnownAct, abbreviation_key, act_name, known_act
 
-_NUMBER = r"\d+[a-z]?(?:\(\d+\)|\s*(?:\^\s*\d+|\[\d+\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
+_NUMBER = (r"\d+[a-z]?(?:\(\d+[a-z]?\)|\s*(?:\^\s*\d+[a-z]?|\[\d+[a-z]?\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+["
+           + SUPERSCRIPT_CHARS[10:] + r"]?))?")
 _ARTICLE = re.compile(r"\b(?:art\.?|artykuł\w*)\s*(" + _NUMBER + r")(?![\w])", re.IGNORECASE)
 _PARAGRAPH = re.compile(r"(?:§|\bpar\.|\bparagraf\w*)\s*(\d+[a-z]?)(?![\w])", re.IGNORECASE)
 # "art. 5, 6 i 7a", "art. 415 oraz art. 444": more numbers of the same reference
@@ -256,11 +257,15 @@ def _meaningful(words: tuple[frozenset[str], ...]) -> bool:
 
 @lru_cache(maxsize=4096)
 def _phrase_lemmas(phrase: str) -> tuple[frozenset[str], ...]:
-    """Słowa nazwy aktu: forma, jej lematy i to samo bez polskich znaków (pytanie „kodeksu wykroczen” – słowo,
-    którego słownik nie zna – pasuje do formy z tytułu, zwykle w tym samym dopełniaczu)."""
+    """Słowa nazwy aktu: forma, jej lematy i – bez polskich znaków – każda forma tych lematów. Pytanie pisane bez
+    nich („prawa oswiatowego”) ma słowa, których słownik nie zna; pasują do form nazwy w dowolnym przypadku."""
     lemmatize = lemmatizer(DEFAULT_LEMMATIZER)
-    alternatives = ({w, *lemmatize(w)} for w in words(phrase))
-    return tuple(frozenset({*forms, *map(fold, forms)}) for forms in alternatives)
+    alternatives = []
+    for word in words(phrase):
+        lemmas = {word, *lemmatize(word)}
+        folded = {fold(form) for lemma in lemmas for form in (lemma, *morphology.forms(lemma))}
+        alternatives.append(frozenset(lemmas | folded))
+    return tuple(alternatives)
 
 
 _REPUBLIC = re.compile(r"\bRP\b")
