@@ -243,3 +243,12 @@ def test_a_reference_the_kind_or_year_filter_leaves_out_says_so(library_db: Path
         refused = requests.get(f"{base}/api/szukaj", params={"q": "art 10 kw", "od_roku": 1990}, timeout=60)
         said = refused.json()["blad"]
         assert refused.status_code == 400 and "art. 10 kw" in said and "--" not in said and "lata" in said, said
+
+        async def main() -> str:
+            async with Client(f"{base}/mcp") as client:
+                result = await client.call_tool("szukaj", {"pytanie": "art 10 kw", "typ": ["ustawa"]})
+                assert result.is_error
+                return result.content[0].text
+
+        told = anyio.run(main)
+        assert "art. 10 kw" in told and "„typ”" in told and "--" not in told, told
