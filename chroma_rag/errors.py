@@ -143,7 +143,8 @@ class MissingUnit(UserError):
 
 
 # the filters that exclude a cited unit, in the words of each surface: (CLI options, the page's choices, MCP parameters)
-_EXCLUDING_FILTERS = {
+ExcludingFilters = Literal["files", "kind_or_year"]
+_EXCLUDING_FILTERS: dict[str, tuple[str, str, str]] = {
     "files": ("--akt, --plik, --art", "wybrane pliki albo artykuł", "„akt”, „plik”, „art”"),
     "kind_or_year": ("--typ, --rok, --od-roku, --do-roku", "rodzaj albo lata", "„typ”, „rok”, „od_roku”, „do_roku”"),
 }
@@ -155,7 +156,7 @@ class CitedOutsideFilters(UsageError):
     byłby artykuł o tym numerze z innego aktu albo inny artykuł, jakby o niego pytano, albo „nic nie znaleziono”,
     jakby takiej jednostki nie było."""
 
-    def __init__(self, cited: str, by: str = "files") -> None:
+    def __init__(self, cited: str, by: ExcludingFilters = "files") -> None:
         self.cited = cited
         options, choices, parameters = _EXCLUDING_FILTERS[by]
         said = f"Pytanie wskazuje {cited}, a filtry wyszukiwania go wykluczają"
