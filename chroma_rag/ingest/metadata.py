@@ -79,7 +79,8 @@ def detect_type(title: str, text: str) -> str:
     # an act of its own that also amends one
     if name.startswith("o zmianie") or (not name and re.search(r"\bo zmianie\b", low_title)):
         return "nowelizacja"
-    if "kodeks" in low_title:
+    # the act's own name says it is a code; "… i o zmianie Kodeksu cywilnego" only amends one
+    if name.startswith("kodeks") or (not name and "kodeks" in low_title):
         return "kodeks"
     if low_title.startswith("rozporządzenie") or "rozporządzenie" in head[:600]:
         return "rozporzadzenie"
