@@ -124,3 +124,15 @@ def test_no_reference_and_ambiguous_or_unknown_act():
     assert not find_references("Czy lekarz musi mi powiedzieć, co mi dolega?", FILES)
     assert find_references("Co mówi kodeks?", FILES).files == []  # too general: every code matches
     assert find_references("Ile dni urlopu daje kodeks pracy?", FILES).files == []  # not indexed
+
+
+def test_a_longer_abbreviation_that_starts_like_a_known_one_is_another_act():
+    # "p.o.p." (Prawo o prokuraturze) starts as "p.o." (Prawo oświatowe) does, "k.c.k." as "k.c.": an act this
+    # index does not hold, not art. 5 of the one it does
+    for question, written in {"art. 5 p.o.p.": "p.o.p.", "Co mówi art. 12 k.c.k.?": "k.c.k.",
+                              "art. 7 u.o.d.o.w.": "u.o.d.o.w."}.items():
+        refs = find_references(question, FILES)
+        assert not refs.units and [spelled for spelled, _ in refs.unknown] == [written], question
+    # the known abbreviation itself, before a sentence that lacks its space, still names its act
+    assert [u.files for u in find_references("art. 5 p.o.Czy obowiązuje?", FILES).units] == [
+        ["prawo-oswiatowe-DU-2017-59.txt"]]

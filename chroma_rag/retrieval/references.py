@@ -54,9 +54,10 @@ def _abbreviation_pattern(spelling: str) -> str:
 
 _SPELLINGS = sorted(((s, act) for act in KNOWN_ACTS for s in (act.short, *act.spellings)),
                     key=lambda pair: -len(re.sub(r"[\s.]", "", pair[0])))
+# not followed by a letter, nor by one more dotted letter group: "p.o.p." is not "p.o" with ".p." after it
 _ABBREVIATION_AT = re.compile(
     r"\s*(" + "|".join(f"(?P<a{n}>{_abbreviation_pattern(s)})" for n, (s, _) in enumerate(_SPELLINGS))
-    + r")(?![\w])",
+    + r")(?!\w|\.[^\W\d_]{1,7}\.)",
     re.IGNORECASE,
 )
 # An abbreviation anywhere in a question, not right after an article: only written with dots ("wg k.c.")
