@@ -93,7 +93,9 @@ class UnknownAct(UserError):
                  in_filter: bool = False) -> None:
         self.spelled, self.act, self.ambiguous = spelled, act, ambiguous
         name = getattr(act, "name", "")
-        described = f" ({name[:1].upper()}{name[1:]})" if name and name.lower() != spelled.lower() else ""
+        # a statute's name alone begins "o …": "(ustawa o zwalczaniu nieuczciwej konkurencji)", "(Kodeks morski)"
+        shown = f"ustawa {name}" if name.startswith("o ") else f"{name[:1].upper()}{name[1:]}"
+        described = f" ({shown})" if name and name.lower() not in spelled.lower() else ""
         if ambiguous:
             said, cli, web = f"„{spelled}” pasuje do kilku aktów", "podaj pełniejszą nazwę albo skrót aktu", ""
         else:

@@ -1,5 +1,6 @@
 """Rozpoznawanie odwołań w pytaniu: numery jednostek i nazwy aktów."""
 
+from chroma_rag.ingest.acts import KNOWN_ACTS
 from chroma_rag.retrieval.references import find_references
 
 FILES = {
@@ -136,3 +137,18 @@ def test_a_longer_abbreviation_that_starts_like_a_known_one_is_another_act():
     # the known abbreviation itself, before a sentence that lacks its space, still names its act
     assert [u.files for u in find_references("art. 5 p.o.Czy obowiązuje?", FILES).units] == [
         ["prawo-oswiatowe-DU-2017-59.txt"]]
+
+
+def test_customary_abbreviations_of_statutes_beyond_the_shared_library():
+    files = {**FILES, "uznk.txt": "Ustawa z dnia 16 kwietnia 1993 r. o zwalczaniu nieuczciwej konkurencji",
+             "pe.txt": "Ustawa z dnia 10 kwietnia 1997 r. – Prawo energetyczne"}
+    for question, file in {"art. 3 u.z.n.k.": "uznk.txt", "Co mówi art. 11 ust. 2 UZNK?": "uznk.txt",
+                           "art. 5 pr. energ.": "pe.txt", "art 5 p.e.": "pe.txt"}.items():
+        assert [u.files for u in find_references(question, files).units] == [[file]], question
+    refs = find_references("art. 61 u.d.i.p.", files)  # known, not indexed: named in the sentence
+    assert not refs.units and refs.unknown[0][1].name == "o dostępie do informacji publicznej"
+
+
+def test_every_customary_abbreviation_names_one_act():
+    keys = [key for act in KNOWN_ACTS for key in act.keys]
+    assert len(keys) == len(set(keys)) and len({act.name for act in KNOWN_ACTS}) == len(KNOWN_ACTS)
