@@ -47,7 +47,10 @@ def test_a_range_of_articles_names_every_unit_in_it():
 def test_qualifiers_with_several_numbers_keep_the_act():
     """„§ 1 i 2”, „ust. 1–3”, „i nast.” między numerem a aktem: odwołanie wciąż wskazuje akt."""
     for question in ("art. 10 § 1 i 2 kw", "art. 10 ust. 2 i 3 k.w.", "art. 10 ust. 1–3 kw", "art. 10 § 1, 2 pkt 3 kw",
-                     "art. 10 i nast. k.w.", "art. 10 i n. kw"):
+                     "art. 10 i nast. k.w.", "art. 10 i n. kw",
+                     # the number as a statute heads it ("Art. 10."), a sentence of a paragraph in words
+                     "Art. 10. § 1 kw", "art. 10. ust. 2 k.w.", "art. 10 § 1 zdanie drugie kw",
+                     "art. 10 § 2 zd. pierwsze k.w."):
         refs = find_references(question, FILES)
         assert [(u.articles, u.files) for u in refs.units] == [(["10"], ["kodeks-wykroczen-DU-1971-114.pdf"])], question
 

@@ -34,10 +34,14 @@ _RANGE = re.compile(r"\s*[-–—]\s*(\d+)(?![\w])")
 MAX_RANGE_UNITS = 20
 # what may stand between the number and the act: "§ 1", "ust. 2", "pkt 3", "zd. 2", "lit. a", "in fine", "i nast.";
 # a qualifier's number may be a list or a range ("§ 1 i 2", "ust. 1–3")
+# "zdanie drugie", "zd. pierwsze": a sentence of a paragraph by its ordinal
+_SENTENCE_ORDINALS = r"pierwsze|drugie|trzecie|czwarte|piąte|ostatnie"
 _QUALIFIER_NUMBER = r"\d+[a-z]?(?:\s*(?:,|\bi\b|\boraz\b|\blub\b|[-–—])\s*\d+[a-z]?(?![\w.]))*"
 _QUALIFIERS = re.compile(
+    # "Art. 10. § 1": the number written as it heads the article in the statute, then its qualifiers
+    r"(?:\.(?=\s*(?:§|(?:ust|pkt|par|paragraf\w*|zd|zdanie|lit)\b)))?"
     r"(?:\s*(?:(?:§|par\.?|paragraf\w*)\s*" + _QUALIFIER_NUMBER + r"|ust\.?\s*" + _QUALIFIER_NUMBER
-    + r"|pkt\.?\s*" + _QUALIFIER_NUMBER + r"|zd(?:anie)?\.?\s*\d+|lit\.\s*[a-z]\)?"
+    + r"|pkt\.?\s*" + _QUALIFIER_NUMBER + r"|zd(?:anie)?\.?\s*(?:\d+|" + _SENTENCE_ORDINALS + r")|lit\.\s*[a-z]\)?"
     r"|in\s+fine|ab\s+initio|i\s+(?:nast|n)(?=\.)|i\s+następne)\b\.?)*",
     re.IGNORECASE,
 )
