@@ -17,6 +17,7 @@ from chroma_rag.answering.answer import (
     Citation,
     ask,
     build_messages,
+    citation_label,
     find_citations,
     invalid_citations,
 )
@@ -136,6 +137,17 @@ def test_citations_of_superscript_articles_keep_the_superscript():
     text = "Tak [kc.pdf, art. 385^1], też [kc.pdf, art. 385¹ § 2]; nie [kc.pdf, art. 385]."
     assert find_citations(text) == [Citation("kc.pdf", "art. 385^1"), Citation("kc.pdf", "art. 385")]
     assert invalid_citations(text, kc) == [Citation("kc.pdf", "art. 385")]
+
+
+def test_a_unit_cited_with_its_paragraph_is_labelled_and_checked_so():
+    """Pytanie „art. 505 § 1 kpc”: fragment ma etykietę „art. 505 § 1 k.p.c.”, a cytat modelu w tej postaci
+    wskazuje art. 505 (paragraf jest częścią artykułu)."""
+    hit = Hit("kpc-505", "Art. 505. § 1. Od nakazu zapłaty pozwany może wnieść sprzeciw.",
+              {"plik": "kpc.txt", "art": "505", "strona": 1, "skrot": "k.p.c."}, 0.9, cited=True, paragraph="§ 1")
+    assert citation_label(hit) == "[kpc.txt, art. 505 § 1 k.p.c.]"
+    assert "[kpc.txt, art. 505 § 1 k.p.c.]" in build_messages("Co mówi art. 505 § 1 kpc?", [hit])[1]["content"]
+    assert invalid_citations("Sprzeciw [kpc.txt, art. 505 § 1 k.p.c.], nie [kpc.txt, art. 506].", [hit]) == [
+        Citation("kpc.txt", "art. 506")]
 
 
 # --- asking ---------------------------------------------------------------------------------------

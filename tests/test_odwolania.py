@@ -91,6 +91,12 @@ def test_citation_shows_the_customary_abbreviation(library_db: Path, capsys) -> 
     assert hit.to_json()["skrot"] == "k.w."
     code, out, _ = run_cli(capsys, "szukaj", "art 10 kw", "--baza", library_db, "-k", "1")
     assert code == 0 and f"1. {PETTY} · art. 10 k.w." in out
+    # the paragraph the question named is part of the citation, as a lawyer writes it
+    hit = Index(library_db).search("Co mówi art. 10 § 1 kw?", k=1)[0]
+    assert hit.cited_unit == "art. 10 § 1 k.w." and hit.to_json()["paragraf"] == "§ 1"
+    assert "paragraf" not in Index(library_db).search("art 10 kw", k=1)[0].to_json()
+    code, out, _ = run_cli(capsys, "szukaj", "art. 10 § 1 i 2 kw", "--baza", library_db, "-k", "1")
+    assert code == 0 and f"1. {PETTY} · art. 10 § 1 i 2 k.w." in out
 
 
 def test_an_act_not_indexed_is_one_polish_sentence(library_db: Path, capsys) -> None:

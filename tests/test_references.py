@@ -53,6 +53,10 @@ def test_qualifiers_with_several_numbers_keep_the_act():
                      "art. 10 § 2 zd. pierwsze k.w."):
         refs = find_references(question, FILES)
         assert [(u.articles, u.files) for u in refs.units] == [(["10"], ["kodeks-wykroczen-DU-1971-114.pdf"])], question
+    assert [u.paragraph for u in find_references("art. 10 § 1 i 2 kw", FILES).units] == ["§ 1 i 2"]
+    assert [u.paragraph for u in find_references("art. 10 §1-3 kw", FILES).units] == ["§ 1-3"]
+    # the paragraph after the last of several articles is that article's: no paragraph for them all
+    assert [u.paragraph for u in find_references("art. 10 i 12 § 1 kw", FILES).units] == [""]
 
 
 def test_a_statute_with_its_date_in_any_form_and_qualifiers_without_dots():

@@ -786,6 +786,18 @@ def test_file_picker_finds_acts_by_title_and_abbreviation(browser, library_base:
     page.close()
 
 
+def test_a_cited_paragraph_shows_in_the_hit_and_its_citation(browser, library_base: str) -> None:
+    from library_support import PETTY_OFFENCES
+
+    page = opened(browser, library_base)
+    search(page, "art. 10 § 1 kw")
+    header = page.locator("#wyniki li .naglowek").first.inner_text()
+    assert PETTY_OFFENCES in header and "art. 10 § 1 k.w." in header
+    copy = page.locator("#wyniki li .kopiuj").first
+    assert copy.get_attribute("aria-label").endswith(f"[{PETTY_OFFENCES}, art. 10 § 1 k.w.]")
+    page.close()
+
+
 def test_file_picker_works_from_the_keyboard_alone(browser, library_base: str) -> None:
     from urllib.parse import parse_qs, urlsplit
 

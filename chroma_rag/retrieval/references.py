@@ -47,7 +47,7 @@ _QUALIFIERS = re.compile(
 )
 # "art. 10 w zw. z art. 12 k.k.": the act named at the end covers the numbers before it too
 _IN_CONNECTION = re.compile(r"\s*w\s+(?:zw\.|związku)\s+z\s*$", re.IGNORECASE)
-_PARAGRAPH_QUALIFIER = re.compile(r"(?:§|\bpar\.|\bparagraf\w*)\s*(\d+[a-z]?)", re.IGNORECASE)
+_PARAGRAPH_QUALIFIER = re.compile(r"(?:§|\bpar\.|\bparagraf\w*)\s*(" + _QUALIFIER_NUMBER + ")", re.IGNORECASE)
 
 
 def _abbreviation_pattern(spelling: str) -> str:
@@ -102,7 +102,7 @@ class UnitReference:
     articles: list[str]
     act: str
     files: list[str]
-    paragraph: str = ""  # "§ 1" when the reference named one (shown in a citation, not a separate unit)
+    paragraph: str = ""  # "§ 1", "§ 1 i 2" when the reference named them (shown in its citation, not a unit)
 
 
 @dataclass
@@ -343,7 +343,8 @@ def find_references(question: str, files: dict[str, str]) -> References:
         if unit is not None:
             paragraph = _PARAGRAPH_QUALIFIER.search(question[end:tail_start])
             unit.articles = list(dict.fromkeys([*connected, *articles]))
-            unit.paragraph = f"§ {paragraph.group(1)}" if paragraph and not connected else ""
+            if paragraph and not connected and len(articles) == 1:  # "§ 1" after several articles is the last one's
+                unit.paragraph = "§ " + " ".join(paragraph.group(1).split())
             refs.units.append(unit)
             connected = []
         elif position + 1 < len(matches) and _IN_CONNECTION.match(question[tail_start:matches[position + 1].start()]):
