@@ -96,6 +96,9 @@ def test_library_references_and_act_filter_names(titles: dict[str, str]) -> None
         "art. 12 ustawy o kosztach sądowych": "o-kosztach-sadowych-w-sprawach-cywilnych-DU-2005-1398.txt",
         "art. 5 ustawy z dnia 24 czerwca 1994 r. o własności lokali": "o-wlasnosci-lokali-DU-1994-388.txt",
         "art. 70 op": "ordynacja-podatkowa-DU-1997-926.txt",
+        # "p.b." is how construction law is cited ("art. 48 p.b."); banking law is "pr. bank."
+        "art. 48 p.b.": "prawo-budowlane-DU-1994-414.txt",
+        "art. 48 pr. bud.": "prawo-budowlane-DU-1994-414.txt",
         # an abbreviation that is also a word ("po", "pr") is one when it ends the reference or is in capitals
         "art 133 po": "prawo-oswiatowe-DU-2017-59.txt",
         "Art. 218 PR": "prawo-restrukturyzacyjne-DU-2015-978.txt",

@@ -49,8 +49,8 @@ KNOWN_ACTS = (
              cited="Konstytucji RP", other_names=("ustawa zasadnicza",)),
     KnownAct("p.p.s.a.", "prawo o postępowaniu przed sądami administracyjnymi"),
     KnownAct("o.p.", "ordynacja podatkowa", ("ord. pod.",)),
-    KnownAct("pr. bank.", "prawo bankowe", ("p.b.", "pr.bank.")),
-    KnownAct("pr. bud.", "prawo budowlane", ("p.bud.",)),
+    KnownAct("pr. bank.", "prawo bankowe", ("pr.bank.",)),
+    KnownAct("pr. bud.", "prawo budowlane", ("p.b.", "p.bud.")),  # "art. 48 p.b." is construction law
     KnownAct("p.z.p.", "prawo zamówień publicznych", ("pzp",)),
     KnownAct("p.u.", "prawo upadłościowe", ("pr. upadł.",)),
     KnownAct("p.r.", "prawo restrukturyzacyjne", ("pr. restr.",)),
