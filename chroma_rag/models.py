@@ -67,7 +67,7 @@ class Hit:
     similarity: float
     score: float = 0.0  # wynik fuzji w trybie hybrydowym/słownym (ranking), 0 w trybie wektorowym
     cited: bool = False  # jednostka wskazana w pytaniu z aktem („art 90 kc”): pierwsza i nigdy nie odmawiana
-    paragraph: str = ""  # „§ 1”, gdy pytanie wskazało jednostkę z nim („art. 148 § 1 kk”): część cytatu
+    subunit: str = ""  # „§ 1”, „ust. 3 pkt 2”, gdy pytanie wskazało jednostkę z nimi („art. 148 § 1 kk”): część cytatu
 
     @property
     def file(self) -> str:
@@ -88,11 +88,11 @@ class Hit:
 
     @property
     def cited_unit(self) -> str:
-        """Jednostka, jak ją cytują prawnicy: z paragrafem, który wskazało pytanie, i zwyczajowym skrótem aktu –
-        „art. 505 § 1 k.p.c.”, „art. 505 k.p.c.”; bez skrótu – ``unit`` (z paragrafem)."""
+        """Jednostka, jak ją cytują prawnicy: z częścią (§, ust., pkt), którą wskazało pytanie, i zwyczajowym
+        skrótem aktu – „art. 505 § 1 k.p.c.”, „art. 505 k.p.c.”; bez skrótu – ``unit`` (z częścią)."""
         if not self.unit:
             return ""
-        return " ".join(part for part in (self.unit, self.paragraph, str(self.metadata.get("skrot") or "")) if part)
+        return " ".join(part for part in (self.unit, self.subunit, str(self.metadata.get("skrot") or "")) if part)
 
     def to_json(self) -> dict[str, Any]:
         """Stała kolejność pól (docs/PRZEWODNIK.md, „Pola JSON”); bez pól wewnętrznych indeksu."""
@@ -103,7 +103,7 @@ class Hit:
             **{key: meta.get(key) for key in _HIT_JSON_FIELDS},
             "rok": meta.get("rok") or None,  # 0: the document gives no year
             **{key: meta[key] for key in extra},
-            **({"paragraf": self.paragraph} if self.paragraph else {}),
+            **({"podjednostka": self.subunit} if self.subunit else {}),
             "podobienstwo": round(self.similarity, 4),
             "wynik": round(self.score, 6),
             "tekst": self.text,

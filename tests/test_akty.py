@@ -107,7 +107,7 @@ def test_library_references_and_act_filter_names(titles: dict[str, str]) -> None
     for question, file in cases.items():
         units = find_references(question, titles).units
         assert [u.files for u in units] == [[file]], question
-    assert find_references("art. 148 § 1 kk", titles).units[0].paragraph == "§ 1"
+    assert find_references("art. 148 § 1 kk", titles).units[0].subunit == "§ 1"
     assert find_references("Zgodnie z Kodeksem karnym sprawca", titles).files == ["kodeks-karny-DU-1997-553.pdf"]
     assert resolve_act("KPA", titles) == ["kodeks-postepowania-administracyjnego-DU-1960-168.txt"]
     assert resolve_act("Kodeks pracy", titles) == ["kodeks-pracy-DU-1974-141.txt"]
@@ -133,7 +133,7 @@ def test_a_longer_abbreviation_of_an_unindexed_act_is_not_its_known_beginning(ti
 def test_more_spellings_lawyers_type(titles: dict[str, str]) -> None:
     """„par.” zamiast „§”, „PoRD”; skrót z kropkami albo wielkimi literami, którego nie ma w bazie („u.p.d.o.p.”,
     „RODO”) – akt spoza dokumentów, a nie art. 3 dowolnego aktu."""
-    assert [(u.files, u.paragraph) for u in find_references("art. 58 par. 1 kc", titles).units] == [
+    assert [(u.files, u.subunit) for u in find_references("art. 58 par. 1 kc", titles).units] == [
         (["kodeks-cywilny-DU-1964-93.pdf"], "§ 1")]
     assert [u.files for u in find_references("art. 92 PoRD", titles).units] == [
         ["prawo-o-ruchu-drogowym-DU-1997-602.txt"]]

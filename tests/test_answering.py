@@ -143,7 +143,7 @@ def test_a_unit_cited_with_its_paragraph_is_labelled_and_checked_so():
     """Pytanie „art. 505 § 1 kpc”: fragment ma etykietę „art. 505 § 1 k.p.c.”, a cytat modelu w tej postaci
     wskazuje art. 505 (paragraf jest częścią artykułu)."""
     hit = Hit("kpc-505", "Art. 505. § 1. Od nakazu zapłaty pozwany może wnieść sprzeciw.",
-              {"plik": "kpc.txt", "art": "505", "strona": 1, "skrot": "k.p.c."}, 0.9, cited=True, paragraph="§ 1")
+              {"plik": "kpc.txt", "art": "505", "strona": 1, "skrot": "k.p.c."}, 0.9, cited=True, subunit="§ 1")
     assert citation_label(hit) == "[kpc.txt, art. 505 § 1 k.p.c.]"
     assert "[kpc.txt, art. 505 § 1 k.p.c.]" in build_messages("Co mówi art. 505 § 1 kpc?", [hit])[1]["content"]
     assert invalid_citations("Sprzeciw [kpc.txt, art. 505 § 1 k.p.c.], nie [kpc.txt, art. 506].", [hit]) == [

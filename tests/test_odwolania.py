@@ -91,10 +91,11 @@ def test_citation_shows_the_customary_abbreviation(library_db: Path, capsys) -> 
     assert hit.to_json()["skrot"] == "k.w."
     code, out, _ = run_cli(capsys, "szukaj", "art 10 kw", "--baza", library_db, "-k", "1")
     assert code == 0 and f"1. {PETTY} · art. 10 k.w." in out
-    # the paragraph the question named is part of the citation, as a lawyer writes it
-    hit = Index(library_db).search("Co mówi art. 10 § 1 kw?", k=1)[0]
-    assert hit.cited_unit == "art. 10 § 1 k.w." and hit.to_json()["paragraf"] == "§ 1"
-    assert "paragraf" not in Index(library_db).search("art 10 kw", k=1)[0].to_json()
+    # the part of the unit the question named is part of the citation, as a lawyer writes it
+    hit = Index(library_db).search("Co mówi art. 10 §1 pkt. 2 kw?", k=1)[0]
+    assert hit.cited_unit == "art. 10 § 1 pkt 2 k.w." and hit.to_json()["podjednostka"] == "§ 1 pkt 2"
+    assert "podjednostka" not in Index(library_db).search("art 10 kw", k=1)[0].to_json()
+    assert Index(library_db).search("art. 5 ust 1-2 uwl", k=1)[0].cited_unit == "art. 5 ust. 1–2 u.w.l."
     code, out, _ = run_cli(capsys, "szukaj", "art. 10 § 1 i 2 kw", "--baza", library_db, "-k", "1")
     assert code == 0 and f"1. {PETTY} · art. 10 § 1 i 2 k.w." in out
 

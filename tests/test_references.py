@@ -53,10 +53,13 @@ def test_qualifiers_with_several_numbers_keep_the_act():
                      "art. 10 § 2 zd. pierwsze k.w."):
         refs = find_references(question, FILES)
         assert [(u.articles, u.files) for u in refs.units] == [(["10"], ["kodeks-wykroczen-DU-1971-114.pdf"])], question
-    assert [u.paragraph for u in find_references("art. 10 § 1 i 2 kw", FILES).units] == ["§ 1 i 2"]
-    assert [u.paragraph for u in find_references("art. 10 §1-3 kw", FILES).units] == ["§ 1-3"]
-    # the paragraph after the last of several articles is that article's: no paragraph for them all
-    assert [u.paragraph for u in find_references("art. 10 i 12 § 1 kw", FILES).units] == [""]
+    cited = {"art. 10 § 1 i 2 kw": "§ 1 i 2", "art. 10 §1-3 kw": "§ 1–3", "Art. 10. par. 2 pkt. 3 lit. b) kw":
+             "§ 2 pkt 3 lit. b", "art. 10 ust 1,2 kw": "ust. 1, 2", "art. 10 § 1 zdanie drugie kw": "§ 1 zd. drugie",
+             "art. 10 i nast. kw": "i nast.", "art. 10 kw": "",
+             # after the last of several articles the qualifier is that article's: none for them all
+             "art. 10 i 12 § 1 kw": ""}
+    for question, subunit in cited.items():
+        assert [u.subunit for u in find_references(question, FILES).units] == [subunit], question
 
 
 def test_a_statute_with_its_date_in_any_form_and_qualifiers_without_dots():

@@ -37,17 +37,22 @@ MAX_RANGE_UNITS = 20
 # "zdanie drugie", "zd. pierwsze": a sentence of a paragraph by its ordinal
 _SENTENCE_ORDINALS = r"pierwsze|drugie|trzecie|czwarte|piąte|ostatnie"
 _QUALIFIER_NUMBER = r"\d+[a-z]?(?:\s*(?:,|\bi\b|\boraz\b|\blub\b|[-–—])\s*\d+[a-z]?(?![\w.]))*"
+# one qualifier, each kind in its own group: "§ 1 i 2", "ust. 2", "pkt 3", "zd. 2", "lit. a", "in fine", "i nast."
+_QUALIFIER = (r"(?:(?:§|par\.?|paragraf\w*)\s*(?P<par>" + _QUALIFIER_NUMBER + r")|ust\.?\s*(?P<ust>" + _QUALIFIER_NUMBER
+              + r")|pkt\.?\s*(?P<pkt>" + _QUALIFIER_NUMBER + r")|zd(?:anie)?\.?\s*(?P<zd>\d+|" + _SENTENCE_ORDINALS
+              + r")|lit\.\s*(?P<lit>[a-z])\)?|(?P<in_fine>in\s+fine)|(?P<ab_initio>ab\s+initio)"
+              r"|(?P<further>i\s+(?:nast|n)(?=\.)|i\s+następne))(?:\b|(?<=\)))\.?")
 _QUALIFIERS = re.compile(
     # "Art. 10. § 1": the number written as it heads the article in the statute, then its qualifiers
-    r"(?:\.(?=\s*(?:§|(?:ust|pkt|par|paragraf\w*|zd|zdanie|lit)\b)))?"
-    r"(?:\s*(?:(?:§|par\.?|paragraf\w*)\s*" + _QUALIFIER_NUMBER + r"|ust\.?\s*" + _QUALIFIER_NUMBER
-    + r"|pkt\.?\s*" + _QUALIFIER_NUMBER + r"|zd(?:anie)?\.?\s*(?:\d+|" + _SENTENCE_ORDINALS + r")|lit\.\s*[a-z]\)?"
-    r"|in\s+fine|ab\s+initio|i\s+(?:nast|n)(?=\.)|i\s+następne)\b\.?)*",
+    r"(?:\.(?=\s*(?:§|(?:ust|pkt|par|paragraf\w*|zd|zdanie|lit)\b)))?(?:\s*" + _QUALIFIER + r")*",
     re.IGNORECASE,
 )
+_ONE_QUALIFIER = re.compile(_QUALIFIER, re.IGNORECASE)
 # "art. 10 w zw. z art. 12 k.k.": the act named at the end covers the numbers before it too
 _IN_CONNECTION = re.compile(r"\s*w\s+(?:zw\.|związku)\s+z\s*$", re.IGNORECASE)
-_PARAGRAPH_QUALIFIER = re.compile(r"(?:§|\bpar\.|\bparagraf\w*)\s*(" + _QUALIFIER_NUMBER + ")", re.IGNORECASE)
+# how a citation writes each qualifier: "§ 1 i 2", "ust. 1–3", "pkt 2", "zd. 2", "lit. a"
+_QUALIFIER_FORMS = {"par": "§ {}", "ust": "ust. {}", "pkt": "pkt {}", "zd": "zd. {}", "lit": "lit. {}",
+                    "in_fine": "in fine", "ab_initio": "ab initio", "further": "i nast."}
 
 
 def _abbreviation_pattern(spelling: str) -> str:
@@ -102,7 +107,7 @@ class UnitReference:
     articles: list[str]
     act: str
     files: list[str]
-    paragraph: str = ""  # "§ 1", "§ 1 i 2" when the reference named them (shown in its citation, not a unit)
+    subunit: str = ""  # "§ 1 pkt 2", "ust. 3" when the reference named them (shown in its citation, not a unit)
 
 
 @dataclass
@@ -341,10 +346,9 @@ def find_references(question: str, files: dict[str, str]) -> References:
         refs.articles.extend(a for a in articles if a not in refs.articles)
         unit = _unit_reference(question[tail_start:], catalog, refs)
         if unit is not None:
-            paragraph = _PARAGRAPH_QUALIFIER.search(question[end:tail_start])
             unit.articles = list(dict.fromkeys([*connected, *articles]))
-            if paragraph and not connected and len(articles) == 1:  # "§ 1" after several articles is the last one's
-                unit.paragraph = "§ " + " ".join(paragraph.group(1).split())
+            if not connected and len(articles) == 1:  # "§ 1" after several articles is the last one's
+                unit.subunit = _subunit(question[end:tail_start])
             refs.units.append(unit)
             connected = []
         elif position + 1 < len(matches) and _IN_CONNECTION.match(question[tail_start:matches[position + 1].start()]):
@@ -405,6 +409,17 @@ def _unit_reference(tail: str, catalog: ActCatalog, refs: References) -> UnitRef
     elif not match.ambiguous and re.match(r"\s*ustaw\w*\s+(?:" + _DATE_TEXT + r"\s*)?o\s+\w", tail, re.I):
         refs.unknown.append((_leading_words(tail, 4), None))
     return None
+
+
+def _subunit(qualifiers: str) -> str:
+    """Część jednostki z kwalifikatorów odwołania, zapisana jak w cytacie: „§1 pkt. 2” → „§ 1 pkt 2”,
+    „ust 1-3” → „ust. 1–3”."""
+    parts = []
+    for match in _ONE_QUALIFIER.finditer(qualifiers):
+        kind, value = next((k, v) for k, v in match.groupdict().items() if v is not None)
+        value = re.sub(r"\s*[-–—]\s*", "–", re.sub(r"\s*,\s*", ", ", " ".join(value.split())))
+        parts.append(_QUALIFIER_FORMS[kind].format(value))
+    return " ".join(parts)
 
 
 def _leading_words(text: str, count: int) -> str:

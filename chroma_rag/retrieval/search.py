@@ -219,7 +219,7 @@ class Searcher:
             for article in articles:
                 hit = best.pop(article_key(article), None)
                 if hit is not None:  # in the order the question cited them
-                    hit.cited, hit.paragraph = True, unit.paragraph
+                    hit.cited, hit.subunit = True, unit.subunit
                     cited.append(hit)
         if left_out and not cited:  # every cited unit is outside the filters; beside one inside, the rest only drop
             raise CitedOutsideFilters(left_out[0], "kind_or_year" if _by_kind_or_year(filters) else "files")

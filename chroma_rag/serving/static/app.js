@@ -38,11 +38,11 @@ function shownName(file, name) {
 }
 
 // short: the act's customary abbreviation ("k.p.c."), cited beside the unit as lawyers do: "art. 505 k.p.c."
-// paragraph: "§ 1" when the question cited the unit with it ("art. 148 § 1 kk"), part of the citation
-function unitLabel(art, short, paragraph) {
+// subunit: "§ 1", "ust. 3" when the question cited the unit with it ("art. 148 § 1 kk"), part of the citation
+function unitLabel(art, short, subunit) {
   if (!art) return "";
   const unit = art.startsWith("§") ? art : `art. ${art}`;
-  return [unit, paragraph, short].filter(Boolean).join(" ");
+  return [unit, subunit, short].filter(Boolean).join(" ");
 }
 
 // The name with its folder tells apart same-named files from different folders (the server serves only indexed files).
@@ -379,7 +379,7 @@ async function loadFilters() {
 
 // "[plik, art. N]": the citation as the model and the CLI write it, to paste into a note or a letter.
 function citationOf(hit) {
-  const unit = unitLabel(hit.art, hit.skrot, hit.paragraf);
+  const unit = unitLabel(hit.art, hit.skrot, hit.podjednostka);
   return `[${shownName(hit.plik, hit.sciezka)}${unit ? `, ${unit}` : ""}]`;
 }
 
@@ -406,7 +406,7 @@ function copyButton(label, text) {
 
 // Opens the hit's whole unit in the panel, its passage marked; the label says which unit (there are several).
 function wholeUnitButton(hit) {
-  const unit = unitLabel(hit.art, hit.skrot, hit.paragraf);
+  const unit = unitLabel(hit.art, hit.skrot, hit.podjednostka);
   const button = element("button", unit.startsWith("§") ? "cały paragraf" : "cały artykuł", "drugi cala-jednostka");
   button.type = "button";
   button.setAttribute("aria-label", `${button.textContent}: ${citationOf(hit)}`);
@@ -418,7 +418,7 @@ function renderHit(hit) {
   const item = element("li");
   const header = element("div", "", "naglowek");
   header.append(element("span", shownName(hit.plik, hit.sciezka), "plik"));
-  const unit = unitLabel(hit.art, hit.skrot, hit.paragraf);
+  const unit = unitLabel(hit.art, hit.skrot, hit.podjednostka);
   if (hit.czesci > 1) header.append(` · część ${hit.fragment}/${hit.czesci}`);
   for (const part of [unit, `str. ${pages(hit.strona, hit.strona_do)}`]) {
     if (part) header.append(` · ${part}`);
@@ -693,7 +693,7 @@ let answerWithSources = "";
 
 function renderSources(hits) {
   $("zrodla").replaceChildren(...hits.map((hit, i) => {
-    const item = element("li", `${shownName(hit.plik, hit.sciezka)}${hit.art ? `, ${unitLabel(hit.art, hit.skrot, hit.paragraf)}` : ""}, `
+    const item = element("li", `${shownName(hit.plik, hit.sciezka)}${hit.art ? `, ${unitLabel(hit.art, hit.skrot, hit.podjednostka)}` : ""}, `
       + `str. ${pages(hit.strona, hit.strona_do)} `);
     item.id = `zrodlo-${i + 1}`;
     item.append(documentLink(hit.plik, hit.strona, hit.sciezka, hit.plik_na_serwerze));
