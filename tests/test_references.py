@@ -74,6 +74,19 @@ def test_a_statute_with_its_date_in_any_form_and_qualifiers_without_dots():
     assert [u.articles for u in find_references("art. 10 par 2 kw", FILES).units] == [["10"]]
 
 
+def test_a_statute_named_by_its_date_alone():
+    """„art. 23 ustawy z dnia 29 sierpnia 1997 r.” (tak pisze się po pierwszym pełnym przytoczeniu, często
+    z publikatorem) to akt z tą datą w tytule; data, której nie ma żaden akt indeksu – zdanie, że aktu nie ma."""
+    data_protection = "ochrona-danych-osobowych-DU-1997-883.pdf"
+    for question in ("art. 23 ustawy z dnia 29 sierpnia 1997 r.", "Co mówi art. 23 ustawy z 29.08.1997 r.?",
+                     "art. 23 ust. 1 ustawy z dnia 29 sierpnia 1997 r. (Dz.U. z 2016 r. poz. 922)",
+                     "art. 23 ustawy z 29.08.1997 o ochronie danych osobowych"):
+        refs = find_references(question, FILES)
+        assert [u.files for u in refs.units] == [[data_protection]] and not refs.unknown, (question, refs.unknown)
+    refs = find_references("art. 5 ustawy z dnia 1 stycznia 1990 r.", FILES)
+    assert not refs.units and [spelled for spelled, _ in refs.unknown] == ["ustawy z dnia 1 stycznia 1990 r."]
+
+
 def test_a_number_in_connection_with_another_takes_its_act():
     """„art. 10 w zw. z art. 12 k.k.”: skrót na końcu obejmuje oba przepisy, w kolejności z pytania."""
     for question in ("art. 10 w zw. z art. 12 k.k.", "art. 10 w związku z art. 12 kodeksu karnego"):

@@ -201,6 +201,23 @@ def act_name(title: str) -> str:
     return name[:1].upper() + name[1:] if name and not name.startswith(("o ", "w ")) else name
 
 
+_MONTHS = ("stycznia", "lutego", "marca", "kwietnia", "maja", "czerwca", "lipca", "sierpnia", "września",
+           "października", "listopada", "grudnia")
+# "z dnia 24 czerwca 1994 r.", "z 24 czerwca 1994", "z dnia 24.06.1994 r.": the date an act is cited by
+_ACT_DATE = re.compile(r"\bz\s+(?:dnia\s+)?(\d{1,2})(?:\s+(\w+)\s+|\.(\d{1,2})\.)(\d{4})\b", re.IGNORECASE)
+
+
+def act_date(text: str) -> tuple[int, int, int] | None:
+    """Data aktu (rok, miesiąc, dzień) z pierwszego „z dnia …” w tekście: tytułu albo odwołania."""
+    found = _ACT_DATE.search(text)
+    if found is None:
+        return None
+    day, month_name, month_number, year = found.groups()
+    month = int(month_number) if month_number else (
+        _MONTHS.index(month_name.lower()) + 1 if month_name.lower() in _MONTHS else 0)
+    return (int(year), month, int(day)) if 1 <= month <= 12 else None
+
+
 def known_act(title: str) -> KnownAct | None:
     """Akt o zwyczajowym skrócie, którego nazwę podaje tytuł (nowelizacja „o zmianie ustawy – Kodeks …” nim
     nie jest)."""

@@ -17,7 +17,7 @@ from .. import morphology
 from ..derived import DEFAULT_LEMMATIZER, STOPWORDS, lemmatizer, tokenize, words
 from ..errors import UnknownAct
 from ..filters import SUPERSCRIPT_CHARS, fold, normalize_article
-from ..ingest.acts import KNOWN_ACTS, KnownAct, abbreviation_key, act_name, known_act
+from ..ingest.acts import KNOWN_ACTS, KnownAct, abbreviation_key, act_date, act_name, known_act
 
 _NUMBER = (r"\d+[a-z]?(?:\(\d+[a-z]?\)|\s*(?:\^\s*\d+[a-z]?|\[\d+[a-z]?\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+["
            + SUPERSCRIPT_CHARS[10:] + r"]?))?")
@@ -81,7 +81,7 @@ _ACT_START = re.compile(
 )
 _STATUTE_WORD = re.compile(r"^(?:ustaw\w*)$", re.IGNORECASE)
 # a statute's date after "ustawy": "z dnia 24 czerwca 1994 r.", "z 24 czerwca 1994 r.", "z dnia 24.06.1994 r."
-_DATE_TEXT = r"z\s+(?:dnia\s+)?(?:\d{1,2}\s+\w+\s+\d{4}|\d{1,2}\.\d{1,2}\.\d{4})\s*r\.?"
+_DATE_TEXT = r"z\s+(?:dnia\s+)?(?:\d{1,2}\s+\w+\s+\d{4}|\d{1,2}\.\d{1,2}\.\d{4})(?:\s*r\b\.?)?"
 _DATE = re.compile(r"^\s*" + _DATE_TEXT, re.IGNORECASE)
 # colloquial names of branches of law: "prawo karne" means the criminal code
 _BRANCHES = {"karny": "kodeks karny", "cywilny": "kodeks cywilny", "rodzinny": "kodeks rodzinny i opiekuńczy",
@@ -168,6 +168,11 @@ class ActCatalog:
             by_name.setdefault(key, []).append(name)
             known[key] = known_act(title)
         self.acts = [_Act(key, tuple(names), known[key]) for key, names in by_name.items()]
+        # "ustawy z dnia 29 sierpnia 1997 r." without its name: the acts whose titles carry that date
+        self.dated: dict[tuple[int, int, int], list[_Act]] = {}
+        for act in self.acts:
+            for date in {act_date(files[name]) for name in act.files} - {None}:
+                self.dated.setdefault(date, []).append(act)
         # acts not indexed, by their customary names: a reference to one of them is said to be missing
         indexed = {act.known for act in self.acts if act.known is not None}
         self.missing = [_Act(_phrase_lemmas(a.name), (), a) for a in KNOWN_ACTS if a not in indexed]
@@ -175,6 +180,16 @@ class ActCatalog:
         # beginning of "ustawy o …"
         self.other_names = [_Act(_phrase_lemmas(other), act.files, act.known) for act in (*self.acts, *self.missing)
                             if act.known is not None for other in act.known.other_names]
+
+    def _by_date(self, text: str, words_read: int) -> NameMatch:
+        """Akt nazwany samą datą; data, której nie ma żaden tytuł indeksu, to akt, którego indeks nie ma."""
+        date = act_date(text)
+        acts = self.dated.get(date, []) if date else []
+        if len(acts) > 1:
+            return NameMatch(words=words_read, ambiguous=True)  # several acts of one day
+        if not acts:
+            return NameMatch(words=words_read, unnamed=True)
+        return NameMatch(list(acts[0].files), acts[0].known, words_read)
 
     def by_abbreviation(self, act: KnownAct) -> list[str]:
         return [f for found in self.acts if found.known == act for f in found.files]
@@ -191,6 +206,8 @@ class ActCatalog:
             date = _DATE.match(rest)
             found = self.by_name(rest[date.end():] if date else rest)
             skipped = 1 + (len(words(date.group(0))) if date else 0)  # "ustawy", "z dnia 24 czerwca 1994 r."
+            if date and not found.words:
+                return self._by_date(date.group(0), skipped)
             return replace(found, words=found.words + skipped) if found.words else found
         best: tuple[int, bool] = (0, False)
         acts: list[_Act] = []
@@ -424,7 +441,7 @@ def _subunit(qualifiers: str) -> str:
 
 def _leading_words(text: str, count: int) -> str:
     """Początek tekstu do końca ``count``-tego słowa, jak go napisano („ustawy – Prawo prasowe”)."""
-    ends = [m.end() for m in re.finditer(r"[^\W_]+", text)]
+    ends = [m.end() for m in re.finditer(r"[^\W_]+(?:(?<=\br)\.)?", text)]  # "1994 r." keeps its dot
     return text[: ends[min(count, len(ends)) - 1]].strip() if ends else ""
 
 
