@@ -52,6 +52,9 @@ SPELLINGS = {
     "art. 10 ust. 1–3 u.w.l.": (FLATS, "10"),  # a range of its sections
     "art. 10 w zw. z art. 12 u.w.l.": (FLATS, "10"),  # the act at the end covers both
     "§ 10 ust. 1 rozporządzenia w sprawie dokumentacji medycznej": (MEDICAL_RECORDS, "§ 10"),  # a regulation's unit
+    "art. 10 ustawy z dnia 24 czerwca 1994 r. (Dz.U. z 2021 r. poz. 1048)": (FLATS, "10"),  # by its date alone
+    "Art. 10. ust. 2 zdanie drugie u.w.l.": (FLATS, "10"),  # as the article heads it, a sentence in words
+    "art. 12 k.w. w zw. z art. 10. § 1 pkt 2 lit. b) k.w.": (PETTY, "12"),
 }
 
 
