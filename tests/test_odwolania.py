@@ -265,3 +265,22 @@ def test_a_reference_the_kind_or_year_filter_leaves_out_says_so(library_db: Path
 
         told = anyio.run(main)
         assert "art. 10 kw" in told and "„typ”" in told and "--" not in told, told
+
+
+def test_a_paragraph_of_the_teams_own_rules_by_their_title(tmp_path: Path) -> None:
+    """HR pyta „§ 3 regulaminu pracy zdalnej”: § 3 tego regulaminu, a nie § 3 rozporządzenia obok; „§ 3 umowy o
+    pracę” (dokumentu, którego zespół nie ma) nie wybiera regulaminu ani nie jest zdaniem o braku aktu."""
+    rules = tmp_path / "dokumenty" / "regulamin-zdalnej.md"
+    rules.parent.mkdir()
+    rules.write_text(
+        "# Regulamin pracy zdalnej\n\n§ 1. Regulamin określa zasady pracy zdalnej w spółce.\n\n"
+        "§ 2. Pracę zdalną wykonuje się na wniosek pracownika.\n\n"
+        "§ 3. Pracownik może pracować zdalnie najwyżej trzy dni w tygodniu.\n\n"
+        "§ 4. Spółka zwraca koszty energii elektrycznej ryczałtem.\n", encoding="utf-8")
+    db = tmp_path / "db"
+    Index(db).add([rules.parent, USTAWY / MEDICAL_RECORDS])
+    for question in ("§ 3 regulaminu pracy zdalnej", "Co mówi § 3 Regulaminu pracy zdalnej?"):
+        hits = Index(db).search(question, k=3)
+        assert (hits[0].file, hits[0].art, hits[0].cited) == (rules.name, "§ 3", True), question
+    hits = Index(db).search("§ 3 umowy o pracę", k=3)
+    assert hits and not hits[0].cited

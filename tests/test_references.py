@@ -175,3 +175,23 @@ def test_customary_abbreviations_of_statutes_beyond_the_shared_library():
 def test_every_customary_abbreviation_names_one_act():
     keys = [key for act in KNOWN_ACTS for key in act.keys]
     assert len(keys) == len(set(keys)) and len({act.name for act in KNOWN_ACTS}) == len(KNOWN_ACTS)
+
+
+def test_a_team_document_is_named_by_its_title():
+    """Regulamin albo umowa zespołu (tytuł bez daty aktu) – „§ 5 regulaminu pracy zdalnej”, „§ 3 umowy najmu”:
+    paragraf tego dokumentu; dokument, którego tytułu nie ma w indeksie, to zdanie, że go nie ma, a zwykłe słowa
+    („umowa sprzedaży” w pytaniu o kodeks) nie wybierają umowy zespołu."""
+    files = {**FILES, "regulamin.md": "Regulamin pracy zdalnej", "najem.md": "Umowa najmu lokalu mieszkalnego"}
+    for question, file, unit in (("§ 5 regulaminu pracy zdalnej", "regulamin.md", "§ 5"),
+                                 ("Co mówi § 3 umowy najmu?", "najem.md", "§ 3"),
+                                 ("§ 2 ust. 1 Regulaminu pracy zdalnej", "regulamin.md", "§ 2")):
+        refs = find_references(question, files)
+        assert [(u.articles, u.files) for u in refs.units] == [([unit], [file])], question
+    # "regulaminu" or "umowy" alone names no document: a plain search, not a guess and not a refusal
+    for question in ("§ 5 regulaminu organizacyjnego", "§ 4 umowy o pracę", "§ 4 umowy"):
+        refs = find_references(question, files)
+        assert not refs.units and not refs.unknown, question
+    assert find_references("Ile dni w tygodniu pozwala regulamin pracy zdalnej?", files).files == ["regulamin.md"]
+    for question in ("Czy umowa sprzedaży wymaga formy pisemnej?", "Kiedy umowę najmu można wypowiedzieć?"):
+        refs = find_references(question, {**FILES, "regulamin.md": "Regulamin pracy zdalnej"})
+        assert not refs.files and not refs.units and not refs.unknown, question

@@ -218,6 +218,18 @@ def act_date(text: str) -> tuple[int, int, int] | None:
     return (int(year), month, int(day)) if 1 <= month <= 12 else None
 
 
+# a team's own document, named by its title in a question: "§ 5 regulaminu pracy zdalnej", "§ 3 umowy najmu"
+TEAM_DOCUMENT_WORDS = ("regulamin", "umowa", "statut", "polityka", "instrukcja", "procedura")
+_TEAM_DOCUMENT = re.compile(r"^(?:" + "|".join(TEAM_DOCUMENT_WORDS) + r")\b", re.IGNORECASE)
+
+
+def cited_name(title: str) -> str:
+    """Nazwa, pod jaką pytanie wskazuje dokument: nazwa aktu (``act_name``) albo tytuł regulaminu, umowy …
+    zespołu („Regulamin pracy zdalnej”); pusty napis, gdy tytuł nie jest żadnym z nich."""
+    text = " ".join(title.split())
+    return act_name(title) or (text if _TEAM_DOCUMENT.match(text) else "")
+
+
 def known_act(title: str) -> KnownAct | None:
     """Akt o zwyczajowym skrócie, którego nazwę podaje tytuł (nowelizacja „o zmianie ustawy – Kodeks …” nim
     nie jest)."""

@@ -2,10 +2,10 @@
 prawnicy (``art 90 kc``, ``art. 148 § 1 KK``, ``art. 5 ustawy o własności lokali``, ``art. 23 Konstytucji``),
 i same nazwy aktów („Kodeksem karnym”, „ustawa o prawach pacjenta”, „prawo cywilne”).
 
-Akt rozpoznaje się po jego nazwie z tytułu (``ingest.acts.act_name``) porównanej słowo po słowie na lematach,
-więc odmiana nie przeszkadza, a „Kodeks karny” nie myli się z „Kodeksem karnym skarbowym” (wygrywa najdłuższa
-pasująca nazwa), oraz po zwyczajowym skrócie (``ingest.acts.KNOWN_ACTS``) pisanym z kropkami lub bez, dowolną
-wielkością liter."""
+Akt rozpoznaje się po jego nazwie z tytułu (``ingest.acts.cited_name``; także regulamin albo umowa zespołu)
+porównanej słowo po słowie na lematach, więc odmiana nie przeszkadza, a „Kodeks karny” nie myli się
+z „Kodeksem karnym skarbowym” (wygrywa najdłuższa pasująca nazwa), oraz po zwyczajowym skrócie
+(``ingest.acts.KNOWN_ACTS``) pisanym z kropkami lub bez, dowolną wielkością liter."""
 
 from __future__ import annotations
 
@@ -17,7 +17,15 @@ from .. import morphology
 from ..derived import DEFAULT_LEMMATIZER, STOPWORDS, lemmatizer, tokenize, words
 from ..errors import UnknownAct
 from ..filters import SUPERSCRIPT_CHARS, fold, normalize_article
-from ..ingest.acts import KNOWN_ACTS, KnownAct, abbreviation_key, act_date, act_name, known_act
+from ..ingest.acts import (
+    KNOWN_ACTS,
+    TEAM_DOCUMENT_WORDS,
+    KnownAct,
+    abbreviation_key,
+    act_date,
+    cited_name,
+    known_act,
+)
 
 _NUMBER = (r"\d+[a-z]?(?:\(\d+[a-z]?\)|\s*(?:\^\s*\d+[a-z]?|\[\d+[a-z]?\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+["
            + SUPERSCRIPT_CHARS[10:] + r"]?))?")
@@ -76,7 +84,8 @@ _DOTTED_ABBREVIATION = re.compile(
 )
 # words an act's name starts with, as written in a question (declined)
 _ACT_START = re.compile(
-    r"\b(?:kodeks\w*|konstytucj\w*|ustaw\w*|praw[aoe]?\b|prawie|prawem|ordynacj\w*|rozporządze\w*|kart\w*\s+nauczyciel\w*)",
+    r"\b(?:kodeks\w*|konstytucj\w*|ustaw\w*|praw[aoe]?\b|prawie|prawem|ordynacj\w*|rozporządze\w*|kart\w*\s+nauczyciel\w*"
+    r"|regulamin\w*|umow\w*|statut\w*|polityk\w*|instrukcj\w*|procedur\w*)",
     re.IGNORECASE,
 )
 _STATUTE_WORD = re.compile(r"^(?:ustaw\w*)$", re.IGNORECASE)
@@ -161,7 +170,7 @@ class ActCatalog:
         by_name: dict[tuple[frozenset[str], ...], list[str]] = {}
         known: dict[tuple[frozenset[str], ...], KnownAct | None] = {}
         for name, title in files.items():
-            phrase = act_name(title)
+            phrase = cited_name(title)
             if not phrase:
                 continue
             key = _phrase_lemmas(phrase)
@@ -278,8 +287,12 @@ def _abbreviated_word(word: str) -> bool:
 
 
 def _meaningful(words: tuple[frozenset[str], ...]) -> bool:
-    # "o", "w sprawie" alone name nothing; an act's name begins with at least one content word
-    return any(not alternatives <= STOPWORDS | {"sprawa"} for alternatives in words)
+    # "o", "w sprawie" alone name nothing, nor does "umowy" alone ("§ 4 umowy o pracę" is not the team's lease):
+    # a name begins with at least one content word that is not the kind of a team's document
+    return any(not (alternatives <= STOPWORDS | {"sprawa"} or alternatives & _TEAM_KINDS) for alternatives in words)
+
+
+_TEAM_KINDS = frozenset(TEAM_DOCUMENT_WORDS)
 
 
 @lru_cache(maxsize=4096)
