@@ -286,13 +286,13 @@ def _abbreviated_word(word: str) -> bool:
     return all(t == "ign" for t in tags) or _qualifies(word)
 
 
+_TEAM_KINDS = frozenset(TEAM_DOCUMENT_WORDS)
+
+
 def _meaningful(words: tuple[frozenset[str], ...]) -> bool:
     # "o", "w sprawie" alone name nothing, nor does "umowy" alone ("§ 4 umowy o pracę" is not the team's lease):
     # a name begins with at least one content word that is not the kind of a team's document
     return any(not (alternatives <= STOPWORDS | {"sprawa"} or alternatives & _TEAM_KINDS) for alternatives in words)
-
-
-_TEAM_KINDS = frozenset(TEAM_DOCUMENT_WORDS)
 
 
 @lru_cache(maxsize=4096)
