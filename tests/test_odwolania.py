@@ -55,6 +55,8 @@ SPELLINGS = {
     "art. 10 ustawy z dnia 24 czerwca 1994 r. (Dz.U. z 2021 r. poz. 1048)": (FLATS, "10"),  # by its date alone
     "Art. 10. ust. 2 zdanie drugie u.w.l.": (FLATS, "10"),  # as the article heads it, a sentence in words
     "art. 12 k.w. w zw. z art. 10. § 1 pkt 2 lit. b) k.w.": (PETTY, "12"),
+    "KW art. 10 § 1": (PETTY, "10"),  # the act before the article, as in notes
+    "Ustawa o własności lokali, art. 10": (FLATS, "10"),
 }
 
 

@@ -195,3 +195,20 @@ def test_a_team_document_is_named_by_its_title():
     for question in ("Czy umowa sprzedaży wymaga formy pisemnej?", "Kiedy umowę najmu można wypowiedzieć?"):
         refs = find_references(question, {**FILES, "regulamin.md": "Regulamin pracy zdalnej"})
         assert not refs.files and not refs.units and not refs.unknown, question
+
+
+def test_the_act_written_before_the_article():
+    """W notatkach prawnik pisze też akt przed przepisem: „KK art. 148 § 1”, „Kodeks wykroczeń, art. 10”."""
+    for question, file in {"KK art. 148 § 1": "kodeks-karny-DU-1997-553.pdf",
+                           "kw art 10": "kodeks-wykroczen-DU-1971-114.pdf",
+                           "Kodeks wykroczeń, art. 10 – kto odpowiada?": "kodeks-wykroczen-DU-1971-114.pdf",
+                           "Zgodnie z Kodeksem karnym art. 148 § 1 …": "kodeks-karny-DU-1997-553.pdf",
+                           "Konstytucja RP: art. 2": "konstytucja-DU-1997-483.pdf",
+                           "p.o. art. 5": "prawo-oswiatowe-DU-2017-59.txt"}.items():
+        refs = find_references(question, FILES)
+        assert [u.files for u in refs.units] == [[file]], question
+    assert find_references("KK art. 148 § 1", FILES).units[0].subunit == "§ 1"
+    # the act after the article wins; an act further back, or an ordinary word, names nothing
+    assert [u.files for u in find_references("kk art. 10 kw", FILES).units] == [["kodeks-wykroczen-DU-1971-114.pdf"]]
+    for question in ("Kodeks karny a art. 10", "Co jest po art. 5?", "Co mówi Kodeks karny? Art. 148"):
+        assert not find_references(question, FILES).units, question

@@ -77,6 +77,10 @@ _ABBREVIATION_AT = re.compile(
     + r")(?!\w|\.[^\W\d_]{1,7}\.)",
     re.IGNORECASE,
 )
+# "KK art. 148", "k.w., art. 10": an abbreviation right before an article (what may stand between: _BEFORE_ARTICLE)
+_BEFORE_ARTICLE = re.compile(r"\s*[,:–-]?\s*")
+_ABBREVIATION_BEFORE = re.compile(
+    r"(?<![\w.])(" + "|".join(_abbreviation_pattern(s) for s, _ in _SPELLINGS) + r")\s*[,:–-]?\s*$", re.IGNORECASE)
 # An abbreviation anywhere in a question, not right after an article: only written with dots ("wg k.c.")
 _DOTTED_ABBREVIATION = re.compile(
     r"(?<![\w.])(" + "|".join(re.escape(s) for s, _ in _SPELLINGS if s.count(".") >= 2) + r")(?![\w])",
@@ -367,6 +371,7 @@ def find_references(question: str, files: dict[str, str]) -> References:
     qualified: list[tuple[int, int]] = []  # "§ 1" in "art. 148 § 1 kk" is part of the article's reference
     connected: list[str] = []  # numbers before "w zw. z art. …", waiting for the act named after it
     matches = list(_ARTICLE.finditer(question))
+    read = 0  # the question up to here belongs to earlier references
     for position, match in enumerate(matches):
         numbers, end = _numbers(question, match)
         qualifiers = _QUALIFIERS.match(question, end)
@@ -374,7 +379,11 @@ def find_references(question: str, files: dict[str, str]) -> References:
         qualified.append((end, tail_start))
         articles = list(dict.fromkeys(normalize_article(n) for n in numbers))
         refs.articles.extend(a for a in articles if a not in refs.articles)
+        unknown_before = len(refs.unknown)
         unit = _unit_reference(question[tail_start:], catalog, refs)
+        if unit is None and not connected and len(refs.unknown) == unknown_before:
+            unit = _act_before(question[read:match.start()], catalog, refs)
+        read = tail_start
         if unit is not None:
             unit.articles = list(dict.fromkeys([*connected, *articles]))
             if not connected and len(articles) == 1:  # "§ 1" after several articles is the last one's
@@ -438,6 +447,33 @@ def _unit_reference(tail: str, catalog: ActCatalog, refs: References) -> UnitRef
         refs.unknown.append((spelled, match.known))
     elif not match.ambiguous and re.match(r"\s*ustaw\w*\s+(?:" + _DATE_TEXT + r"\s*)?o\s+\w", tail, re.I):
         refs.unknown.append((_leading_words(tail, 4), None))
+    return None
+
+
+def _act_before(head: str, catalog: ActCatalog, refs: References) -> UnitReference | None:
+    """Akt napisany tuż przed przepisem, jak w notatkach: „KK art. 148 § 1”, „Kodeks wykroczeń, art. 10”,
+    „Zgodnie z Kodeksem karnym art. 148” (skrót będący zwykłym słowem – „po art. 5” – tylko z kropkami)."""
+    abbreviation = _ABBREVIATION_BEFORE.search(head)
+    if abbreviation is not None:
+        written = abbreviation.group(1)
+        if "." in written or abbreviation_key(written) not in _COMMON_WORDS:
+            act = _abbreviation_at(written, whole=True)
+            if act is not None:
+                return _named_unit(written.strip(), catalog.by_abbreviation(act), act, refs)
+    for start in reversed([m.start() for m in _ACT_START.finditer(head)]):
+        rest = head[start:]
+        match = catalog.by_name(rest)
+        spelled = _leading_words(rest, match.words) if match.words else ""
+        if spelled and _BEFORE_ARTICLE.fullmatch(rest[len(spelled):]):
+            return _named_unit(spelled, match.files, match.known, refs)
+    return None
+
+
+def _named_unit(spelled: str, files: list[str], known: KnownAct | None, refs: References) -> UnitReference | None:
+    if files:
+        return UnitReference([], spelled, files)
+    if known is not None:
+        refs.unknown.append((spelled, known))
     return None
 
 
