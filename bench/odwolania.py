@@ -9,7 +9,9 @@ skrót bez kropek, z kropkami, wielkimi literami, z paragrafem, w pytaniu, nazwa
 („kodeksu cywilnego”, „ustawy o własności lokali”, „Prawa bankowego”, „ustawy – Prawo bankowe”), numer
 z indeksem górnym. Po nich każdy akt dostaje jeszcze jedno odwołanie w zapisie złożonym (``FORMS``): zakres
 („art. 10–11”), „w zw. z”, kilka numerów kwalifikatora („§ 1 i 2”, „ust. 1–3”), nazwa bez polskich znaków, data
-ustawy cyframi; rozporządzenia – paragraf z nazwą („§ 10 rozporządzenia w sprawie …”). Odwołania do aktów spoza
+ustawy cyframi; rozporządzenia – paragraf z nazwą („§ 10 rozporządzenia w sprawie …”); potem jeszcze jedno
+w zapisie z notatek (``NOTE_FORMS``): akt przed przepisem („k.p.c. art. 505”) albo sama data ustawy („art. 5
+ustawy z dnia 24 czerwca 1994 r.”). Odwołania do aktów spoza
 biblioteki (``plik: null``, ``rodzaj: odwolanie-spoza``) powinny skończyć się zdaniem, że aktu nie ma
 w dokumentach – ``ocena`` liczy je jako odmowy.
 """
@@ -33,12 +35,16 @@ OUT = REPO / "bench" / "odwolania-dev.jsonl"
 PER_ACT = 4
 KINDS = ("skrot", "skrot-kropki", "skrot-wielkie", "paragraf", "pytanie", "nazwa", "nazwa-ustawy", "indeks-gorny")
 FORMS = ("zakres", "w-zwiazku", "kwalifikator", "bez-znakow", "data-cyframi")
+# written as in notes, added after FORMS (so the rows before them stayed as they were): the act before the article,
+# a statute by its date alone (only a date no other act of the library has)
+NOTE_FORMS = ("akt-przed", "sama-data")
 MONTHS = ("stycznia", "lutego", "marca", "kwietnia", "maja", "czerwca", "lipca", "sierpnia", "września",
           "października", "listopada", "grudnia")
 OUTSIDE = [
     "art. 5 k.m.", "Art. 45 kpw", "art. 12 ustawy o ochronie przyrody", "art. 5 ustawy o drogach publicznych",
     "Co stanowi art. 15 Prawa energetycznego?", "art. 20 ustawy o podatku akcyzowym", "art. 44 Prawa wodnego",
     "art. 8 ustawy o ochronie zwierząt", "art. 2 kodeksu morskiego", "art. 100 ustawy o transporcie drogowym",
+    "art. 3 u.z.n.k.", "k.m. art. 5", "art. 5 ustawy z dnia 1 stycznia 1990 r.",
 ]
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -126,12 +132,28 @@ def composed(form: str, chosen: list[str], rng: random.Random, kind: str, name: 
     return f"art. {art} ustawy {digits} {name if name.startswith('o ') else f'– {name}'}", [art]
 
 
+def noted(form: str, chosen: list[str], rng: random.Random, kind: str, short: str, title: str,
+          shared_dates: set[str]) -> tuple[str, list[str]] | None:
+    """Odwołanie zapisane jak w notatkach (``NOTE_FORMS``); ``None``, gdy akt takiego zapisu nie pozwala."""
+    art = rng.choice(chosen)
+    if form == "akt-przed":
+        return f"{short} art. {art}", [art]
+    date = re.search(r"z dnia \d{1,2} \w+ \d{4} r\.", title)
+    if kind == "konstytucja" or date is None or date.group(0) in shared_dates:
+        return None
+    return f"art. {art} ustawy {date.group(0)}", [art]
+
+
 def main() -> None:
-    rows, later = [], []
+    rows, later, notes = [], [], []
     files = sorted((DANE / "ustawy").glob("*.pdf")) + sorted((DANE / "biblioteka").glob("*.txt"))
+    documents = {path: load_document(path) for path in files}
+    titles = {path: detect_title(document.text) for path, document in documents.items()}
+    dates = [found.group(0) for found in (re.search(r"z dnia \d{1,2} \w+ \d{4} r\.", t) for t in titles.values())
+             if found]
+    shared_dates = {date for date in dates if dates.count(date) > 1}  # k.k., k.p.k. and k.k.w.: one day
     for path in files:
-        document = load_document(path)
-        title = detect_title(document.text)
+        document, title = documents[path], titles[path]
         kind = detect_type(title, document.text)
         name, act = act_name(title), known_act(title)
         if kind == "rozporzadzenie" and name:
@@ -146,6 +168,12 @@ def main() -> None:
             found = composed(form, chosen, random.Random(f"{path.name}/{form}"), kind, name, act.short, title)
             if found is not None:
                 later.append({"pytanie": found[0], "plik": path.name, "art": found[1], "rodzaj": f"odwolanie-{form}"})
+                break
+        for offset in range(len(NOTE_FORMS)):
+            form = NOTE_FORMS[(len(notes) + offset) % len(NOTE_FORMS)]
+            found = noted(form, chosen, random.Random(f"{path.name}/{form}"), kind, act.short, title, shared_dates)
+            if found is not None:
+                notes.append({"pytanie": found[0], "plik": path.name, "art": found[1], "rodzaj": f"odwolanie-{form}"})
                 break
         rng = random.Random(path.name)
         superscripted = [a for a in chosen if "^" in a]
@@ -163,6 +191,7 @@ def main() -> None:
                     text = spelled(art, variant, name, act.short)
                 rows.append({"pytanie": text, "plik": path.name, "art": [art], "rodzaj": f"odwolanie-{variant}"})
     rows += later  # after the simple spellings, so that adding these kept every earlier row as it was
+    rows += notes  # and these after both
     rows += [{"pytanie": text, "plik": None, "art": [], "rodzaj": "odwolanie-spoza"} for text in OUTSIDE]
     OUT.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
     print(f"{len(rows)} odwołań → {OUT.relative_to(REPO)}")
