@@ -212,3 +212,18 @@ def test_the_act_written_before_the_article():
     assert [u.files for u in find_references("kk art. 10 kw", FILES).units] == [["kodeks-wykroczen-DU-1971-114.pdf"]]
     for question in ("Kodeks karny a art. 10", "Co jest po art. 5?", "Co mówi Kodeks karny? Art. 148"):
         assert not find_references(question, FILES).units, question
+
+
+def test_a_code_article_without_art():
+    """„415 kc”, „148 § 1 kk” – szybki zapis bez „art.”: tylko ze skrótem kodeksu (skrót innej ustawy albo „kw” to
+    też jednostki miary i liczebniki: „20 kW”, „5 op.”)."""
+    civil, criminal = "kodeks-cywilny-DU-1964-93.pdf", "kodeks-karny-DU-1997-553.pdf"
+    cases = {"415 kc": (civil, "415"), "Czy z 415 k.c. można żądać zadośćuczynienia?": (civil, "415"),
+             "148 § 1 KK": (criminal, "148"), "178a kk a 87 kw": (criminal, "178a")}
+    for question, (file, art) in cases.items():
+        refs = find_references(question, FILES)
+        assert [(u.articles, u.files) for u in refs.units] == [([art], [file])], question
+        assert refs.articles == [art], question
+    for question in ("Instalacja 20 kW na dachu", "Ile kosztuje 5 op. leku?", "ust. 2 kc", "art. 5 ust. 2 kc"):
+        refs = find_references(question, FILES)
+        assert [u.articles for u in refs.units] in ([], [["5"]]) and "2" not in refs.articles, question

@@ -81,6 +81,15 @@ _ABBREVIATION_AT = re.compile(
 _BEFORE_ARTICLE = re.compile(r"\s*[,:–-]?\s*")
 _ABBREVIATION_BEFORE = re.compile(
     r"(?<![\w.])(" + "|".join(_abbreviation_pattern(s) for s, _ in _SPELLINGS) + r")\s*[,:–-]?\s*$", re.IGNORECASE)
+# "415 kc", "148 § 1 KK": a number and a code's abbreviation, "art." left out as in quick notes – only codes, whose
+# abbreviations no unit of measure shares ("20 kW", "5 op.", "100 KM"), and not after a qualifier ("ust. 2 kc")
+_BARE_CODES = ("k.c.", "k.p.c.", "k.k.", "k.p.k.", "k.k.w.", "k.k.s.", "k.p.", "k.p.a.", "k.r.o.", "k.s.h.")
+_BARE_ARTICLE = re.compile(
+    r"(?<![\w.,§/^(\[–—-])(" + _NUMBER + r")\s*(?:§\s*\d+[a-z]?\s*)?(?=(?:"
+    + "|".join(_abbreviation_pattern(s) for s in _BARE_CODES) + r")(?!\w|\.[^\W\d_]{1,7}\.))",
+    re.IGNORECASE,
+)
+_QUALIFIER_BEFORE = re.compile(r"(?:§|\b(?:art|ust|pkt|par|lit|zd|nr|poz|str|s)\.?)\s*$", re.IGNORECASE)
 # An abbreviation anywhere in a question, not right after an article: only written with dots ("wg k.c.")
 _DOTTED_ABBREVIATION = re.compile(
     r"(?<![\w.])(" + "|".join(re.escape(s) for s, _ in _SPELLINGS if s.count(".") >= 2) + r")(?![\w])",
@@ -370,6 +379,7 @@ def find_references(question: str, files: dict[str, str]) -> References:
     refs = References()
     qualified: list[tuple[int, int]] = []  # "§ 1" in "art. 148 § 1 kk" is part of the article's reference
     connected: list[str] = []  # numbers before "w zw. z art. …", waiting for the act named after it
+    written: list[tuple[int, int]] = []  # where each "art. …" reference stands, its numbers and qualifiers
     matches = list(_ARTICLE.finditer(question))
     read = 0  # the question up to here belongs to earlier references
     for position, match in enumerate(matches):
@@ -377,6 +387,7 @@ def find_references(question: str, files: dict[str, str]) -> References:
         qualifiers = _QUALIFIERS.match(question, end)
         tail_start = qualifiers.end() if qualifiers else end
         qualified.append((end, tail_start))
+        written.append((match.start(), tail_start))
         articles = list(dict.fromkeys(normalize_article(n) for n in numbers))
         refs.articles.extend(a for a in articles if a not in refs.articles)
         unknown_before = len(refs.unknown)
@@ -394,6 +405,17 @@ def find_references(question: str, files: dict[str, str]) -> References:
             connected.extend(articles)
         else:
             connected = []
+    for match in _BARE_ARTICLE.finditer(question):
+        if any(start <= match.start() < stop for start, stop in written) or _QUALIFIER_BEFORE.search(
+                question[:match.start()]):
+            continue
+        unit = _unit_reference(question[match.end():], catalog, refs)
+        if unit is not None:
+            unit.articles = [normalize_article(match.group(1))]
+            unit.subunit = _subunit(question[match.end(1):match.end()])
+            refs.articles.extend(a for a in unit.articles if a not in refs.articles)
+            refs.units.append(unit)
+            qualified.append((match.start(), match.end()))
     for match in _PARAGRAPH.finditer(question):
         if any(start <= match.start() < stop for start, stop in qualified):
             continue
