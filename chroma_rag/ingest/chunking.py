@@ -13,7 +13,7 @@ from .pdftext import FN_CLOSE, FN_OPEN, MASTHEAD
 from .statute import Unit, inline_versions, parse_units
 
 # Bump whenever chunking (or chunk metadata) changes: files indexed with another version get re-cut.
-CHUNKER_VERSION = "8"
+CHUNKER_VERSION = "9"
 UNIT_MAX_CHARS = 1200
 UNIT_OVERLAP = 200
 TEXT_CHUNK_CHARS = 800
