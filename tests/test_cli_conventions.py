@@ -445,6 +445,22 @@ def test_plain_progress_prints_every_ten_seconds_and_per_file():
     assert len(lines) == 3
 
 
+def test_progress_of_a_run_that_reuses_every_vector_still_has_a_rate_and_eta():
+    """Po nowej wersji cięcia każdy plik tnie się od nowa, a wektory bierze z bazy: model nic nie liczy, więc tempo
+    i czas do końca to tempo samego cięcia i zapisu, a nie „0.0 fragm./s · zostało ?”."""
+    from rich.console import Console
+
+    console = Console(record=True, width=200, file=open(os.devnull, "w"))  # noqa: SIM115
+    clock = Clock()
+    progress = PlainProgress(console, clock)
+    progress.start(2, 1000)
+    progress.start_file(Path("a.pdf"), 500)
+    clock.now = PLAIN_EVERY_S
+    progress.reuse(500)
+    progress.finish_file(Path("a.pdf"))
+    assert "fragmenty 500/1000 · 50.0 fragm./s · zostało ~10 s" in console.export_text()
+
+
 def test_eta_format():
     assert (eta(45), eta(200), eta(3900)) == ("~45 s", "~3 min 20 s", "~1 h 05 min")
 

@@ -67,9 +67,11 @@ class RunProgress(IndexProgress):
         self.advance(chunks)
 
     def rate(self) -> float:
-        """Tempo modelu: fragmenty policzone (bez wziętych gotowych z bazy) na sekundę przebiegu."""
+        """Tempo modelu: fragmenty policzone (bez wziętych gotowych z bazy) na sekundę przebiegu; gdy model nie
+        policzył jeszcze nic, bo wszystko było gotowe (nowa wersja cięcia) – tempo cięcia i zapisu."""
         elapsed = self.clock() - self.started if self.started is not None else 0.0
-        return (self.done - self.reused) / elapsed if elapsed > 0 else 0.0
+        computed = self.done - self.reused
+        return (computed or self.done) / elapsed if elapsed > 0 else 0.0
 
     def status(self, with_file: bool = True) -> str:
         """Stan przebiegu; zanim sumy są znane (pierwsze sekundy długiego przebiegu) – „…” i „zostało ?”."""
