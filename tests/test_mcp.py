@@ -48,7 +48,7 @@ async def exercise(client: Client) -> None:
     assert first["strona"] >= 1 and first["tekst"]
 
     unit = structured(await client.call_tool("pokaz_jednostke", {"plik": PATIENTS, "art": "24"}))
-    assert unit["cytat"] == f"[{PATIENTS}, art. 24]"
+    assert unit["cytat"] == f"[{PATIENTS}, art. 24 u.p.p.]" and unit["skrot"] == "u.p.p."  # as in szukaj
     assert [v["wersja"] for v in unit["wersje"]] == ["obecna", "przyszla"]
     for pages in (unit, *unit["wersje"]):
         assert "strona_od" not in pages and 1 <= pages["strona"] <= pages["strona_do"]

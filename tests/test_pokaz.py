@@ -86,7 +86,7 @@ def test_pokaz_cli(two_acts_db: Path, capsys: pytest.CaptureFixture[str], monkey
     monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = run_cli(capsys, "pokaz", PATIENTS, "24", "--baza", two_acts_db)
     assert code == 0
-    assert f"{PATIENTS} · art. 24 · str." in out
+    assert f"{PATIENTS} · art. 24 u.p.p. · str." in out
     assert "[obecna]" in out and "<przyszła>" in out
     code, out, _ = run_cli(capsys, "pokaz", PATIENTS, "24", "--json", "--baza", two_acts_db)
     assert code == 0 and json.loads(out) == Index(two_acts_db).unit(PATIENTS, "24").to_json()
@@ -94,7 +94,7 @@ def test_pokaz_cli(two_acts_db: Path, capsys: pytest.CaptureFixture[str], monkey
     for pages in (data, *data["wersje"]):
         assert "strona_od" not in pages and 1 <= pages["strona"] <= pages["strona_do"]
     code, out, _ = run_cli(capsys, "pokaz", "Prawa-Pacjenta", "24", "--baza", two_acts_db)  # like --plik: unique prefix
-    assert code == 0 and f"{PATIENTS} · art. 24 · str." in out
+    assert code == 0 and f"{PATIENTS} · art. 24 u.p.p. · str." in out
     code, out, err = run_cli(capsys, "pokaz", PATIENTS, "999", "--baza", two_acts_db)
     assert code == 1 and "nie ma jednostki 999" in err and "Traceback" not in err
     code, _, err = run_cli(capsys, "pokaz", PATIENTS, "--baza", two_acts_db)
@@ -106,7 +106,7 @@ def test_pokaz_takes_the_unit_as_a_lawyer_writes_it(two_acts_db: Path, capsys: p
     for spelled in (["art.", "24"], ["art", "24"], ["Art.", "24", "ust.", "1"], ["art. 24 pkt 2"], ["artykuł", "24"]):
         code, out, err = run_cli(capsys, "pokaz", PATIENTS, *spelled, "--baza", two_acts_db)
         assert code == 0, (spelled, err)
-        assert f"{PATIENTS} · art. 24 · str." in out
+        assert f"{PATIENTS} · art. 24 u.p.p. · str." in out
     assert Index(two_acts_db).unit(PATIENTS, "art. 9 § 2").art == "9"
 
 

@@ -98,7 +98,7 @@ def test_search_unit_and_streamed_answer(browser, base: str) -> None:
 
     page.locator("#wyniki li .cala-jednostka").first.click()
     page.wait_for_selector("#jednostka[open] .wersja")
-    assert page.inner_text("#jednostka-naglowek") == f"{PATIENTS} · art. 9"
+    assert page.inner_text("#jednostka-naglowek") == f"{PATIENTS} · art. 9 u.p.p."
     unit_text = page.inner_text("#jednostka-tresc")
     assert "Pacjent ma prawo do informacji o swoim stanie zdrowia" in unit_text
     assert "rokowaniu" in unit_text  # a later part of the article, joined to the first
@@ -119,7 +119,7 @@ def test_search_unit_and_streamed_answer(browser, base: str) -> None:
     assert citation.get_attribute("href") == "#zrodlo-1" and page.locator("#zrodla li#zrodlo-1").count() == 1
     citation.click()  # the whole unit in the side panel, the cited passage marked
     page.wait_for_selector("#jednostka[open] .wersja mark.cytowany")
-    assert page.inner_text("#jednostka-naglowek") == f"{PATIENTS} · art. 9"
+    assert page.inner_text("#jednostka-naglowek") == f"{PATIENTS} · art. 9 u.p.p."
     href = page.locator("#jednostka-dokument a").get_attribute("href")
     assert href.startswith(f"dokumenty/{PATIENTS}#page=")  # a name of one file alone: no folder to tell apart
     page.click("#jednostka .zamknij")

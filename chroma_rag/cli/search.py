@@ -201,7 +201,7 @@ def show_unit_command(
         print_json(unit.to_json())
         return
     header = Text(unit.file, style="bold cyan")
-    header.append(f" · {unit.label} · str. {page_range({'strona': unit.page_from, 'strona_do': unit.page_to})}")
+    header.append(f" · {unit.cited_label} · str. {page_range({'strona': unit.page_from, 'strona_do': unit.page_to})}")
     if unit.repealed:
         header.append(" · uchylony")
     out.print(header)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import AmbiguousFile, MissingUnit, UserError
 from ..filters import SearchFilters, build_where, normalize_article
+from ..ingest.acts import cited_short_name
 from ..models import Hit
 from .validation import resolve_files
 
@@ -55,8 +56,18 @@ class Unit:
 
     @property
     def label(self) -> str:
-        """„art. 5”, „§ 3” – jak w cytatach."""
+        """„art. 5”, „§ 3” – sama jednostka."""
         return self.art if self.art.startswith("§") else f"art. {self.art}"
+
+    @property
+    def short(self) -> str:
+        """Zwyczajowy skrót aktu po numerze jednostki („k.p.c.”, „Konstytucji RP”); pusty, gdy akt go nie ma."""
+        return cited_short_name(self.title)
+
+    @property
+    def cited_label(self) -> str:
+        """Jednostka ze skrótem aktu, jak w cytatach trafień: „art. 505 k.p.c.”, „§ 3”."""
+        return f"{self.label} {self.short}" if self.short else self.label
 
     @property
     def page_from(self) -> int:
@@ -72,6 +83,7 @@ class Unit:
             "art": self.art,
             "jednostka": self.label,
             "tytul": self.title,
+            "skrot": self.short,
             "uchylony": self.repealed,
             "strona": self.page_from,
             "strona_do": self.page_to,

@@ -99,7 +99,7 @@ def build_mcp(index: Index) -> MCPServer:
     ) -> dict[str, Any]:
         unit = _user_errors(lambda: index.unit(plik, art))
         # a name given with its folder tells apart same-named files: the citation keeps it
-        return {**unit.to_json(), "cytat": f"[{plik if '/' in plik else unit.file}, {unit.label}]"}
+        return {**unit.to_json(), "cytat": f"[{plik if '/' in plik else unit.file}, {unit.cited_label}]"}
 
     @server.tool(annotations=_READ_ONLY, description=FILES_DESCRIPTION)
     def lista_plikow() -> dict[str, Any]:

@@ -531,6 +531,7 @@ async function showUnit(file, art, name, passage) {
   openPanel();
   try {
     const unit = await fetchJson(`api/jednostka?${new URLSearchParams({ plik: shownName(file, name), art })}`);
+    $("jednostka-naglowek").textContent = `${shownName(file, name)} · ${unitLabel(unit.art, unit.skrot)}`;
     const parts = [];
     if (unit.tytul) parts.push(element("p", unit.tytul, "rozdzial"));
     let cited = unit.wersje[0];  // the version with the cited passage: its page is linked under the unit's name
