@@ -144,6 +144,31 @@ def test_more_spellings_lawyers_type(titles: dict[str, str]) -> None:
         assert not refs.units and [written for written, _ in refs.unknown] == [spelled], question
 
 
+def test_a_statute_named_in_short_words_or_letters(titles: dict[str, str]) -> None:
+    """„ustawy o wł. lok.”, „ustawy o k.w.h.”, „ustawy o KRS”, „ustawy o VAT”: zaindeksowany akt, a nie zdanie, że
+    go nie ma. Skrót, który pasuje do żadnego albo kilku aktów, nie jest ani aktem, ani odmową."""
+    cases = {"art. 5 ustawy o wł. lok.": "o-wlasnosci-lokali-DU-1994-388.txt",
+             "art. 5 ustawy o ks. wiecz. i hip.": "o-ksiegach-wieczystych-i-hipotece-DU-1982-147.txt",
+             "art. 5 ustawy o k.w.h.": "o-ksiegach-wieczystych-i-hipotece-DU-1982-147.txt",
+             "art. 5 ustawy o KRS": "o-krajowym-rejestrze-sadowym-DU-1997-769.txt",
+             "Co mówi art. 19 ust. 1 ustawy o VAT?": "o-podatku-od-towarow-i-uslug-DU-2004-535.txt",
+             "art. 10 ustawy o PIT": "o-podatku-dochodowym-od-osob-fizycznych-DU-1991-350.txt",
+             "art. 5 ustawy o spółdz. mieszk.": "o-spoldzielniach-mieszkaniowych-DU-2001-27.txt",
+             "Co mówi art. 22 ustawy o wł. lok. o zarządzie?": "o-wlasnosci-lokali-DU-1994-388.txt",
+             "art. 5 ustawy o ochr. danych os.": "ochrona-danych-osobowych-DU-1997-883.pdf"}
+    for question, file in cases.items():
+        refs = find_references(question, titles)
+        assert [u.files for u in refs.units] == [[file]] and not refs.unknown, (question, refs.unknown)
+    for question in ("art. 5 ustawy o zw. nieucz. konk.", "art. 5 ustawy o ochr. środ."):  # none, several
+        refs = find_references(question, titles)
+        assert not refs.units and not refs.unknown, question
+    # a word with a dot that ends a sentence is no shortened name: the act the index lacks is said to be missing
+    refs = find_references("art. 12 ustawy o ochronie przyrody. Czy gmina może wyciąć drzewo?", titles)
+    assert not refs.units and [written for written, _ in refs.unknown] == ["ustawy o ochronie przyrody"]
+    refs = find_references("art. 15 ustawy o CIT", titles)  # known, not in the library: named
+    assert not refs.units and [act.short for _, act in refs.unknown if act] == ["u.p.d.o.p."]
+
+
 def test_the_constitution_by_its_other_name(titles: dict[str, str]) -> None:
     """„ustawa zasadnicza” to Konstytucja: w odwołaniu, w pytaniu i w filtrze aktu, w każdej odmianie."""
     constitution = "konstytucja-DU-1997-483.pdf"

@@ -465,11 +465,91 @@ def _unit_reference(tail: str, catalog: ActCatalog, refs: References) -> UnitRef
         files = _loose_match(tail.lstrip(), catalog)
         if files:
             return UnitReference([], regulation.group(0).strip(), files)
-    if match.known is not None or match.unnamed:
+    if match.known is not None:  # a known act the index does not hold
         refs.unknown.append((spelled, match.known))
+        return None
+    shortened = _shortened_name(tail, catalog)
+    if shortened is not None:
+        # one act so named; none or several – no act, and no refusal: such a name may be any of them
+        files, written = shortened
+        return UnitReference([], written, files) if files else None
+    if match.unnamed:
+        refs.unknown.append((spelled, None))
     elif not match.ambiguous and re.match(r"\s*ustaw\w*\s+(?:" + _DATE_TEXT + r"\s*)?o\s+\w", tail, re.I):
         refs.unknown.append((_leading_words(tail, 4), None))
     return None
+
+
+# "ustawy o wł. lok.", "ustawy o ks. wiecz. i hip.", "ustawy o k.w.h.", "ustawy o KRS": a statute's name shortened
+# word by word, or to the initials of its words
+_SHORTENED_NAME = re.compile(
+    r"\s*ustaw\w*\s+(?:" + _DATE_TEXT + r"\s*)?o\s+((?:[^\W\d_]+\.?\s*){1,8})", re.IGNORECASE)
+_SHORT_TOKEN = re.compile(r"[^\W\d_]+\.?")
+
+
+def _shortened_name(tail: str, catalog: ActCatalog) -> tuple[list[str], str] | None:
+    """Nazwa ustawy skrócona słowo po słowie albo do inicjałów („ustawy o wł. lok.”, „o k.w.h.”, „o KRS”): pliki
+    jedynego zaindeksowanego aktu („o …”), którego nazwa tak się zaczyna (skrót to początek słowa nazwy, inicjały –
+    początki kolejnych słów, słowa funkcyjne nazwy można pominąć; najdłuższa pasująca), pusta lista – żaden albo
+    kilka, i skrócona nazwa, jak ją napisano; ``None`` – po „ustawy o” nie ma skróconego słowa."""
+    found = _SHORTENED_NAME.match(tail)
+    if found is None:
+        return None
+    tokens = list(_SHORT_TOKEN.finditer(tail, found.start(1), found.end(1)))
+    shortened = [_abbreviated(token, tail) for token in tokens]
+    if not any(shortened):
+        return None
+    pieces: list[tuple[str, bool, int]] = []  # (folded word or its beginning, is a beginning, token)
+    for n, (token, short) in enumerate(zip(tokens, shortened, strict=True)):
+        word = token.group(0).rstrip(".")
+        if short and word.isupper():
+            pieces.extend((letter, True, n) for letter in fold(word.lower()))  # "KRS": three initials
+        else:
+            pieces.append((fold(word.lower()), token.group(0).endswith("."), n))
+    # the name ends with its last shortened word at the earliest; the question may go on after it
+    required = max(i for i, piece in enumerate(pieces) if shortened[piece[2]]) + 1
+    read = {act: _pieces_read(act.words[1:], pieces, required) for act in catalog.acts
+            if act.words and "o" in act.words[0]}
+    longest = max(read.values(), default=0)
+    acts = [act for act, count in read.items() if count and count == longest]
+    written = tail[: tokens[pieces[max(longest, required) - 1][2]].end()].strip()
+    return (list(acts[0].files) if len(acts) == 1 else []), written
+
+
+def _abbreviated(token: re.Match[str], text: str) -> bool:
+    """„wł.”, „k.” w „k.w.h.”, „KRS” – skrócone słowo albo inicjały; „lokali”, „i” i słowo z kropką na końcu zdania
+    („… o ochronie przyrody. Czy …”) – nie."""
+    word = token.group(0).rstrip(".")
+    if len(word) >= 2 and word.isupper():
+        return True
+    if not token.group(0).endswith("."):
+        return False
+    if len(word) == 1 and (text[token.end():token.end() + 1].isalpha() or text[token.start() - 1:token.start()] == "."):
+        return True  # one of dotted initials
+    if word.lower() in STOPWORDS:
+        return False
+    after = text[token.end():].lstrip()
+    if after and after[0].islower():
+        return True
+    tags = [found.getTag(morphology.analyser()) for found in morphology.interpretations(word.lower())]
+    return all(tag == "ign" for tag in tags)  # at a sentence's end only a word the dictionary does not know
+
+
+def _pieces_read(words: tuple[frozenset[str], ...], pieces: list[tuple[str, bool, int]], required: int) -> int:
+    """Ile pierwszych kawałków skróconej nazwy pasuje po kolei do słów nazwy aktu (0: mniej niż ``required``)."""
+    at = 0
+    for n, (piece, beginning, _) in enumerate(pieces):
+        while at < len(words) and not _fits(words[at], piece, beginning) and words[at] <= STOPWORDS:
+            at += 1  # a function word of the name left out ("o k.w.h." – "i")
+        if at >= len(words) or not _fits(words[at], piece, beginning):
+            return n if n >= required else 0
+        at += 1
+    return len(pieces)
+
+
+def _fits(word: frozenset[str], piece: str, beginning: bool) -> bool:
+    forms = {fold(form) for form in word}
+    return any(form.startswith(piece) for form in forms) if beginning else piece in forms
 
 
 def _act_before(head: str, catalog: ActCatalog, refs: References) -> UnitReference | None:
