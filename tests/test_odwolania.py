@@ -7,6 +7,7 @@ bez przyrostka Dziennika Ustaw."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import anyio
@@ -286,3 +287,17 @@ def test_a_paragraph_of_the_teams_own_rules_by_their_title(tmp_path: Path) -> No
         assert (hits[0].file, hits[0].art, hits[0].cited) == (rules.name, "§ 3", True), question
     hits = Index(db).search("§ 3 umowy o pracę", k=3)
     assert hits and not hits[0].cited
+
+
+def test_a_cited_paragraph_of_a_long_article_shows_the_part_that_holds_it(tmp_path: Path) -> None:
+    """„art. 19 ust. 13 ustawy o VAT”: art. 19 ma 11 części; pokazana jest ta, w której zaczyna się ust. 13, a nie
+    ta, która najbardziej przypomina pytanie."""
+    vat = "o-podatku-od-towarow-i-uslug-DU-2004-535.txt"
+    db = tmp_path / "db"
+    Index(db).add([LIBRARY / vat])
+    for question, number in (("art. 19 ust. 13 pkt 1 ustawy o VAT", 13), ("Co mówi art. 19 ust. 2 u.p.t.u.?", 2),
+                             ("art. 19 ust. 21 ustawy o VAT", 21)):
+        hit = Index(db).search(question, k=1)[0]
+        assert (hit.file, hit.art, hit.cited) == (vat, "19", True), question
+        # "13. Jeżeli …" begins the paragraph; "w ust. 13. " only mentions it
+        assert re.search(rf"(?<!ust\. )(?<![\d.]){number}\. [A-ZŁŚŻ]", hit.text), (question, hit.metadata["fragment"])

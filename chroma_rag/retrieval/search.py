@@ -213,9 +213,10 @@ class Searcher:
                     raise MissingUnit(files[0], unit_label(articles[0]))  # "art. 9999 kc": no such unit in the act
                 left_out.append(f"{unit_label(articles[0])} {unit.act}")
                 continue
-            best: dict[str, Hit] = {}
+            parts: dict[str, list[Hit]] = {}
             for hit in self.derived.hits([i for i, _ in ranked], query_vector):
-                best.setdefault(article_key(hit.art), hit)  # best part of each unit (ranked: best first)
+                parts.setdefault(article_key(hit.art), []).append(hit)  # ranked: the best part first
+            best = {key: _part_holding(found, unit.subunit) or found[0] for key, found in parts.items()}
             for article in articles:
                 hit = best.pop(article_key(article), None)
                 if hit is not None:  # in the order the question cited them
@@ -493,6 +494,21 @@ def check_cited_within(refs: References, filters: SearchFilters | None) -> None:
     if refs.units and not any(all(_within(unit, filters)) for unit in refs.units):
         first = refs.units[0]
         raise CitedOutsideFilters(f"{unit_label(first.articles[0])} {first.act}")
+
+
+def _part_holding(parts: list[Hit], subunit: str) -> Hit | None:
+    """Część długiej jednostki, w której zaczyna się ustęp albo paragraf wskazany w pytaniu („ust. 13” – „13. Jeżeli
+    …”, „§ 2” – „§ 2. …”), a nie ta najbardziej podobna do pytania; ``None`` – pytanie go nie wskazało albo żadna
+    część go nie zaczyna. Przy dwóch (zakładka cięcia) – ta, w której stoi bliżej początku."""
+    found = re.match(r"(§|ust\.)\s*(\d+[a-z]?)", subunit)
+    if found is None or len(parts) < 2:
+        return None
+    number = re.escape(found.group(2))
+    # "13. Jeżeli …" begins paragraph 13; "w ust. 13. " or "art. 13. " only mentions it
+    mark = re.compile(rf"§\s*{number}\.\s" if found.group(1) == "§" else
+                      rf"(?<!ust\. )(?<!art\. )(?<!pkt )(?<![\d.]){number}\.\s+[A-ZĄĆĘŁŃÓŚŹŻ]")
+    starts = [(match.start(), hit) for hit in parts if (match := mark.search(hit.text))]
+    return min(starts, key=lambda start: start[0])[1] if starts else None
 
 
 def _by_kind_or_year(filters: SearchFilters) -> bool:
