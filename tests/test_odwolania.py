@@ -301,3 +301,7 @@ def test_a_cited_paragraph_of_a_long_article_shows_the_part_that_holds_it(tmp_pa
         assert (hit.file, hit.art, hit.cited) == (vat, "19", True), question
         # "13. Jeżeli …" begins the paragraph; "w ust. 13. " only mentions it
         assert re.search(rf"(?<!ust\. )(?<![\d.]){number}\. [A-ZŁŚŻ]", hit.text), (question, hit.metadata["fragment"])
+    # the article alone, nothing more asked: from its beginning, not the part most like "ustawa o VAT"
+    for question in ("art. 19 ustawy o VAT", "Co mówi art. 19 u.p.t.u.?", "u.p.t.u. art. 19"):
+        hit = Index(db).search(question, k=1)[0]
+        assert (hit.art, hit.metadata["fragment"]) == ("19", 1), question

@@ -141,6 +141,7 @@ class References:
     files: list[str] = field(default_factory=list)
     units: list[UnitReference] = field(default_factory=list)
     unknown: list[tuple[str, KnownAct | None]] = field(default_factory=list)
+    alone: bool = False  # the question is its references and nothing more ("Co mówi art. 19 ustawy o VAT?")
 
     def __bool__(self) -> bool:
         return bool(self.articles or self.files or self.units)
@@ -380,6 +381,7 @@ def find_references(question: str, files: dict[str, str]) -> References:
     qualified: list[tuple[int, int]] = []  # "§ 1" in "art. 148 § 1 kk" is part of the article's reference
     connected: list[str] = []  # numbers before "w zw. z art. …", waiting for the act named after it
     written: list[tuple[int, int]] = []  # where each "art. …" reference stands, its numbers and qualifiers
+    spans: list[tuple[int, int]] = []  # every reference with its qualifiers, to tell what else the question says
     matches = list(_ARTICLE.finditer(question))
     read = 0  # the question up to here belongs to earlier references
     for position, match in enumerate(matches):
@@ -388,6 +390,7 @@ def find_references(question: str, files: dict[str, str]) -> References:
         tail_start = qualifiers.end() if qualifiers else end
         qualified.append((end, tail_start))
         written.append((match.start(), tail_start))
+        spans.append((match.start(), tail_start))
         articles = list(dict.fromkeys(normalize_article(n) for n in numbers))
         refs.articles.extend(a for a in articles if a not in refs.articles)
         unknown_before = len(refs.unknown)
@@ -416,6 +419,7 @@ def find_references(question: str, files: dict[str, str]) -> References:
             refs.articles.extend(a for a in unit.articles if a not in refs.articles)
             refs.units.append(unit)
             qualified.append((match.start(), match.end()))
+            spans.append((match.start(), match.end()))
     for match in _PARAGRAPH.finditer(question):
         if any(start <= match.start() < stop for start, stop in qualified):
             continue
@@ -428,8 +432,26 @@ def find_references(question: str, files: dict[str, str]) -> References:
         if unit is not None:
             unit.articles = paragraphs
             refs.units.append(unit)
+            spans.append((match.start(), qualifiers.end() if qualifiers else end))
     refs.files = match_files(question, catalog)
+    refs.alone = bool(refs.units) and _nothing_else(question, spans, [unit.act for unit in refs.units])
     return refs
+
+
+# what a question that only cites a provision says around it: "Co mówi …?", "Pokaż treść …"
+_ASKING = frozenset({"co", "mówi", "stanowi", "brzmi", "brzmienie", "treść", "tekst", "pokaż", "przepis", "czego",
+                     "dotyczy", "jak", "proszę", "przytocz", "zacytuj", "zgodnie", "według", "wg", "zw", "związku"})
+
+
+def _nothing_else(question: str, spans: list[tuple[int, int]], acts: list[str]) -> bool:
+    """Czy poza odwołaniami (numery, kwalifikatory, nazwy i skróty aktów) pytanie nie mówi nic."""
+    kept = list(question)
+    for start, stop in spans:
+        kept[start:stop] = " " * (stop - start)
+    rest = "".join(kept)
+    for act in acts:
+        rest = rest.replace(act, " ", 1)
+    return all(word in STOPWORDS or word in _ASKING for word in words(rest))
 
 
 def _unit_reference(tail: str, catalog: ActCatalog, refs: References) -> UnitReference | None:

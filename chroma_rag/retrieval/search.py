@@ -216,7 +216,9 @@ class Searcher:
             parts: dict[str, list[Hit]] = {}
             for hit in self.derived.hits([i for i, _ in ranked], query_vector):
                 parts.setdefault(article_key(hit.art), []).append(hit)  # ranked: the best part first
-            best = {key: _part_holding(found, unit.subunit) or found[0] for key, found in parts.items()}
+            # the unit alone, nothing more asked: from its first part, not the one most like the act's name
+            best = {key: _part_holding(found, unit.subunit) or (_first_part(found) if refs.alone else found[0])
+                    for key, found in parts.items()}
             for article in articles:
                 hit = best.pop(article_key(article), None)
                 if hit is not None:  # in the order the question cited them
@@ -494,6 +496,10 @@ def check_cited_within(refs: References, filters: SearchFilters | None) -> None:
     if refs.units and not any(all(_within(unit, filters)) for unit in refs.units):
         first = refs.units[0]
         raise CitedOutsideFilters(f"{unit_label(first.articles[0])} {first.act}")
+
+
+def _first_part(parts: list[Hit]) -> Hit:
+    return min(parts, key=lambda hit: int(hit.metadata.get("fragment") or 1))
 
 
 def _part_holding(parts: list[Hit], subunit: str) -> Hit | None:
