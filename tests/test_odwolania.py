@@ -58,6 +58,7 @@ SPELLINGS = {
     "art. 12 k.w. w zw. z art. 10. § 1 pkt 2 lit. b) k.w.": (PETTY, "12"),
     "KW art. 10 § 1": (PETTY, "10"),  # the act before the article, as in notes
     "Ustawa o własności lokali, art. 10": (FLATS, "10"),
+    "art. 10 ustawy o wł. lok.": (FLATS, "10"),  # the name shortened word by word
 }
 
 
@@ -160,6 +161,11 @@ def test_page_api_cites_first_and_speaks_to_a_team_member(library_db: Path) -> N
         assert "Aktu „kk” (Kodeks karny) nie ma w dokumentach" in said and "chroma-rag" not in said
         bad_filter = requests.get(f"{base}/api/szukaj", params={"q": "kara", "akt": "kpk"}, timeout=60)
         assert bad_filter.status_code == 404 and "wybierz akt z listy" in bad_filter.json()["blad"]
+        # the part of the unit the question named, and the act's abbreviation of the whole unit, as the page shows them
+        part = requests.get(f"{base}/api/szukaj", params={"q": "art. 10 § 1 kw", "k": 1}, timeout=60).json()
+        assert (part["wyniki"][0]["art"], part["wyniki"][0]["podjednostka"]) == ("10", "§ 1")
+        unit = requests.get(f"{base}/api/jednostka", params={"plik": PETTY, "art": "10"}, timeout=60).json()
+        assert unit["skrot"] == "k.w."
 
 
 def test_mcp_cites_first_with_the_abbreviation(library_db: Path) -> None:
@@ -170,6 +176,10 @@ def test_mcp_cites_first_with_the_abbreviation(library_db: Path) -> None:
                 first = json.loads(result.content[0].text)["wyniki"][0]
                 assert (first["plik"], first["jednostka"]) == (FLATS, "art. 10")
                 assert first["cytat"] == f"[{FLATS}, art. 10 u.w.l.]"
+                part = await client.call_tool("szukaj", {"pytanie": "art. 10 ust. 2 ustawy o własności lokali", "k": 1})
+                assert json.loads(part.content[0].text)["wyniki"][0]["cytat"] == f"[{FLATS}, art. 10 ust. 2 u.w.l.]"
+                unit = await client.call_tool("pokaz_jednostke", {"plik": FLATS, "art": "10"})
+                assert json.loads(unit.content[0].text)["cytat"] == f"[{FLATS}, art. 10 u.w.l.]"
                 filtered = await client.call_tool("szukaj", {"pytanie": "kara", "akt": "kw"})
                 assert {h["plik"] for h in json.loads(filtered.content[0].text)["wyniki"]} == {PETTY}
                 missing = await client.call_tool("szukaj", {"pytanie": "art. 148 kk"})
@@ -188,6 +198,10 @@ def test_pytaj_sends_the_cited_unit_as_the_best_fragment(library_db: Path, monke
         # fragments go from the least to the most relevant: the cited unit stands right before the question
         last_block = sent.rsplit("=== Fragment", 1)[1]
         assert f"{PRESS}, art. 10 pr. pras.]" in last_block.split("\n", 1)[0]
+        code, _, err = run_cli(capsys, "pytaj", "Co stanowi art. 10 ust. 1 Prawa prasowego?", "--baza", library_db)
+        assert code == 0, err
+        last_block = fake.requests[-1].body["messages"][-1]["content"].rsplit("=== Fragment", 1)[1]
+        assert f"{PRESS}, art. 10 ust. 1 pr. pras.]" in last_block.split("\n", 1)[0]
 
 
 def test_a_unit_the_act_does_not_have_is_said_so(library_db: Path) -> None:
