@@ -46,6 +46,8 @@ OUTSIDE = [
     "art. 8 ustawy o ochronie zwierząt", "art. 2 kodeksu morskiego", "art. 100 ustawy o transporcie drogowym",
     "art. 3 u.z.n.k.", "k.m. art. 5", "art. 5 ustawy z dnia 1 stycznia 1990 r.",
 ]
+# a statute's date in its title: "z dnia 24 czerwca 1994 r."
+TITLE_DATE = re.compile(r"z dnia (\d{1,2}) (\w+) (\d{4}) r\.")
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
@@ -125,7 +127,7 @@ def composed(form: str, chosen: list[str], rng: random.Random, kind: str, name: 
     if form == "bez-znakow":
         spelled = genitive(name)
         return (f"art. {art} {fold(spelled)}", [art]) if fold(spelled) != spelled.lower() else None
-    date = re.search(r"z dnia (\d{1,2}) (\w+) (\d{4}) r\.", title)
+    date = TITLE_DATE.search(title)
     if kind == "konstytucja" or date is None or date.group(2) not in MONTHS:  # the Constitution is no "ustawa z dnia"
         return None
     digits = f"z dnia {int(date.group(1)):02d}.{MONTHS.index(date.group(2)) + 1:02d}.{date.group(3)} r."
@@ -138,7 +140,7 @@ def noted(form: str, chosen: list[str], rng: random.Random, kind: str, short: st
     art = rng.choice(chosen)
     if form == "akt-przed":
         return f"{short} art. {art}", [art]
-    date = re.search(r"z dnia \d{1,2} \w+ \d{4} r\.", title)
+    date = TITLE_DATE.search(title)
     if kind == "konstytucja" or date is None or date.group(0) in shared_dates:
         return None
     return f"art. {art} ustawy {date.group(0)}", [art]
@@ -149,7 +151,7 @@ def main() -> None:
     files = sorted((DANE / "ustawy").glob("*.pdf")) + sorted((DANE / "biblioteka").glob("*.txt"))
     documents = {path: load_document(path) for path in files}
     titles = {path: detect_title(document.text) for path, document in documents.items()}
-    dates = [found.group(0) for found in (re.search(r"z dnia \d{1,2} \w+ \d{4} r\.", t) for t in titles.values())
+    dates = [found.group(0) for found in (TITLE_DATE.search(t) for t in titles.values())
              if found]
     shared_dates = {date for date in dates if dates.count(date) > 1}  # k.k., k.p.k. and k.k.w.: one day
     for path in files:
@@ -183,7 +185,7 @@ def main() -> None:
         for n, art in enumerate(picks):
             kinds = ["indeks-gorny"] if "^" in art and n == len(picks) - 1 and superscripted else \
                 [KINDS[(n + len(rows)) % (len(KINDS) - 1)]]
-            date = re.search(r"z dnia \d{1,2} \w+ \d{4} r\.", title)
+            date = TITLE_DATE.search(title)
             for variant in kinds:
                 text = spelled(art, variant, name, act.short, date.group(0) if date else "")
                 if text is None:

@@ -280,13 +280,23 @@ _VERB_TAGS = ("fin", "praet", "impt", "inf", "bedzie", "imps", "winien", "pred",
 
 
 @lru_cache(maxsize=4096)
+def _tags(word: str) -> tuple[str, ...]:
+    """Znaczniki Morfeusza wszystkich odczytań słowa (``ign`` – słowa nie ma w słowniku)."""
+    return tuple(found.getTag(morphology.analyser()) for found in morphology.interpretations(word))
+
+
+def _unknown_word(word: str) -> bool:
+    return all(tag == "ign" for tag in _tags(word))
+
+
+@lru_cache(maxsize=4096)
 def _qualifies(word: str) -> bool:
     """Czy słowo po skróconej nazwie aktu dalej ją określa (rzeczownik albo przymiotnik, nie czasownik ani słowo
     funkcyjne): „ustawy o ochronie przyrody” to nazwa innego aktu, a nie skrót „o ochronie danych osobowych”,
     a „ustawa o prawach pacjenta mówi” – skrót."""
     if word in STOPWORDS:
         return False
-    tags = [found.getTag(morphology.analyser()) for found in morphology.interpretations(word)]
+    tags = _tags(word)
     return any(t.startswith(("adj", "subst", "depr")) for t in tags) and not any(t.startswith(_VERB_TAGS)
                                                                                   for t in tags)
 
@@ -296,8 +306,7 @@ def _abbreviated_word(word: str) -> bool:
     („tzw.”) ani słowo zdania („proszę.”): małą literą, nieznane słownikowi albo rzeczownik lub przymiotnik."""
     if not word.islower() or word in _ORDINARY_ABBREVIATIONS:
         return False
-    tags = [found.getTag(morphology.analyser()) for found in morphology.interpretations(word)]
-    return all(t == "ign" for t in tags) or _qualifies(word)
+    return _unknown_word(word) or _qualifies(word)
 
 
 _TEAM_KINDS = frozenset(TEAM_DOCUMENT_WORDS)
@@ -381,7 +390,7 @@ def find_references(question: str, files: dict[str, str]) -> References:
     qualified: list[tuple[int, int]] = []  # "§ 1" in "art. 148 § 1 kk" is part of the article's reference
     connected: list[str] = []  # numbers before "w zw. z art. …", waiting for the act named after it
     written: list[tuple[int, int]] = []  # where each "art. …" reference stands, its numbers and qualifiers
-    spans: list[tuple[int, int]] = []  # every reference with its qualifiers, to tell what else the question says
+    spans: list[tuple[int, int]] = []  # the other references ("415 kc", "§ 10 …"), to tell what else it says
     matches = list(_ARTICLE.finditer(question))
     read = 0  # the question up to here belongs to earlier references
     for position, match in enumerate(matches):
@@ -390,7 +399,6 @@ def find_references(question: str, files: dict[str, str]) -> References:
         tail_start = qualifiers.end() if qualifiers else end
         qualified.append((end, tail_start))
         written.append((match.start(), tail_start))
-        spans.append((match.start(), tail_start))
         articles = list(dict.fromkeys(normalize_article(n) for n in numbers))
         refs.articles.extend(a for a in articles if a not in refs.articles)
         unknown_before = len(refs.unknown)
@@ -434,7 +442,7 @@ def find_references(question: str, files: dict[str, str]) -> References:
             refs.units.append(unit)
             spans.append((match.start(), qualifiers.end() if qualifiers else end))
     refs.files = match_files(question, catalog)
-    refs.alone = bool(refs.units) and _nothing_else(question, spans, [unit.act for unit in refs.units])
+    refs.alone = bool(refs.units) and _nothing_else(question, [*written, *spans], [unit.act for unit in refs.units])
     return refs
 
 
@@ -553,8 +561,7 @@ def _abbreviated(token: re.Match[str], text: str) -> bool:
     after = text[token.end():].lstrip()
     if after and after[0].islower():
         return True
-    tags = [found.getTag(morphology.analyser()) for found in morphology.interpretations(word.lower())]
-    return all(tag == "ign" for tag in tags)  # at a sentence's end only a word the dictionary does not know
+    return _unknown_word(word.lower())  # at a sentence's end only a word the dictionary does not know
 
 
 def _pieces_read(words: tuple[frozenset[str], ...], pieces: list[tuple[str, bool, int]], required: int) -> int:
@@ -570,8 +577,8 @@ def _pieces_read(words: tuple[frozenset[str], ...], pieces: list[tuple[str, bool
 
 
 def _fits(word: frozenset[str], piece: str, beginning: bool) -> bool:
-    forms = {fold(form) for form in word}
-    return any(form.startswith(piece) for form in forms) if beginning else piece in forms
+    # the word's forms without Polish letters are in it already (_phrase_lemmas), as a folded piece needs
+    return any(form.startswith(piece) for form in word) if beginning else piece in word
 
 
 def _act_before(head: str, catalog: ActCatalog, refs: References) -> UnitReference | None:
