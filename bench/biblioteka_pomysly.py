@@ -5,9 +5,10 @@
 Listy fuzji produktu (``Searcher.fusion_lists`` i jednostki wskazane z aktem) liczone raz dla każdego pytania
 z głębokością 100, potem każdy wariant łączy je inaczej: pierwszy wiersz to dokładnie ranking produktu (RRF k 60,
 głębokość 50). Warianty: wybór aktu przed rankingiem (ocena dokumentu z jego najlepszych fragmentów jako mnożnik
-albo osobna lista RRF), wygładzanie po sąsiednich artykułach, waga nogi słów, głębokość i stała RRF, waga listy
-zwrotów pytania (``frazy/pytanie``) – także wybrana walidacją krzyżową po aktach. Wynik: hit@5 /
-MRR na pięciu zbiorach; ``--zapisz`` wpisuje tabelę do docs/BENCHMARKS.md (sekcja ``biblioteka-pomysly``).
+albo osobna lista RRF), wygładzanie po sąsiednich artykułach, waga nogi słów, głębokość i stała RRF, wagi list
+stopniowanych nazwanego aktu – zwrotów (``frazy/pytanie``) i cytatów pytania (``cytat/pytanie``) – także wybrane
+walidacją krzyżową po aktach na siatce obu wag. Wynik: hit@5 / MRR na pięciu zbiorach; ``--zapisz`` wpisuje
+tabelę do docs/BENCHMARKS.md (sekcja ``biblioteka-pomysly``).
 """
 
 from __future__ import annotations
@@ -34,16 +35,19 @@ SETS = {"egzaminy-dev": DANE / "egzaminy-dev.jsonl", "egzaminy-biblioteka-dev": 
         "odwolania-dev": REPO / "bench" / "odwolania-dev.jsonl", "pytania-dev": DANE / "pytania-dev.jsonl",
         "potoczne-dev": DANE / "potoczne-dev.jsonl"}
 LIST_DEPTH = 100
-PHRASE_WEIGHTS = (0.0, 1.0, 1.5, 2.0, 3.0)  # 0: the fusion without the phrase list (the product before it)
+PHRASE_WEIGHTS = (0.0, 2.0, 3.0, 4.0, 6.0)  # 0: the fusion without the phrase list
+QUOTE_WEIGHTS = (0.0, 1.0, 2.0, 4.0, 6.0)  # 0: without the quote list
+WEIGHT_GRID = [(p, q) for p in PHRASE_WEIGHTS for q in QUOTE_WEIGHTS]
 
 
 @dataclass
 class Case:
-    """Pytanie z oczekiwaną jednostką, listami fuzji produktu i (plik, jednostka, ścieżka) ich fragmentów."""
+    """Pytanie z oczekiwaną jednostką, listami fuzji produktu (źródło, id, udziały listy stopniowanej)
+    i (plik, jednostka, ścieżka) ich fragmentów."""
 
     file: str
     articles: set[str]
-    lists: list[tuple[str, list[str]]]
+    lists: list[tuple[str, list[str], list[float] | None]]
     cited: list[str]
     where: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
@@ -74,19 +78,24 @@ def collect(index: Index) -> dict[str, list[Case]]:
                 where = {hit.id: (hit.file, hit.art or "", str(hit.metadata.get("sciezka", hit.file)))
                          for hit in collection.hits(ids, vector)}
                 cases[name].append(Case(question.file, {article_key(a) for a in question.articles},
-                                        [(item.source, item.ids) for item in lists], cited, where))
+                                        [(item.source, item.ids, item.shares) for item in lists], cited, where))
     return cases
 
 
 def fused(case: Case, depth: int = 50, k: int = 60, keyword_weight: float | None = None,
-          phrase_weight: float | None = None) -> Scores:
+          weights: tuple[float, float] | None = None) -> Scores:
+    """RRF jak ``search.fuse`` bez planu (``weights``: wagi list zwrotów i cytatów zamiast produktu)."""
     scores: Scores = defaultdict(float)
-    for source, ids in case.lists:
+    for source, ids, shares in case.lists:
         weight = DEFAULT_FUSION.weight(source)
         if keyword_weight is not None and source.startswith("slowa"):
             weight = keyword_weight
-        if phrase_weight is not None and source.startswith("frazy"):
-            weight = phrase_weight
+        if weights is not None and source.startswith(("frazy", "cytat")):
+            weight = weights[0] if source.startswith("frazy") else weights[1]
+        if shares is not None:
+            for chunk_id, share in zip(ids, shares, strict=True):
+                scores[chunk_id] += weight * share / (k + 1)
+            continue
         for position, chunk_id in enumerate(ids[:depth], start=1):
             scores[chunk_id] += weight / (k + position)
     return scores
@@ -149,25 +158,27 @@ def neighbours(beta: float) -> Variant:
 
 
 VARIANTS: list[tuple[str, Variant]] = [
-    ("produkt (RRF k 60, głębokość 50, waga słów 1,5, zwrotów 3)", fused),
+    ("produkt (RRF k 60, głębokość 50, waga słów 1,5, zwrotów 6, cytatów 4)", fused),
     *[(f"akt: mnożnik α {a}, {t} najlepsze", act_prior(a, t, False)) for a, t in ((0.25, 1), (0.5, 3), (1.0, 3))],
     *[(f"akt: lista RRF α {a}", act_prior(a, 3, True)) for a in (0.005, 0.02)],
     *[(f"sąsiednie artykuły β {b}", neighbours(b)) for b in (0.1, 0.3)],
     *[(f"waga słów {w}", lambda case, w=w: fused(case, keyword_weight=w)) for w in (1.0, 2.0)],
     *[(f"głębokość {d}, k {k}", lambda case, d=d, k=k: fused(case, d, k)) for d, k in ((30, 20), (100, 20), (100, 60))],
-    *[(f"zwroty pytania: waga {w}", lambda case, w=w: fused(case, phrase_weight=w)) for w in PHRASE_WEIGHTS],
+    *[(f"zwroty {p}, cytaty {q}", lambda case, p=p, q=q: fused(case, weights=(p, q)))
+      for p, q in WEIGHT_GRID if q == 0 or p == DEFAULT_FUSION.phrase_weight],
 ]
 
 
-def phrase_cross_validation(cases: dict[str, list[Case]]) -> tuple[dict[str, list[int | None]], dict[str, float]]:
-    """Waga listy zwrotów wybrana po aktach: dla każdego aktu ta z ``PHRASE_WEIGHTS``, która na pytaniach o inne
-    akty (wszystkie zbiory) daje najwyższą sumę 1/miejsce; pytania o ten akt ocenia wybrana bez nich."""
+def phrase_cross_validation(cases: dict[str, list[Case]]) -> tuple[dict[str, list[int | None]],
+                                                                   dict[str, tuple[float, float]]]:
+    """Wagi list zwrotów i cytatów wybrane po aktach: dla każdego aktu para z ``WEIGHT_GRID``, która na pytaniach
+    o inne akty (wszystkie zbiory) daje najwyższą sumę 1/miejsce; pytania o ten akt ocenia wybrana bez nich."""
     everything = [case for found in cases.values() for case in found]
-    ranks = {w: {id(case): rank(case, fused(case, phrase_weight=w)) for case in everything} for w in PHRASE_WEIGHTS}
+    ranks = {w: {id(case): rank(case, fused(case, weights=w)) for case in everything} for w in WEIGHT_GRID}
     chosen = {}
     for act in sorted({case.file for case in everything}):
-        chosen[act] = max(PHRASE_WEIGHTS, key=lambda w: sum(1 / r for case in everything if case.file != act
-                                                             and (r := ranks[w][id(case)])))
+        chosen[act] = max(WEIGHT_GRID, key=lambda w: sum(1 / r for case in everything if case.file != act
+                                                         and (r := ranks[w][id(case)])))
     return {name: [ranks[chosen[case.file]][id(case)] for case in found] for name, found in cases.items()}, chosen
 
 
@@ -191,14 +202,15 @@ def main() -> None:
                                                for found in cases.values()) + " |")
         print(rows[-1], flush=True)
     validated, chosen = phrase_cross_validation(cases)
-    rows.append("| zwroty pytania: waga wybrana po aktach (walidacja krzyżowa) | "
+    rows.append("| zwroty i cytaty: wagi wybrane po aktach (walidacja krzyżowa) | "
                 + " | ".join(cell(validated[name]) for name in cases) + " |")
-    weights = ", ".join(f"{w}: {sum(v == w for v in chosen.values())}" for w in PHRASE_WEIGHTS)
+    weights = ", ".join(f"{p}/{q}: {n}" for (p, q) in WEIGHT_GRID if (n := sum(v == (p, q) for v in chosen.values())))
     table = "\n".join([
         f"Maszyna: {machine()}. `python -m bench.biblioteka_pomysly --baza {args.baza.name} --zapisz`; "
         "hit@5 / MRR, bez planu, zbiory dev (pytania spoza dokumentów pominięte, próg odmowy nie liczony).",
-        "", *rows, "", f"Walidacja krzyżowa po aktach ({len(chosen)} aktów z pytaniami): waga listy zwrotów wybrana "
-        f"bez ocenianego aktu – ile aktów ją wybrało: {weights}."])
+        "", *rows, "", f"Walidacja krzyżowa po aktach ({len(chosen)} aktów z pytaniami): wagi list "
+        f"zwrotów/cytatów wybrane bez ocenianego aktu (siatka {len(PHRASE_WEIGHTS)}×{len(QUOTE_WEIGHTS)}) – ile aktów "
+        f"wybrało parę: {weights}."])
     if args.zapisz:
         write_section("biblioteka-pomysly", table)
     print(table)

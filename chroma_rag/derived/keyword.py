@@ -21,7 +21,7 @@ import re
 import shutil
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -103,12 +103,24 @@ def tokenize(text: str, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> list[str]:
 def word_readings(text: str, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> list[tuple[str, ...]]:
     """Dla każdego słowa treściowego tekstu (w kolejności) – jego możliwe lematy bez słów funkcyjnych."""
     lemmatize = lemmatizer(lemmatizer_name)
-    readings = (
-        tuple(lemma for lemma in lemmatize(word) if lemma not in STOPWORDS)
-        for word in words(text)
-        if word not in STOPWORDS  # "lub" must not come back as the lemma "lubić"
-    )
-    return [r for r in readings if r]
+    return [r for r in (content_reading(word, lemmatize) for word in words(text)) if r]
+
+
+def content_reading(word: str, lemmatize: Callable[[str], tuple[str, ...]]) -> tuple[str, ...]:
+    """Lematy słowa bez słów funkcyjnych; pusta krotka – słowo funkcyjne."""
+    if word in STOPWORDS:  # "lub" must not come back as the lemma "lubić"
+        return ()
+    return tuple(lemma for lemma in lemmatize(word) if lemma not in STOPWORDS)
+
+
+def word_forms(text: str, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> list[phrases.Forms]:
+    """Każde słowo tekstu, także funkcyjne – zapisane i jego lematy (do cytatów: ``phrases.quoted_run``)."""
+    return [_forms(word, lemmatizer_name) for word in words(text)]
+
+
+@lru_cache(maxsize=200_000)
+def _forms(word: str, lemmatizer_name: str) -> phrases.Forms:
+    return frozenset(lemmatizer(lemmatizer_name)(word)) | {word}
 
 
 def query_terms(question: str, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> list[tuple[str, ...]]:
@@ -492,8 +504,8 @@ class KeywordIndex:
         lemmatize = lemmatizer(self.lemmatizer_name)
         total = covered = 0.0
         for word in dict.fromkeys(words(question)):
-            readings = tuple(lemma for lemma in lemmatize(word) if lemma not in STOPWORDS)
-            if word in STOPWORDS or not readings:
+            readings = content_reading(word, lemmatize)
+            if not readings:
                 continue
             weight = self._word_weight(readings)
             total += weight
@@ -509,8 +521,41 @@ class KeywordIndex:
         if not pairs:
             return {}
         weights = phrases.pair_weights(pairs, self._word_weight)
-        found = {i: phrases.phrase_score(pairs, weights, self._tokens_of(i), window) for i in dict.fromkeys(chunk_ids)}
-        return {i: score for i, score in found.items() if score > 0}
+        total = sum(weights)
+        # only fragments holding both words of some pair are read: a named act has thousands of fragments
+        holding = self._holding_both(pairs)
+        found = {i: phrases.phrase_score(pairs, weights, self._tokens_of(i), window)
+                 for i in dict.fromkeys(chunk_ids) if i in holding}
+        return {i: score / total for i, score in found.items() if score > 0}
+
+    def _holding_both(self, pairs: list[tuple[phrases.Reading, phrases.Reading]]) -> set[str]:
+        """Id fragmentów, w których stoją oba słowa którejś pary (z list wystąpień, bez czytania tokenów)."""
+        positions: list[np.ndarray] = []
+        for first, second in pairs:
+            positions.append(np.intersect1d(self._holding(first), self._holding(second)))
+        everything, added = len(self.ids), list(self._added)
+        return {self.ids[n].decode() if n < everything else added[n - everything]
+                for n in np.unique(np.concatenate(positions)).tolist()}
+
+    def _holding(self, readings: phrases.Reading) -> np.ndarray:
+        """Pozycje fragmentów (macierz, potem dopiska) z którymkolwiek odczytaniem słowa."""
+        words, _ = self._term_postings([readings])
+        return np.unique(np.concatenate([docs for docs, _ in words[0]])) if words else np.zeros(0, dtype=np.int64)
+
+    def quote_scores(self, question: str, texts: Mapping[str, str], min_words: int) -> dict[str, float]:
+        """Teksty (id → treść fragmentu), które cytują pytanie: ciąg co najmniej ``min_words`` jego kolejnych słów
+        stoi w nich kolejno (``phrases.quoted_run``), z udziałem tego ciągu w wadze słów pytania (IDF, słowa
+        funkcyjne 0) – od 0 do 1."""
+        lemmatize = lemmatizer(self.lemmatizer_name)
+        question_words = words(question)
+        weights = [self._word_weight(r) if (r := content_reading(w, lemmatize)) else 0.0 for w in question_words]
+        total = sum(weights)
+        if not total:
+            return {}
+        question_forms = word_forms(question, self.lemmatizer_name)
+        found = {i: phrases.quoted_run(question_forms, weights, word_forms(text, self.lemmatizer_name), min_words)
+                 for i, text in texts.items()}
+        return {i: run / total for i, run in found.items() if run > 0}
 
     def _word_weight(self, readings: tuple[str, ...]) -> float:
         """IDF słowa; o wadze wieloznacznego decyduje jego najczęstszy odczyt. Słowo nieznane całemu zbiorowi

@@ -24,15 +24,18 @@ class FusionSettings:
     # as the whole index has both legs. Dev, 11 PDFs: egzaminy-dev hit@5 0.936 → 0.941, MRR 0.854 → 0.869, lay sets
     # unchanged (docs/BENCHMARKS.md, "Biblioteka"); a switch, not a tuned number.
     reference_keywords: bool = True
-    # The act the question names also gets a list of its fragments (from the two lists above) that hold pairs of
-    # the question's adjacent words side by side, at most ``phrase_window`` lemmas apart, ranked by the pairs'
-    # IDF: an exam stem repeats its provision's words ("świadkami nie mogą być"). Library, 77 documents, dev, act-wise
-    # cross-validation over weight {0, 1, 1.5, 2, 3} (window 2 fixed beforehand, 1 and 3 no better in a working
-    # script): every one of the 76 folds chose 3; egzaminy-dev hit@5 0.949 → 0.972, MRR 0.864 → 0.898,
-    # egzaminy-biblioteka-dev 0.929 → 0.940, MRR 0.852 → 0.882, lay sets unchanged (they name no act)
-    # (docs/BENCHMARKS.md, "Warianty rankingu w bibliotece").
-    phrase_weight: float = 3.0
+    # The act the question names also gets two graded lists (``FusionList.shares``: first place scaled by the
+    # share of the question a fragment holds). Phrases: of all its fragments, those holding pairs of the
+    # question's adjacent words side by side, at most ``phrase_window`` lemmas apart (share of the pairs' IDF);
+    # quotes: those holding a run of at least ``quote_min_words`` consecutive question words, function words
+    # included (share of the question's IDF) – an exam stem repeats its provision's words ("świadkami nie mogą
+    # być", one content word and no pair). Window 2 and run 3 fixed beforehand; weights chosen by act-wise
+    # cross-validation on the library's dev sets (bench/biblioteka_pomysly.py, docs/BENCHMARKS.md, "Warianty
+    # rankingu w bibliotece").
+    phrase_weight: float = 6.0
     phrase_window: int = 2
+    quote_weight: float = 4.0
+    quote_min_words: int = 3
     depth: int = 50
     one_per_unit: bool = True
     # Planned search (``Plan``): each planned query, the hinted documents and the hinted units add lists to
@@ -89,6 +92,7 @@ class FusionSettings:
             "wektor": self.vector_weight,
             "odwolanie": self.reference_weight,
             "frazy": self.phrase_weight,
+            "cytat": self.quote_weight,
             # a unit the question names ("art. 3 ustawy o …") counts as much as being first in both legs
             "jednostka": self.vector_weight + self.keyword_weight,
         }

@@ -61,6 +61,10 @@ class FusionList:
     # – a neighbouring article of the same act is near the question's subject among all fragments, but not
     # within its own act
     hinted_percentile: float | None = None
+    # a graded list (the question's phrases and quotes in the act it names): beside each id the share of the
+    # question it holds, 0–1; it adds ``weight × share / (k + 1)`` – first place scaled by that share – instead
+    # of a place's RRF: a fragment holding one pair of a long question must not count as first
+    shares: list[float] | None = None
 
 
 @dataclass
@@ -296,23 +300,26 @@ class Searcher:
         if request.mode == "hybryda":
             for ref_filters in reference_filters(self.references(request.question), filters):
                 ref_where = build_where(ref_filters)
-                ranked = self.derived.ranked(query_vector, depth, ref_where)
+                ranked_ids = [i for i, _ in self.derived.ranked(query_vector, depth, ref_where)]
                 source = "jednostka/pytanie" if ref_filters.articles != filters.articles else "odwolanie/pytanie"
-                lists.append(FusionList(source, [i for i, _ in ranked]))
+                lists.append(FusionList(source, ranked_ids))
                 if source == "odwolanie/pytanie" and self.fusion.reference_keywords and self.derived.has_keywords:
                     # the act the question names, ranked by the question's words too (as the whole index is)
                     keyword_ids = self.keyword_ids(request.question, depth, ref_where)
                     lists.append(FusionList(source, keyword_ids))
-                    act_titles = " ".join(self.titles.get(f, "") for f in ref_filters.files)
-                    lists.append(FusionList("frazy/pytanie", self.phrase_ids(
-                        request.question, [i for i, _ in ranked] + keyword_ids, act_titles)))
+                    lists.extend(self.quoted_lists(request.question, ref_filters, ranked_ids + keyword_ids))
         return lists
 
-    def phrase_ids(self, question: str, candidates: list[str], act_titles: str) -> list[str]:
-        """Fragmenty ``candidates`` ze zwrotami pytania, najwięcej wagi pierwsze (przy równej – w kolejności
-        kandydatów: najpierw wektor); słowa tytułu nazwanego aktu par nie tworzą."""
-        found = self.derived.phrase_scores(question, candidates, act_titles, self.fusion.phrase_window)
-        return sorted(found, key=lambda i: -found[i])
+    def quoted_lists(self, question: str, act: SearchFilters, candidates: list[str]) -> list[FusionList]:
+        """Listy stopniowane nazwanego aktu (``act``): fragmenty ze zwrotami pytania – wszystkie fragmenty aktu,
+        słowa jego tytułu par nie tworzą – i fragmenty, które pytanie cytują (``candidates`` list pytania
+        i fragmenty ze zwrotami; treść tylko ich, bo cytat czyta słowa funkcyjne z treści)."""
+        act_titles = " ".join(self.titles.get(f, "") for f in act.files)
+        phrases = self.derived.phrase_scores(question, self.derived.rows(build_where(act)), act_titles,
+                                             self.fusion.phrase_window)
+        quoted = self.derived.quote_scores(question, list(dict.fromkeys([*candidates, *phrases])),
+                                           self.fusion.quote_min_words)
+        return [graded("frazy/pytanie", phrases), graded("cytat/pytanie", quoted)]
 
     def first_share(self, ranked: list[tuple[str, float]], pool: np.ndarray, query_vector: np.ndarray) -> float:
         """Gdzie ranking pytania (``pool``) stawia pierwszy fragment listy ``ranked`` innego zapytania."""
@@ -432,9 +439,13 @@ def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSe
                     for item in lists if not item.source.endswith("/pytanie"))
     own_lists: list[tuple[float, list[str]]] = []
     planned_lists: list[tuple[float, list[str]]] = []
+    graded_scores: dict[str, float] = {}
     for item in lists:
         ids, weight = item.ids, fusion.weight(item.source)
-        if item.source.endswith("/pytanie"):
+        if item.shares is not None:
+            for chunk_id, share in zip(ids, item.shares, strict=True):
+                graded_scores[chunk_id] = graded_scores.get(chunk_id, 0.0) + weight * share / (fusion.rrf_k + 1)
+        elif item.source.endswith("/pytanie"):
             own_lists.append((weight, ids))
         elif agrees(item, fusion):
             planned_lists.append((weight, ids))
@@ -447,9 +458,15 @@ def fuse(lists: list[FusionList], similarity: dict[str, float], fusion: FusionSe
                 share *= fusion.unsupported_weight
             planned_lists.append((weight * fusion.disagreement_weight * share, kept))
     scores = rrf(own_lists, fusion.rrf_k)
-    for chunk_id, score in rrf(planned_lists, fusion.plan_rrf_k).items():
+    for chunk_id, score in [*rrf(planned_lists, fusion.plan_rrf_k).items(), *graded_scores.items()]:
         scores[chunk_id] = scores.get(chunk_id, 0.0) + score
     return scores
+
+
+def graded(source: str, shares: dict[str, float]) -> FusionList:
+    """Lista stopniowana (``FusionList.shares``) z id → udział, najwyższy pierwszy."""
+    ids = sorted(shares, key=lambda i: -shares[i])
+    return FusionList(source, ids, shares=[shares[i] for i in ids])
 
 
 def rrf(lists: Iterable[tuple[float, list[str]]], k: int) -> dict[str, float]:
