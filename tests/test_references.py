@@ -87,6 +87,16 @@ def test_a_statute_named_by_its_date_alone():
     assert not refs.units and [spelled for spelled, _ in refs.unknown] == ["ustawy z dnia 1 stycznia 1990 r."]
 
 
+def test_a_date_of_several_acts_names_them_all():
+    """6 czerwca 1997 r. uchwalono k.k., k.p.k. i k.k.w.: „art. 5 ustawy z dnia 6 czerwca 1997 r.” to art. 5 jednego
+    z nich – szukany w tych aktach, nie we wszystkich (ani nie zdanie, że aktu nie ma)."""
+    criminal_procedure = "kodeks-postepowania-karnego-DU-1997-555.txt"
+    files = {**FILES, criminal_procedure: "USTAWA z dnia 6 czerwca 1997 r. Kodeks postępowania karnego"}
+    refs = find_references("art. 5 ustawy z dnia 6 czerwca 1997 r.", files)
+    assert [sorted(u.files) for u in refs.units] == [["kodeks-karny-DU-1997-553.pdf", criminal_procedure]]
+    assert not refs.unknown
+
+
 def test_a_number_in_connection_with_another_takes_its_act():
     """„art. 10 w zw. z art. 12 k.k.”: skrót na końcu obejmuje oba przepisy, w kolejności z pytania."""
     for question in ("art. 10 w zw. z art. 12 k.k.", "art. 10 w związku z art. 12 kodeksu karnego"):

@@ -205,14 +205,14 @@ class ActCatalog:
                             if act.known is not None for other in act.known.other_names]
 
     def _by_date(self, text: str, words_read: int) -> NameMatch:
-        """Akt nazwany samą datą; data, której nie ma żaden tytuł indeksu, to akt, którego indeks nie ma."""
+        """Akt nazwany samą datą – a gdy tego dnia uchwalono kilka aktów indeksu (6 czerwca 1997 r.: k.k., k.p.k.,
+        k.k.w.), jeden z nich: przepis szuka się w nich wszystkich. Data, której nie ma żaden tytuł indeksu, to akt,
+        którego indeks nie ma."""
         date = act_date(text)
         acts = self.dated.get(date, []) if date else []
-        if len(acts) > 1:
-            return NameMatch(words=words_read, ambiguous=True)  # several acts of one day
         if not acts:
             return NameMatch(words=words_read, unnamed=True)
-        return NameMatch(list(acts[0].files), acts[0].known, words_read)
+        return NameMatch([f for act in acts for f in act.files], acts[0].known if len(acts) == 1 else None, words_read)
 
     def by_abbreviation(self, act: KnownAct) -> list[str]:
         return [f for found in self.acts if found.known == act for f in found.files]
