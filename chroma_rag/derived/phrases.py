@@ -1,7 +1,7 @@
 """Zwroty pytania w tekście fragmentu: ile par sąsiednich słów pytania (po lematach, bez słów funkcyjnych) stoi
-w fragmencie obok siebie. Pytanie prawnika powtarza słowa przepisu („świadkami nie mogą być”, „organ egzekucyjny
-zawiesza postępowanie z urzędu”), a BM25 widzi te same słowa rozsypane po całym akcie; para w tej samej kolejności
-w jednym zdaniu wskazuje przepis, z którego pytanie wzięto.
+w fragmencie obok siebie. Pytanie prawnika powtarza słowa przepisu („zabezpieczenie roszczeń pieniężnych”, „organ
+egzekucyjny zawiesza postępowanie z urzędu”), a BM25 widzi te same słowa rozsypane po całym akcie; para w tej
+samej kolejności w jednym zdaniu wskazuje przepis, z którego pytanie wzięto.
 
 Cytat: najdłuższy ciąg kolejnych słów pytania – ze słowami funkcyjnymi – stojący w fragmencie słowo w słowo
 (po lematach). „Świadkami nie mogą być” ma jedno słowo treściowe, więc żadnej pary, ale jako cytat wskazuje
