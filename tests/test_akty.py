@@ -145,8 +145,10 @@ def test_more_spellings_lawyers_type(titles: dict[str, str]) -> None:
 
 
 def test_a_statute_named_in_short_words_or_letters(titles: dict[str, str]) -> None:
-    """„ustawy o wł. lok.”, „ustawy o k.w.h.”, „ustawy o KRS”, „ustawy o VAT”: zaindeksowany akt, a nie zdanie, że
-    go nie ma. Skrót, który pasuje do żadnego albo kilku aktów, nie jest ani aktem, ani odmową."""
+    """„ustawy o wł. lok.”, „ustawy o k.w.h.”, „ustawy o KRS”, „ustawy o VAT”, „kodeksu post. cyw.”: zaindeksowany
+    akt, a nie zdanie, że go nie ma; „kodeksu karn.” to k.k., bo jego nazwa kończy się tam, gdzie skrót (k.k.s.
+    i k.k.w. mają jeszcze słowo). Skrót, który pasuje do żadnego albo kilku aktów („kodeksu post.” – trzech), nie
+    jest ani aktem, ani odmową."""
     cases = {"art. 5 ustawy o wł. lok.": "o-wlasnosci-lokali-DU-1994-388.txt",
              "art. 5 ustawy o ks. wiecz. i hip.": "o-ksiegach-wieczystych-i-hipotece-DU-1982-147.txt",
              "art. 5 ustawy o k.w.h.": "o-ksiegach-wieczystych-i-hipotece-DU-1982-147.txt",
@@ -155,11 +157,18 @@ def test_a_statute_named_in_short_words_or_letters(titles: dict[str, str]) -> No
              "art. 10 ustawy o PIT": "o-podatku-dochodowym-od-osob-fizycznych-DU-1991-350.txt",
              "art. 5 ustawy o spółdz. mieszk.": "o-spoldzielniach-mieszkaniowych-DU-2001-27.txt",
              "Co mówi art. 22 ustawy o wł. lok. o zarządzie?": "o-wlasnosci-lokali-DU-1994-388.txt",
-             "art. 5 ustawy o ochr. danych os.": "ochrona-danych-osobowych-DU-1997-883.pdf"}
+             "art. 5 ustawy o ochr. danych os.": "ochrona-danych-osobowych-DU-1997-883.pdf",
+             "art. 35 kodeksu cyw.": "kodeks-cywilny-DU-1964-93.pdf",
+             "art. 5 kodeksu post. cyw.": "kodeks-postepowania-cywilnego-DU-1964-296.txt",
+             "art. 148 § 1 kodeksu karn.": "kodeks-karny-DU-1997-553.pdf",
+             "art. 5 kodeksu karn. wyk.": "kodeks-karny-wykonawczy-DU-1997-557.txt",
+             "art. 10 Kodeksu post. adm.": "kodeks-postepowania-administracyjnego-DU-1960-168.txt",
+             "Co mówi art. 201 kodeksu sp. handl. o zarządzie?": "kodeks-spolek-handlowych-DU-2000-1037.txt"}
     for question, file in cases.items():
         refs = find_references(question, titles)
         assert [u.files for u in refs.units] == [[file]] and not refs.unknown, (question, refs.unknown)
-    for question in ("art. 5 ustawy o zw. nieucz. konk.", "art. 5 ustawy o ochr. środ."):  # none, several
+    for question in ("art. 5 ustawy o zw. nieucz. konk.", "art. 5 ustawy o ochr. środ.",  # none, several
+                     "Co mówi art. 5 kodeksu post. o terminach?"):
         refs = find_references(question, titles)
         assert not refs.units and not refs.unknown, question
     # a word with a dot that ends a sentence is no shortened name: the act the index lacks is said to be missing

@@ -513,19 +513,22 @@ def _unit_reference(tail: str, catalog: ActCatalog, refs: References) -> UnitRef
 # "ustawy o wł. lok.", "ustawy o ks. wiecz. i hip.", "ustawy o k.w.h.", "ustawy o KRS": a statute's name shortened
 # word by word, or to the initials of its words
 _SHORTENED_NAME = re.compile(
-    r"\s*ustaw\w*\s+(?:" + _DATE_TEXT + r"\s*)?o\s+((?:[^\W\d_]+\.?\s*){1,8})", re.IGNORECASE)
+    r"\s*(?:ustaw\w*\s+(?:" + _DATE_TEXT + r"\s*)?o|(?P<code>kodeks\w*))\s+(?P<name>(?:[^\W\d_]+\.?\s*){1,8})",
+    re.IGNORECASE)
 _SHORT_TOKEN = re.compile(r"[^\W\d_]+\.?")
 
 
 def _shortened_name(tail: str, catalog: ActCatalog) -> tuple[list[str], str] | None:
-    """Nazwa ustawy skrócona słowo po słowie albo do inicjałów („ustawy o wł. lok.”, „o k.w.h.”, „o KRS”): pliki
-    jedynego zaindeksowanego aktu („o …”), którego nazwa tak się zaczyna (skrót to początek słowa nazwy, inicjały –
-    początki kolejnych słów, słowa funkcyjne nazwy można pominąć; najdłuższa pasująca), pusta lista – żaden albo
-    kilka, i skrócona nazwa, jak ją napisano; ``None`` – po „ustawy o” nie ma skróconego słowa."""
+    """Nazwa ustawy albo kodeksu skrócona słowo po słowie albo do inicjałów („ustawy o wł. lok.”, „o k.w.h.”,
+    „o KRS”, „kodeksu post. cyw.”): pliki jedynego zaindeksowanego aktu („o …”, „Kodeks …”), którego nazwa tak się
+    zaczyna (skrót to początek słowa nazwy, inicjały – początki kolejnych słów, słowa funkcyjne nazwy można pominąć;
+    najdłuższa pasująca, a z równie długich ta, której nazwa na skrócie się kończy: „kodeksu karn.” to k.k., nie
+    k.k.s.), pusta lista – żaden albo kilka, i skrócona nazwa, jak ją napisano; ``None`` – po „ustawy o”
+    („kodeksu”) nie ma skróconego słowa."""
     found = _SHORTENED_NAME.match(tail)
     if found is None:
         return None
-    tokens = list(_SHORT_TOKEN.finditer(tail, found.start(1), found.end(1)))
+    tokens = list(_SHORT_TOKEN.finditer(tail, found.start("name"), found.end("name")))
     shortened = [_abbreviated(token, tail) for token in tokens]
     if not any(shortened):
         return None
@@ -538,11 +541,12 @@ def _shortened_name(tail: str, catalog: ActCatalog) -> tuple[list[str], str] | N
             pieces.append((fold(word.lower()), token.group(0).endswith("."), n))
     # the name ends with its last shortened word at the earliest; the question may go on after it
     required = max(i for i, piece in enumerate(pieces) if shortened[piece[2]]) + 1
+    kind = "kodeks" if found.group("code") else "o"
     read = {act: _pieces_read(act.words[1:], pieces, required) for act in catalog.acts
-            if act.words and "o" in act.words[0]}
-    longest = max(read.values(), default=0)
-    acts = [act for act, count in read.items() if count and count == longest]
-    written = tail[: tokens[pieces[max(longest, required) - 1][2]].end()].strip()
+            if act.words and kind in act.words[0]}
+    longest = max(read.values(), default=(0, False))
+    acts = [act for act, rank in read.items() if rank[0] and rank == longest]
+    written = tail[: tokens[pieces[max(longest[0], required) - 1][2]].end()].strip()
     return (list(acts[0].files) if len(acts) == 1 else []), written
 
 
@@ -564,16 +568,18 @@ def _abbreviated(token: re.Match[str], text: str) -> bool:
     return _unknown_word(word.lower())  # at a sentence's end only a word the dictionary does not know
 
 
-def _pieces_read(words: tuple[frozenset[str], ...], pieces: list[tuple[str, bool, int]], required: int) -> int:
-    """Ile pierwszych kawałków skróconej nazwy pasuje po kolei do słów nazwy aktu (0: mniej niż ``required``)."""
+def _pieces_read(words: tuple[frozenset[str], ...], pieces: list[tuple[str, bool, int]],
+                 required: int) -> tuple[int, bool]:
+    """Ile pierwszych kawałków skróconej nazwy pasuje po kolei do słów nazwy aktu (0: mniej niż ``required``)
+    i czy przeczytały całą nazwę."""
     at = 0
     for n, (piece, beginning, _) in enumerate(pieces):
         while at < len(words) and not _fits(words[at], piece, beginning) and words[at] <= STOPWORDS:
             at += 1  # a function word of the name left out ("o k.w.h." – "i")
         if at >= len(words) or not _fits(words[at], piece, beginning):
-            return n if n >= required else 0
+            return (n, at >= len(words)) if n >= required else (0, False)
         at += 1
-    return len(pieces)
+    return len(pieces), at >= len(words)
 
 
 def _fits(word: frozenset[str], piece: str, beginning: bool) -> bool:
