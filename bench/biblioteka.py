@@ -5,7 +5,9 @@
 Zbiory: egzaminy pięciu kodeksów z PDF-ów i sześciu kodeksów biblioteki (offline, bez planu), pytania mieszane
 i potoczne bez planu i z planami silnego modelu (odtwarzanymi przez testowy serwer czatu, jak ``make ocena-plan``),
 zbiór odwołań ``bench/odwolania-dev.jsonl`` (``bench/odwolania.py``). Wiersz: n, hit@1, hit@5, MRR, odmowy pytań
-spoza dokumentów. Z ``--zapisz`` tabela trafia do docs/BENCHMARKS.md (sekcja ``biblioteka``).
+spoza dokumentów. Pod nią czas ``Index.search`` (bez planu, ciepły indeks) na pytanie: egzaminy biblioteki (pytanie
+nazywa akt – zwroty i cytaty w całym akcie) i potoczne (nie nazywa). Z ``--zapisz`` tabele trafiają do
+docs/BENCHMARKS.md (sekcja ``biblioteka``).
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
 from pathlib import Path
 
-from bench.common import REPO, machine, write_section
+from bench.common import REPO, machine, median_ms, percentile_ms, write_section
 from chroma_rag import Index
 from chroma_rag.llm import LlmSettings
+from chroma_rag.retrieval.evaluation import load_questions
 from tests.llm_server import running_fake_llm
 from tests.plan_replay import load_plans, plan_responder
 
@@ -41,6 +45,19 @@ def evaluate(index: Index, questions: Path, plans: Path | None) -> dict:
         return index.evaluate(questions, rewrite=True, settings=settings)
 
 
+TIMED = ["egzaminy-biblioteka-dev", "potoczne-dev"]
+
+
+def search_seconds(index: Index, questions: Path) -> list[float]:
+    """Czas ``Index.search`` (k 5, bez planu) każdego pytania zbioru, w sekundach."""
+    samples = []
+    for question in load_questions(questions):
+        started = time.perf_counter()
+        index.search(question.text, k=5)
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baza", type=Path, default=REPO / "chroma_db_biblioteka")
@@ -61,6 +78,12 @@ def main() -> None:
         print(rows[-1], flush=True)
     if args.json:
         args.json.write_text(json.dumps(full, ensure_ascii=False, indent=1), encoding="utf-8")
+    paths = {name: questions for name, questions, plans in SETS if plans is None}
+    timings = []
+    for name in TIMED:
+        samples = search_seconds(index, paths[name])
+        timings.append(f"| {name} | {len(samples)} | {median_ms(samples):.1f} | {percentile_ms(samples, 0.95):.1f} |")
+        print(timings[-1], flush=True)
     table = "\n".join([
         f"Maszyna: {machine()}. Baza `{args.baza.name}`: {documents} dokumentów, "
         f"`python -m bench.biblioteka --baza {args.baza.name} --zapisz` (`make ocena-biblioteka ZAPISZ=1`). "
@@ -69,6 +92,12 @@ def main() -> None:
         "| zbiór | n | hit@1 | hit@5 | MRR | odmowy spoza | utracone trafienia |",
         "| --- | --- | --- | --- | --- | --- | --- |",
         *rows,
+        "",
+        "Czas wyszukiwania (`Index.search`, k 5, bez planu, ciepły indeks; ta sama maszyna, w tym samym przebiegu):",
+        "",
+        "| zbiór | pytań | mediana ms | p95 ms |",
+        "| --- | --- | --- | --- |",
+        *timings,
     ])
     if args.zapisz:
         write_section("biblioteka", table)

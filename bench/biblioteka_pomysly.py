@@ -158,7 +158,7 @@ def neighbours(beta: float) -> Variant:
 
 
 VARIANTS: list[tuple[str, Variant]] = [
-    ("produkt (RRF k 60, głębokość 50, waga słów 1,5, zwrotów 6, cytatów 4)", fused),
+    ("produkt (RRF k 60, głębokość 50, waga słów 1,5, zwrotów 4, cytatów 4)", fused),
     *[(f"akt: mnożnik α {a}, {t} najlepsze", act_prior(a, t, False)) for a, t in ((0.25, 1), (0.5, 3), (1.0, 3))],
     *[(f"akt: lista RRF α {a}", act_prior(a, 3, True)) for a in (0.005, 0.02)],
     *[(f"sąsiednie artykuły β {b}", neighbours(b)) for b in (0.1, 0.3)],

@@ -73,9 +73,13 @@ def test_the_provision_the_question_quotes_word_for_word_scores_highest():
     index.sync(dict.fromkeys(texts, "v1"), lambda ids: {i: texts[i] for i in ids})
     question = "Zgodnie z Kodeksem postępowania cywilnego, świadkami nie mogą być:"
     assert index.phrase_scores(question, list(texts), ignored_text=KPC_TITLE, window=2) == {}  # no pair of words
-    quoted = index.quote_scores(question, texts, min_words=3)
+    quoted = index.quote_scores(question, texts, KPC_TITLE, min_words=3)
     assert list(quoted) == ["259"]
-    assert 0 < quoted["259"] < 1  # the act's name is part of the question, not of the quote
+    assert 0 < quoted["259"] < 1  # "Zgodnie" is not quoted
+    # the act's own name is no quote of a provision in it (as it forms no pair of words)
+    naming = {"odeslanie": "stosuje się odpowiednio zgodnie z Kodeksem postępowania cywilnego"}
+    assert "odeslanie" in index.quote_scores(question, naming, "", min_words=3)
+    assert index.quote_scores(question, naming, KPC_TITLE, min_words=3) == {}
 
 
 def test_a_graded_list_counts_first_place_scaled_by_the_share_of_the_question():

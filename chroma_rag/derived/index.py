@@ -172,11 +172,13 @@ class DerivedIndex:
         assert self.keywords is not None, "zwroty pytania wymagają indeksu słów"
         return self.keywords.phrase_scores(question, chunk_ids, ignored_text, window)
 
-    def quote_scores(self, question: str, chunk_ids: Sequence[str], min_words: int) -> dict[str, float]:
+    def quote_scores(self, question: str, chunk_ids: Sequence[str], ignored_text: str,
+                     min_words: int) -> dict[str, float]:
         """Fragmenty spośród ``chunk_ids``, które cytują pytanie, i udział cytatu w jego wadze
         (``KeywordIndex.quote_scores``; słowa funkcyjne są tylko w treści fragmentu, nie w indeksie słów)."""
         assert self.keywords is not None, "cytaty pytania wymagają indeksu słów"
-        return self.keywords.quote_scores(question, {hit.id: hit.text for hit in self.hits(chunk_ids)}, min_words)
+        texts = {hit.id: hit.text for hit in self.hits(chunk_ids)}
+        return self.keywords.quote_scores(question, texts, ignored_text, min_words)
 
     def sorted_similarities(self, embedding: np.ndarray, where: dict[str, Any] | None = None) -> np.ndarray | None:
         """Podobieństwa wektora do fragmentów spełniających ``where``, rosnąco, z migawki bez listy id – do

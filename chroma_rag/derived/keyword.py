@@ -516,8 +516,7 @@ class KeywordIndex:
                       window: int = 2) -> dict[str, float]:
         """Fragmenty spośród ``chunk_ids``, w których stoją obok siebie pary sąsiednich słów pytania, z sumą wag
         tych par (``phrases``); słowa ``ignored_text`` (tytuł aktu, który pytanie nazwało) par nie tworzą."""
-        ignored = frozenset(lemma for reading in word_readings(ignored_text, self.lemmatizer_name) for lemma in reading)
-        pairs = phrases.question_pairs(word_readings(question, self.lemmatizer_name), ignored)
+        pairs = phrases.question_pairs(word_readings(question, self.lemmatizer_name), self._lemmas(ignored_text))
         if not pairs:
             return {}
         weights = phrases.pair_weights(pairs, self._word_weight)
@@ -542,20 +541,28 @@ class KeywordIndex:
         words, _ = self._term_postings([readings])
         return np.unique(np.concatenate([docs for docs, _ in words[0]])) if words else np.zeros(0, dtype=np.int64)
 
-    def quote_scores(self, question: str, texts: Mapping[str, str], min_words: int) -> dict[str, float]:
+    def quote_scores(self, question: str, texts: Mapping[str, str], ignored_text: str,
+                     min_words: int) -> dict[str, float]:
         """Teksty (id → treść fragmentu), które cytują pytanie: ciąg co najmniej ``min_words`` jego kolejnych słów
         stoi w nich kolejno (``phrases.quoted_run``), z udziałem tego ciągu w wadze słów pytania (IDF, słowa
-        funkcyjne 0) – od 0 do 1."""
+        funkcyjne 0) – od 0 do 1. Słowa ``ignored_text`` (tytuł aktu, który pytanie nazwało), jak w zwrotach,
+        rozdzielają pytanie i nie ważą."""
         lemmatize = lemmatizer(self.lemmatizer_name)
-        question_words = words(question)
-        weights = [self._word_weight(r) if (r := content_reading(w, lemmatize)) else 0.0 for w in question_words]
+        ignored = self._lemmas(ignored_text)
+        question_forms = [frozenset() if forms & ignored else forms
+                          for forms in word_forms(question, self.lemmatizer_name)]
+        weights = [self._word_weight(reading) if forms and (reading := content_reading(word, lemmatize)) else 0.0
+                   for word, forms in zip(words(question), question_forms, strict=True)]
         total = sum(weights)
         if not total:
             return {}
-        question_forms = word_forms(question, self.lemmatizer_name)
         found = {i: phrases.quoted_run(question_forms, weights, word_forms(text, self.lemmatizer_name), min_words)
                  for i, text in texts.items()}
         return {i: run / total for i, run in found.items() if run > 0}
+
+    def _lemmas(self, text: str) -> frozenset[str]:
+        """Lematy słów treściowych tekstu (tytuł nazwanego aktu, pomijany w zwrotach i cytatach)."""
+        return frozenset(lemma for reading in word_readings(text, self.lemmatizer_name) for lemma in reading)
 
     def _word_weight(self, readings: tuple[str, ...]) -> float:
         """IDF słowa; o wadze wieloznacznego decyduje jego najczęstszy odczyt. Słowo nieznane całemu zbiorowi

@@ -34,7 +34,7 @@ class FusionSettings:
     # folds chose 6 / 4. Library, 77 documents, against the ranked phrase list (weight 3) before: egzaminy-dev
     # hit@5 0.972 → 0.974, MRR 0.898 → 0.922; egzaminy-biblioteka-dev 0.942 → 0.947, MRR 0.882 → 0.910; lay sets
     # unchanged (bench/biblioteka_pomysly.py, docs/BENCHMARKS.md, "Warianty rankingu w bibliotece").
-    phrase_weight: float = 6.0
+    phrase_weight: float = 4.0
     phrase_window: int = 2
     quote_weight: float = 4.0
     quote_min_words: int = 3

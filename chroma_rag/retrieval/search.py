@@ -311,13 +311,13 @@ class Searcher:
         return lists
 
     def quoted_lists(self, question: str, act: SearchFilters, candidates: list[str]) -> list[FusionList]:
-        """Listy stopniowane nazwanego aktu (``act``): fragmenty ze zwrotami pytania – wszystkie fragmenty aktu,
-        słowa jego tytułu par nie tworzą – i fragmenty, które pytanie cytują (``candidates`` list pytania
-        i fragmenty ze zwrotami; treść tylko ich, bo cytat czyta słowa funkcyjne z treści)."""
+        """Listy stopniowane nazwanego aktu (``act``): fragmenty ze zwrotami pytania – wszystkie fragmenty aktu –
+        i fragmenty, które pytanie cytują (``candidates`` list pytania i fragmenty ze zwrotami; treść tylko ich, bo
+        cytat czyta słowa funkcyjne z treści); słowa tytułu aktu ani par, ani cytatów nie tworzą."""
         act_titles = " ".join(self.titles.get(f, "") for f in act.files)
         phrases = self.derived.phrase_scores(question, self.derived.rows(build_where(act)), act_titles,
                                              self.fusion.phrase_window)
-        quoted = self.derived.quote_scores(question, list(dict.fromkeys([*candidates, *phrases])),
+        quoted = self.derived.quote_scores(question, list(dict.fromkeys([*candidates, *phrases])), act_titles,
                                            self.fusion.quote_min_words)
         return [graded("frazy/pytanie", phrases), graded("cytat/pytanie", quoted)]
 
