@@ -36,7 +36,7 @@ def phrase_score(pairs: Sequence[tuple[Reading, Reading]], weights: Sequence[flo
                  window: int) -> float:
     """Suma wag par pytania, które stoją we fragmencie (``tokens``: jego lematy w kolejności) w tej kolejności
     najwyżej ``window`` lematów od siebie – odstęp dopuszcza drugi odczyt wieloznacznego słowa między nimi."""
-    positions = _positions([(token,) for token in tokens])
+    positions = _positions([(token,) for token in tokens], {lemma for pair in pairs for word in pair for lemma in word})
     total = 0.0
     for (first, second), weight in zip(pairs, weights, strict=True):
         within = {p + gap for lemma in first for p in positions.get(lemma, ()) for gap in range(1, window + 1)}
@@ -54,7 +54,7 @@ def quoted_run(question: Sequence[Forms], weights: Sequence[float], fragment: Se
     """Największa suma wag (``weights``: słowa pytania, funkcyjne 0) ciągu co najmniej ``min_words`` kolejnych
     słów pytania, które w ``fragment`` stoją kolejno, słowo w słowo (słowa pasują, gdy mają wspólną formę);
     0, gdy takiego ciągu nie ma albo składa się z samych słów funkcyjnych."""
-    positions = _positions(fragment)
+    positions = _positions(fragment, set().union(*question))
     best = 0.0
     for start in range(len(question) - min_words + 1):
         ends = {p for form in question[start] for p in positions.get(form, ())}
@@ -69,10 +69,11 @@ def quoted_run(question: Sequence[Forms], weights: Sequence[float], fragment: Se
     return best
 
 
-def _positions(words: Sequence[Iterable[str]]) -> dict[str, list[int]]:
-    """Forma → pozycje słów, które ją mają."""
+def _positions(words: Sequence[Iterable[str]], wanted: set[str]) -> dict[str, list[int]]:
+    """Forma z ``wanted`` (formy pytania) → pozycje słów, które ją mają."""
     positions: dict[str, list[int]] = defaultdict(list)
     for position, forms in enumerate(words):
         for form in forms:
-            positions[form].append(position)
+            if form in wanted:
+                positions[form].append(position)
     return positions

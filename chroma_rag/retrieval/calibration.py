@@ -29,11 +29,13 @@ class FusionSettings:
     # question's adjacent words side by side, at most ``phrase_window`` lemmas apart (share of the pairs' IDF);
     # quotes: those holding a run of at least ``quote_min_words`` consecutive question words, function words
     # included (share of the question's IDF) – an exam stem repeats its provision's words ("świadkami nie mogą
-    # być", one content word and no pair). Window 2 and run 3 fixed beforehand; weights by act-wise
-    # cross-validation over phrase {0, 2, 3, 4, 6} × quote {0, 1, 2, 4, 6} on the library's dev sets: 72 of 77
-    # folds chose 6 / 4. Library, 77 documents, against the ranked phrase list (weight 3) before: egzaminy-dev
-    # hit@5 0.972 → 0.974, MRR 0.898 → 0.922; egzaminy-biblioteka-dev 0.942 → 0.947, MRR 0.882 → 0.910; lay sets
-    # unchanged (bench/biblioteka_pomysly.py, docs/BENCHMARKS.md, "Warianty rankingu w bibliotece").
+    # być", one content word and no pair). The act's own title words form neither. Window 2 and run 3 fixed
+    # beforehand; weights by act-wise cross-validation over phrase {0, 2, 3, 4, 6} × quote {0, 1, 2, 4, 6} on the
+    # library's dev sets: 74 of 77 folds chose 4 / 4 (cross-validated: egzaminy-dev hit@5 0.974, MRR 0.921;
+    # egzaminy-biblioteka-dev 0.951, MRR 0.906). Library, 77 documents, against the ranked phrase list (weight 3)
+    # before: egzaminy-dev hit@5 0.972 → 0.974, MRR 0.898 → 0.921; egzaminy-biblioteka-dev 0.942 → 0.951, MRR
+    # 0.882 → 0.911; lay sets unchanged (bench/biblioteka_pomysly.py, docs/BENCHMARKS.md, "Warianty rankingu
+    # w bibliotece").
     phrase_weight: float = 4.0
     phrase_window: int = 2
     quote_weight: float = 4.0
