@@ -11,7 +11,8 @@ z indeksem górnym. Po nich każdy akt dostaje jeszcze jedno odwołanie w zapisi
 („art. 10–11”), „w zw. z”, kilka numerów kwalifikatora („§ 1 i 2”, „ust. 1–3”), nazwa bez polskich znaków, data
 ustawy cyframi; rozporządzenia – paragraf z nazwą („§ 10 rozporządzenia w sprawie …”); potem jeszcze jedno
 w zapisie z notatek (``NOTE_FORMS``): akt przed przepisem („k.p.c. art. 505”) albo sama data ustawy („art. 5
-ustawy z dnia 24 czerwca 1994 r.”). Odwołania do aktów spoza
+ustawy z dnia 24 czerwca 1994 r.”), a kodeks – jeszcze jedno z nazwą skróconą słowami („art. 5 kodeksu post. cyw.”,
+``CODE_WORDS``). Odwołania do aktów spoza
 biblioteki (``plik: null``, ``rodzaj: odwolanie-spoza``) powinny skończyć się zdaniem, że aktu nie ma
 w dokumentach – ``ocena`` liczy je jako odmowy.
 """
@@ -38,6 +39,10 @@ FORMS = ("zakres", "w-zwiazku", "kwalifikator", "bez-znakow", "data-cyframi")
 # written as in notes, added after FORMS (so the rows before them stayed as they were): the act before the article,
 # a statute by its date alone (only a date no other act of the library has)
 NOTE_FORMS = ("akt-przed", "sama-data")
+# a code named in shortened words, as lawyers abbreviate them (Kodeks pracy has none in use), added after NOTE_FORMS
+CODE_WORDS = {"k.c.": "cyw.", "k.k.": "karn.", "k.w.": "wykr.", "k.r.o.": "rodz. i opiek.", "k.k.s.": "karn. skarb.",
+              "k.k.w.": "karn. wyk.", "k.p.a.": "post. adm.", "k.p.c.": "post. cyw.", "k.p.k.": "post. karn.",
+              "k.s.h.": "sp. handl.", "k. wyb.": "wyb."}
 MONTHS = ("stycznia", "lutego", "marca", "kwietnia", "maja", "czerwca", "lipca", "sierpnia", "września",
           "października", "listopada", "grudnia")
 OUTSIDE = [
@@ -147,7 +152,7 @@ def noted(form: str, chosen: list[str], rng: random.Random, kind: str, short: st
 
 
 def main() -> None:
-    rows, later, notes = [], [], []
+    rows, later, notes, codes = [], [], [], []
     files = sorted((DANE / "ustawy").glob("*.pdf")) + sorted((DANE / "biblioteka").glob("*.txt"))
     documents = {path: load_document(path) for path in files}
     titles = {path: detect_title(document.text) for path, document in documents.items()}
@@ -177,6 +182,10 @@ def main() -> None:
             if found is not None:
                 notes.append({"pytanie": found[0], "plik": path.name, "art": found[1], "rodzaj": f"odwolanie-{form}"})
                 break
+        if act.short in CODE_WORDS:
+            art = random.Random(f"{path.name}/kodeks-skrocony").choice(chosen)
+            codes.append({"pytanie": f"art. {art} kodeksu {CODE_WORDS[act.short]}", "plik": path.name, "art": [art],
+                          "rodzaj": "odwolanie-kodeks-skrocony"})
         rng = random.Random(path.name)
         superscripted = [a for a in chosen if "^" in a]
         picks = rng.sample(chosen, min(PER_ACT, len(chosen)))
@@ -194,6 +203,7 @@ def main() -> None:
                 rows.append({"pytanie": text, "plik": path.name, "art": [art], "rodzaj": f"odwolanie-{variant}"})
     rows += later  # after the simple spellings, so that adding these kept every earlier row as it was
     rows += notes  # and these after both
+    rows += codes  # and these after them
     rows += [{"pytanie": text, "plik": None, "art": [], "rodzaj": "odwolanie-spoza"} for text in OUTSIDE]
     OUT.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
     print(f"{len(rows)} odwołań → {OUT.relative_to(REPO)}")
