@@ -514,8 +514,9 @@ class KeywordIndex:
 
     def phrase_scores(self, question: str, chunk_ids: Iterable[str], ignored_text: str = "",
                       window: int = 2) -> dict[str, float]:
-        """Fragmenty spośród ``chunk_ids``, w których stoją obok siebie pary sąsiednich słów pytania, z sumą wag
-        tych par (``phrases``); słowa ``ignored_text`` (tytuł aktu, który pytanie nazwało) par nie tworzą."""
+        """Fragmenty spośród ``chunk_ids``, w których stoją obok siebie pary sąsiednich słów pytania, z udziałem
+        wagi tych par w wadze wszystkich par pytania – od 0 do 1 (``phrases``); słowa ``ignored_text`` (tytuł aktu,
+        który pytanie nazwało) par nie tworzą."""
         pairs = phrases.question_pairs(word_readings(question, self.lemmatizer_name), self._lemmas(ignored_text))
         if not pairs:
             return {}
