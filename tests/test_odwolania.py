@@ -59,6 +59,7 @@ SPELLINGS = {
     "KW art. 10 § 1": (PETTY, "10"),  # the act before the article, as in notes
     "Ustawa o własności lokali, art. 10": (FLATS, "10"),
     "art. 10 ustawy o wł. lok.": (FLATS, "10"),  # the name shortened word by word
+    "art. 10 kodeksu wykr.": (PETTY, "10"),  # a code's name shortened
 }
 
 
