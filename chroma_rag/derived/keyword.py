@@ -530,17 +530,15 @@ class KeywordIndex:
 
     def _holding_both(self, pairs: list[tuple[phrases.Reading, phrases.Reading]]) -> set[str]:
         """Id fragmentów, w których stoją oba słowa którejś pary (z list wystąpień, bez czytania tokenów)."""
-        positions: list[np.ndarray] = []
-        for first, second in pairs:
-            positions.append(np.intersect1d(self._holding(first), self._holding(second)))
+        positions = {n for first, second in pairs
+                     for n in np.intersect1d(self._holding(first), self._holding(second)).tolist()}
         everything, added = len(self.ids), list(self._added)
-        return {self.ids[n].decode() if n < everything else added[n - everything]
-                for n in np.unique(np.concatenate(positions)).tolist()}
+        return {self.ids[n].decode() if n < everything else added[n - everything] for n in positions}
 
     def _holding(self, readings: phrases.Reading) -> np.ndarray:
-        """Pozycje fragmentów (macierz, potem dopiska) z którymkolwiek odczytaniem słowa."""
+        """Pozycje fragmentów (macierz, potem dopiska) z którymkolwiek odczytaniem słowa (mogą się powtarzać)."""
         words, _ = self._term_postings([readings])
-        return np.unique(np.concatenate([docs for docs, _ in words[0]])) if words else np.zeros(0, dtype=np.int64)
+        return np.concatenate([docs for docs, _ in words[0]]) if words else np.zeros(0, dtype=np.int64)
 
     def quote_scores(self, question: str, texts: Mapping[str, str], ignored_text: str,
                      min_words: int) -> dict[str, float]:

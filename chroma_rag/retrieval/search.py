@@ -307,15 +307,17 @@ class Searcher:
                     # the act the question names, ranked by the question's words too (as the whole index is)
                     keyword_ids = self.keyword_ids(request.question, depth, ref_where)
                     lists.append(FusionList(source, keyword_ids))
-                    lists.extend(self.quoted_lists(request.question, ref_filters, ranked_ids + keyword_ids))
+                    lists.extend(self.quoted_lists(request.question, ref_filters, ref_where, ranked_ids + keyword_ids))
         return lists
 
-    def quoted_lists(self, question: str, act: SearchFilters, candidates: list[str]) -> list[FusionList]:
-        """Listy stopniowane nazwanego aktu (``act``): fragmenty ze zwrotami pytania – wszystkie fragmenty aktu –
-        i fragmenty, które pytanie cytują (``candidates`` list pytania i fragmenty ze zwrotami; treść tylko ich, bo
-        cytat czyta słowa funkcyjne z treści); słowa tytułu aktu ani par, ani cytatów nie tworzą."""
+    def quoted_lists(self, question: str, act: SearchFilters, where: dict | None,
+                     candidates: list[str]) -> list[FusionList]:
+        """Listy stopniowane nazwanego aktu (``act``, jego warunek ``where``): fragmenty ze zwrotami pytania –
+        wszystkie fragmenty aktu – i fragmenty, które pytanie cytują (``candidates`` list pytania i fragmenty ze
+        zwrotami; treść tylko ich, bo cytat czyta słowa funkcyjne z treści); słowa tytułu aktu ani par, ani cytatów
+        nie tworzą."""
         act_titles = " ".join(self.titles.get(f, "") for f in act.files)
-        phrases = self.derived.phrase_scores(question, self.derived.rows(build_where(act)), act_titles,
+        phrases = self.derived.phrase_scores(question, self.derived.rows(where), act_titles,
                                              self.fusion.phrase_window)
         quoted = self.derived.quote_scores(question, list(dict.fromkeys([*candidates, *phrases])), act_titles,
                                            self.fusion.quote_min_words)
