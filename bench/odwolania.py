@@ -12,7 +12,8 @@ z indeksem górnym. Po nich każdy akt dostaje jeszcze jedno odwołanie w zapisi
 ustawy cyframi; rozporządzenia – paragraf z nazwą („§ 10 rozporządzenia w sprawie …”); potem jeszcze jedno
 w zapisie z notatek (``NOTE_FORMS``): akt przed przepisem („k.p.c. art. 505”) albo sama data ustawy („art. 5
 ustawy z dnia 24 czerwca 1994 r.”), a kodeks – jeszcze jedno z nazwą skróconą słowami („art. 5 kodeksu post. cyw.”,
-``CODE_WORDS``). Odwołania do aktów spoza
+``CODE_WORDS``), na końcu po jednym zapisanym bez spacji, jak pisze się szybko („art.415kc”, „art.10ust.1uwl”,
+``GLUED``). Odwołania do aktów spoza
 biblioteki (``plik: null``, ``rodzaj: odwolanie-spoza``) powinny skończyć się zdaniem, że aktu nie ma
 w dokumentach – ``ocena`` liczy je jako odmowy.
 """
@@ -43,6 +44,8 @@ NOTE_FORMS = ("akt-przed", "sama-data")
 CODE_WORDS = {"k.c.": "cyw.", "k.k.": "karn.", "k.w.": "wykr.", "k.r.o.": "rodz. i opiek.", "k.k.s.": "karn. skarb.",
               "k.k.w.": "karn. wyk.", "k.p.a.": "post. adm.", "k.p.c.": "post. cyw.", "k.p.k.": "post. karn.",
               "k.s.h.": "sp. handl.", "k. wyb.": "wyb."}
+# typed without spaces, added after CODE_WORDS: the number glued to the abbreviation, or to a qualifier and then it
+GLUED = ("art.{number}{bare}", "art.{number}{qualifier}{bare}")
 MONTHS = ("stycznia", "lutego", "marca", "kwietnia", "maja", "czerwca", "lipca", "sierpnia", "września",
           "października", "listopada", "grudnia")
 OUTSIDE = [
@@ -152,7 +155,7 @@ def noted(form: str, chosen: list[str], rng: random.Random, kind: str, short: st
 
 
 def main() -> None:
-    rows, later, notes, codes = [], [], [], []
+    rows, later, notes, codes, glued = [], [], [], [], []
     files = sorted((DANE / "ustawy").glob("*.pdf")) + sorted((DANE / "biblioteka").glob("*.txt"))
     documents = {path: load_document(path) for path in files}
     titles = {path: detect_title(document.text) for path, document in documents.items()}
@@ -186,6 +189,12 @@ def main() -> None:
             art = random.Random(f"{path.name}/kodeks-skrocony").choice(chosen)
             codes.append({"pytanie": f"art. {art} kodeksu {CODE_WORDS[act.short]}", "plik": path.name, "art": [art],
                           "rodzaj": "odwolanie-kodeks-skrocony"})
+        plain = [a for a in chosen if a.isdigit()]
+        if plain and kind != "konstytucja":  # "Konstytucja RP" is no abbreviation to glue
+            art = random.Random(f"{path.name}/sklejony").choice(plain)
+            glued.append({"pytanie": GLUED[len(glued) % len(GLUED)].format(
+                number=art, qualifier="§1" if kind == "kodeks" else "ust.1", bare=re.sub(r"[\s.]", "", act.short)),
+                "plik": path.name, "art": [art], "rodzaj": "odwolanie-sklejony"})
         rng = random.Random(path.name)
         superscripted = [a for a in chosen if "^" in a]
         picks = rng.sample(chosen, min(PER_ACT, len(chosen)))
@@ -204,6 +213,7 @@ def main() -> None:
     rows += later  # after the simple spellings, so that adding these kept every earlier row as it was
     rows += notes  # and these after both
     rows += codes  # and these after them
+    rows += glued  # and these last
     rows += [{"pytanie": text, "plik": None, "art": [], "rodzaj": "odwolanie-spoza"} for text in OUTSIDE]
     OUT.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
     print(f"{len(rows)} odwołań → {OUT.relative_to(REPO)}")

@@ -60,6 +60,8 @@ SPELLINGS = {
     "Ustawa o własności lokali, art. 10": (FLATS, "10"),
     "art. 10 ustawy o wł. lok.": (FLATS, "10"),  # the name shortened word by word
     "art. 10 kodeksu wykr.": (PETTY, "10"),  # a code's name shortened
+    "art.10§2kw": (PETTY, "10"),  # typed without spaces
+    "art.10ust.2uwl": (FLATS, "10"),
 }
 
 

@@ -237,3 +237,21 @@ def test_a_code_article_without_art():
     for question in ("Instalacja 20 kW na dachu", "Ile kosztuje 5 op. leku?", "ust. 2 kc", "art. 5 ust. 2 kc"):
         refs = find_references(question, FILES)
         assert [u.articles for u in refs.units] in ([], [["5"]]) and "2" not in refs.articles, question
+
+
+def test_a_reference_typed_without_spaces():
+    """Szybko pisane, bez spacji: „art.148§1kk”, „art.10ust.2 kw”, „art.415kc” – te same jednostki i akty co ze
+    spacjami, z kwalifikatorem w cytacie; litera po numerze to wciąż część numeru („art.178akk”)."""
+    civil, criminal, petty = ("kodeks-cywilny-DU-1964-93.pdf", "kodeks-karny-DU-1997-553.pdf",
+                              "kodeks-wykroczen-DU-1971-114.pdf")
+    cases = {"art.148§1kk": (criminal, "148", "§ 1"), "art.10ust.2 kw": (petty, "10", "ust. 2"),
+             "art.10ust2kw": (petty, "10", "ust. 2"), "art.415kc": (civil, "415", ""),
+             "Co mówi art.5pkt2 k.c.?": (civil, "5", "pkt 2"),
+             "art.10§2pkt1lit.a kw": (petty, "10", "§ 2 pkt 1 lit. a"),
+             "art.178akk": (criminal, "178a", ""), "148§1kk": (criminal, "148", "§ 1")}
+    for question, (file, art, subunit) in cases.items():
+        refs = find_references(question, FILES)
+        assert [(u.articles, u.files, u.subunit) for u in refs.units] == [([art], [file], subunit)], question
+    # digits and letters of ordinary words stay apart from references: no unit, no article
+    for question in ("Instalacja 20kW na dachu", "Kwota 500zł za 2szt."):
+        assert not find_references(question, FILES).units, question

@@ -89,6 +89,12 @@ _BARE_ARTICLE = re.compile(
     + "|".join(_abbreviation_pattern(s) for s in _BARE_CODES) + r")(?!\w|\.[^\W\d_]{1,7}\.))",
     re.IGNORECASE,
 )
+# typed without spaces ("art.148§1kk", "art.10ust.2 uwl", "art.415kc"): a number glued to the qualifier or the
+# abbreviation after it gets its space; a letter right after the number stays part of it ("art.178akk") unless the
+# letters after the digits are a qualifier or an abbreviation themselves
+_GLUED_AFTER = (r"(?:(?:ust|pkt|par|zd)\.?\s*\d|lit\.\s*[a-z]\b|(?:"
+                + "|".join(_abbreviation_pattern(s) for s, _ in _SPELLINGS) + r")(?!\w|\.[^\W\d_]{1,7}\.))")
+_GLUED = re.compile(r"(\d(?=" + _GLUED_AFTER + r")|\d[a-z](?=" + _GLUED_AFTER + r"))", re.IGNORECASE)
 _QUALIFIER_BEFORE = re.compile(r"(?:§|\b(?:art|ust|pkt|par|lit|zd|nr|poz|str|s)\.?)\s*$", re.IGNORECASE)
 # An abbreviation anywhere in a question, not right after an article: only written with dots ("wg k.c.")
 _DOTTED_ABBREVIATION = re.compile(
@@ -386,6 +392,7 @@ def _abbreviation_at(text: str, whole: bool = False) -> KnownAct | None:
 def find_references(question: str, files: dict[str, str]) -> References:
     """Odwołania pytania do jednostek i do zaindeksowanych aktów (``files``: nazwa pliku → tytuł)."""
     catalog = catalog_of(files)
+    question = _GLUED.sub(r"\1 ", question)
     refs = References()
     qualified: list[tuple[int, int]] = []  # "§ 1" in "art. 148 § 1 kk" is part of the article's reference
     connected: list[str] = []  # numbers before "w zw. z art. …", waiting for the act named after it
