@@ -322,3 +322,20 @@ def test_a_cited_paragraph_of_a_long_article_shows_the_part_that_holds_it(tmp_pa
     for question in ("art. 19 ustawy o VAT", "Co mówi art. 19 u.p.t.u.?", "u.p.t.u. art. 19"):
         hit = Index(db).search(question, k=1)[0]
         assert (hit.art, hit.metadata["fragment"]) == ("19", 1), question
+
+
+def test_a_date_of_several_acts_cites_the_unit_of_each(tmp_path: Path) -> None:
+    """„art. 5 ustawy z dnia 6 czerwca 1997 r.” – tego dnia uchwalono k.p.k. i k.k.w. (oba w bazie, początki do
+    art. 8): art. 5 każdego z nich na pierwszych miejscach, a art. 5 ustawy o własności lokali (inna data) za nimi."""
+    docs = tmp_path / "dokumenty"
+    docs.mkdir()
+    procedure, execution = "kodeks-postepowania-karnego-DU-1997-555.txt", "kodeks-karny-wykonawczy-DU-1997-557.txt"
+    for name in (procedure, execution, FLATS):
+        lines = (LIBRARY / name).read_text(encoding="utf-8").splitlines()
+        end = next(i for i, line in enumerate(lines) if line.startswith("Art. 9."))
+        (docs / name).write_text("\n".join(lines[:end]) + "\n", encoding="utf-8")
+    db = tmp_path / "db"
+    Index(db).add([docs])
+    hits = Index(db).search("art. 5 ustawy z dnia 6 czerwca 1997 r.", k=5)
+    assert {(h.file, h.art, h.cited) for h in hits[:2]} == {(procedure, "5", True), (execution, "5", True)}
+    assert (FLATS, "5") not in {(h.file, h.art) for h in hits[:2]}

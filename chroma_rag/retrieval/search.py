@@ -200,7 +200,8 @@ class Searcher:
 
     def cited_units(self, refs: References, filters: SearchFilters | None, query_vector: np.ndarray) -> list[Hit]:
         """Jednostki, które pytanie wskazało z aktem („art 90 kc”), w kolejności z pytania: z każdej najlepsza
-        część. Filtry użytkownika obowiązują: jednostka spoza nich nie jest dokładana."""
+        część (z datą kilku aktów – w każdym z nich). Filtry użytkownika obowiązują: jednostka spoza nich nie jest
+        dokładana."""
         filters = filters or SearchFilters()
         cited: list[Hit] = []
         left_out: list[str] = []  # cited units that exist but the kind, year or path filters exclude
@@ -217,15 +218,16 @@ class Searcher:
                     raise MissingUnit(files[0], unit_label(articles[0]))  # "art. 9999 kc": no such unit in the act
                 left_out.append(f"{unit_label(articles[0])} {unit.act}")
                 continue
-            parts: dict[str, list[Hit]] = {}
+            # per unit and file: a date several acts bear ("ustawy z dnia 6 czerwca 1997 r.") cites the unit of each
+            parts: dict[tuple[str, str], list[Hit]] = {}
             for hit in self.derived.hits([i for i, _ in ranked], query_vector):
-                parts.setdefault(article_key(hit.art), []).append(hit)  # ranked: the best part first
+                parts.setdefault((article_key(hit.art), hit.file), []).append(hit)  # ranked: the best part first
             # the unit alone, nothing more asked: from its first part, not the one most like the act's name
             best = {key: _part_holding(found, unit.subunit) or (_first_part(found) if refs.alone else found[0])
                     for key, found in parts.items()}
-            for article in articles:
-                hit = best.pop(article_key(article), None)
-                if hit is not None:  # in the order the question cited them
+            for article in articles:  # in the order the question cited them, each act's by its best part
+                for key in [key for key in best if key[0] == article_key(article)]:
+                    hit = best.pop(key)
                     hit.cited, hit.subunit = True, unit.subunit
                     cited.append(hit)
         if left_out and not cited:  # every cited unit is outside the filters; beside one inside, the rest only drop
