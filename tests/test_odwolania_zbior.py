@@ -1,5 +1,5 @@
 """Zbiór odwołań dev (``bench/odwolania-dev.jsonl``: osiem prostych zapisów każdego z aktów biblioteki i PDF-ów,
-zapisy złożone i z notatek oraz akty spoza niej) rozpoznany bez bazy: każde odwołanie wskazuje swój akt
+zapisy złożone, z notatek i sklejone oraz akty spoza niej) rozpoznany bez bazy: każde odwołanie wskazuje swój akt
 i jednostkę, każde do aktu spoza – nieznany akt. Ranking tych odwołań mierzy ``make ocena-biblioteka``; ten test
 pilnuje samego rozpoznawania przy każdej zmianie."""
 
