@@ -13,8 +13,9 @@ ustawy cyframi; rozporządzenia – paragraf z nazwą („§ 10 rozporządzenia 
 w zapisie z notatek (``NOTE_FORMS``): akt przed przepisem („k.p.c. art. 505”) albo sama data ustawy („art. 5
 ustawy z dnia 24 czerwca 1994 r.”), a kodeks – jeszcze jedno z nazwą skróconą słowami („art. 5 kodeksu post. cyw.”,
 ``CODE_WORDS``), na końcu po jednym zapisanym bez spacji, jak pisze się szybko („art.415kc”, „art.10ust.1uwl”,
-``GLUED``). Odwołania do aktów spoza
-biblioteki (``plik: null``, ``rodzaj: odwolanie-spoza``) powinny skończyć się zdaniem, że aktu nie ma
+``GLUED``), a potem jeszcze jedno: ustawa z samym rokiem przed nazwą („art. 5 ustawy z 1994 r. o własności lokali”),
+a kodeks i Konstytucja – dwa przepisy połączone spójnikiem („art. 5 § 1 i art. 7 k.c.”, ``JOINED``). Odwołania do
+aktów spoza biblioteki (``plik: null``, ``rodzaj: odwolanie-spoza``) powinny skończyć się zdaniem, że aktu nie ma
 w dokumentach – ``ocena`` liczy je jako odmowy.
 """
 
@@ -46,6 +47,9 @@ CODE_WORDS = {"k.c.": "cyw.", "k.k.": "karn.", "k.w.": "wykr.", "k.r.o.": "rodz.
               "k.s.h.": "sp. handl.", "k. wyb.": "wyb."}
 # typed without spaces, added after CODE_WORDS: the number glued to the abbreviation, or to a qualifier and then it
 GLUED = ("art.{number}{bare}", "art.{number}{qualifier}{bare}")
+# added after GLUED: two provisions joined by a conjunction, the act named after the second
+JOINED = ("art. {first} {qualifier} i art. {second} {short}", "art. {first} {qualifier}, art. {second} {short}",
+          "art. {first} oraz art. {second} {short}")
 MONTHS = ("stycznia", "lutego", "marca", "kwietnia", "maja", "czerwca", "lipca", "sierpnia", "września",
           "października", "listopada", "grudnia")
 OUTSIDE = [
@@ -154,8 +158,23 @@ def noted(form: str, chosen: list[str], rng: random.Random, kind: str, short: st
     return f"art. {art} ustawy {date.group(0)}", [art]
 
 
+def year_or_joined(chosen: list[str], rng: random.Random, count: int, kind: str, name: str, short: str, title: str,
+                   file: str) -> dict:
+    """Ustawa (z datą w tytule): sam rok przed nazwą; kodeks i Konstytucja: dwa przepisy połączone spójnikiem."""
+    first = rng.choice(chosen)
+    date = TITLE_DATE.search(title)
+    if kind == "ustawa" and date is not None:
+        joined = name if name.startswith("o ") else f"– {name}"
+        return {"pytanie": f"art. {first} ustawy z {date.group(3)} r. {joined}", "plik": file, "art": [first],
+                "rodzaj": "odwolanie-sam-rok"}
+    second = rng.choice([a for a in chosen if a != first])
+    qualifier = "§ 1" if kind == "kodeks" else "ust. 1"
+    return {"pytanie": JOINED[count % len(JOINED)].format(first=first, qualifier=qualifier, second=second, short=short),
+            "plik": file, "art": [first], "rodzaj": "odwolanie-spojnik"}
+
+
 def main() -> None:
-    rows, later, notes, codes, glued = [], [], [], [], []
+    rows, later, notes, codes, glued, more = [], [], [], [], [], []
     files = sorted((DANE / "ustawy").glob("*.pdf")) + sorted((DANE / "biblioteka").glob("*.txt"))
     documents = {path: load_document(path) for path in files}
     titles = {path: detect_title(document.text) for path, document in documents.items()}
@@ -195,6 +214,8 @@ def main() -> None:
             glued.append({"pytanie": GLUED[len(glued) % len(GLUED)].format(
                 number=art, qualifier="§1" if kind == "kodeks" else "ust.1", bare=re.sub(r"[\s.]", "", act.short)),
                 "plik": path.name, "art": [art], "rodzaj": "odwolanie-sklejony"})
+        more.append(year_or_joined(chosen, random.Random(f"{path.name}/rok-spojnik"), len(more), kind, name,
+                                   act.cited or act.short, title, path.name))
         rng = random.Random(path.name)
         superscripted = [a for a in chosen if "^" in a]
         picks = rng.sample(chosen, min(PER_ACT, len(chosen)))
@@ -213,7 +234,8 @@ def main() -> None:
     rows += later  # after the simple spellings, so that adding these kept every earlier row as it was
     rows += notes  # and these after both
     rows += codes  # and these after them
-    rows += glued  # and these last
+    rows += glued  # and these after them
+    rows += more  # and these last
     rows += [{"pytanie": text, "plik": None, "art": [], "rodzaj": "odwolanie-spoza"} for text in OUTSIDE]
     OUT.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
     print(f"{len(rows)} odwołań → {OUT.relative_to(REPO)}")

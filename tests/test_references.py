@@ -255,3 +255,37 @@ def test_a_reference_typed_without_spaces():
     # digits and letters of ordinary words stay apart from references: no unit, no article
     for question in ("Instalacja 20kW na dachu", "Kwota 500zł za 2szt."):
         assert not find_references(question, FILES).units, question
+
+
+def test_a_statute_with_its_year_alone_before_its_name():
+    """„ustawy z 2008 r. o prawach pacjenta …” – sam rok przed nazwą, jak się często pisze: ten sam akt; sam rok bez
+    nazwy nie wskazuje żadnego aktu (tego roku uchwalono ich wiele) i nie jest zdaniem, że aktu nie ma."""
+    patients = "prawa-pacjenta-DU-2009-417.pdf"
+    for question in ("art. 5 ustawy z 2008 r. o prawach pacjenta i Rzeczniku Praw Pacjenta",
+                     "art. 5 ustawy z 2008 r. o prawach pacjenta",
+                     "Co mówi art. 5 ustawy z 2008 r. o prawach pacjenta?"):
+        refs = find_references(question, FILES)
+        assert [(u.articles, u.files) for u in refs.units] == [(["5"], [patients])], question
+    refs = find_references("art. 5 ustawy z 1997 r.", FILES)
+    assert not refs.units and not refs.unknown
+
+
+def test_articles_joined_by_a_conjunction_share_the_act_named_last():
+    """„art. 10 § 1 i art. 12 kw”, „art. 10 ust. 2, art. 12 k.w.”, „art. 10 oraz art. 12 kw”: skrót na końcu obejmuje
+    oba przepisy, jak przy „w zw. z”; przepis z własnym aktem go nie oddaje."""
+    petty, criminal = "kodeks-wykroczen-DU-1971-114.pdf", "kodeks-karny-DU-1997-553.pdf"
+    for question in ("art. 10 § 1 i art. 12 kw", "art. 10 ust. 2, art. 12 k.w.", "art. 10 oraz art. 12 kw",
+                     "art. 10 § 2 lub art. 12 k.w."):
+        refs = find_references(question, FILES)
+        assert [(u.articles, u.files) for u in refs.units] == [(["10", "12"], [petty])], question
+    refs = find_references("art. 148 § 1 k.k. i art. 12 kw", FILES)
+    assert [(u.articles, u.files) for u in refs.units] == [(["148"], [criminal]), (["12"], [petty])]
+    # more than a conjunction between them: the act after the second is not the first one's
+    assert [u.articles for u in find_references("Czy art. 10 stosuje się, a art. 12 kw nie?", FILES).units] == [["12"]]
+
+
+def test_the_family_code_written_with_its_conjunction():
+    """„k.r.i.o.” – rzadszy zapis skrótu Kodeksu rodzinnego i opiekuńczego: ten sam akt (tu spoza indeksu)."""
+    for question in ("art. 18 k.r.i.o.", "art. 18 krio"):
+        refs = find_references(question, FILES)
+        assert [known.short for _, known in refs.unknown if known] == ["k.r.o."], question

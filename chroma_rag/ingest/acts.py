@@ -41,7 +41,7 @@ KNOWN_ACTS = (
     KnownAct("k.p.w.", "kodeks postępowania w sprawach o wykroczenia", ("k.p.s.w.",)),
     KnownAct("k.p.", "kodeks pracy"),
     KnownAct("k.p.a.", "kodeks postępowania administracyjnego"),
-    KnownAct("k.r.o.", "kodeks rodzinny i opiekuńczy"),
+    KnownAct("k.r.o.", "kodeks rodzinny i opiekuńczy", ("k.r.i.o.",)),
     KnownAct("k.s.h.", "kodeks spółek handlowych"),
     KnownAct("k.m.", "kodeks morski"),
     KnownAct("k. wyb.", "kodeks wyborczy", ("k.wyb.",)),

@@ -56,8 +56,9 @@ _QUALIFIERS = re.compile(
     re.IGNORECASE,
 )
 _ONE_QUALIFIER = re.compile(_QUALIFIER, re.IGNORECASE)
-# "art. 10 w zw. z art. 12 k.k.": the act named at the end covers the numbers before it too
-_IN_CONNECTION = re.compile(r"\s*w\s+(?:zw\.|związku)\s+z\s*$", re.IGNORECASE)
+# "art. 10 w zw. z art. 12 k.k.", "art. 10 § 1 i art. 12 k.k.": the act named at the end covers the numbers before
+# it too
+_IN_CONNECTION = re.compile(r"\s*(?:w\s+(?:zw\.|związku)\s+z|,|i|oraz|lub)\s*$", re.IGNORECASE)
 # how a citation writes each qualifier: "§ 1 i 2", "ust. 1–3", "pkt 2", "zd. 2", "lit. a"
 _QUALIFIER_FORMS = {"par": "§ {}", "ust": "ust. {}", "pkt": "pkt {}", "zd": "zd. {}", "lit": "lit. {}",
                     "in_fine": "in fine", "ab_initio": "ab initio", "further": "i nast."}
@@ -108,9 +109,11 @@ _ACT_START = re.compile(
     re.IGNORECASE,
 )
 _STATUTE_WORD = re.compile(r"^(?:ustaw\w*)$", re.IGNORECASE)
-# a statute's date after "ustawy": "z dnia 24 czerwca 1994 r.", "z 24 czerwca 1994 r.", "z dnia 24.06.1994 r."
-_DATE_TEXT = r"z\s+(?:dnia\s+)?(?:\d{1,2}\s+\w+\s+\d{4}|\d{1,2}\.\d{1,2}\.\d{4})(?:\s*r\b\.?)?"
+# a statute's date after "ustawy": "z dnia 24 czerwca 1994 r.", "z 24 czerwca 1994 r.", "z dnia 24.06.1994 r.", or
+# its year alone before its name: "z 1994 r. o własności lokali"
+_DATE_TEXT = r"z\s+(?:dnia\s+)?(?:\d{1,2}\s+\w+\s+\d{4}|\d{1,2}\.\d{1,2}\.\d{4}|\d{4}(?=\s*r\b))(?:\s*r\b\.?)?"
 _DATE = re.compile(r"^\s*" + _DATE_TEXT, re.IGNORECASE)
+_YEAR = re.compile(r"^z\s+(?:dnia\s+)?\d{4}\s*r\b", re.IGNORECASE)
 # colloquial names of branches of law: "prawo karne" means the criminal code
 _BRANCHES = {"karny": "kodeks karny", "cywilny": "kodeks cywilny", "rodzinny": "kodeks rodzinny i opiekuńczy",
              "wykroczenie": "kodeks wykroczeń", "pracy": "kodeks pracy", "praca": "kodeks pracy"}
@@ -235,8 +238,8 @@ class ActCatalog:
             date = _DATE.match(rest)
             found = self.by_name(rest[date.end():] if date else rest)
             skipped = 1 + (len(words(date.group(0))) if date else 0)  # "ustawy", "z dnia 24 czerwca 1994 r."
-            if date and not found.words:
-                return self._by_date(date.group(0), skipped)
+            if date and not found.words:  # a year alone names no act: many were passed that year
+                return NameMatch() if _YEAR.match(date.group(0).strip()) else self._by_date(date.group(0), skipped)
             return replace(found, words=found.words + skipped) if found.words else found
         best: tuple[int, bool] = (0, False)
         acts: list[_Act] = []
