@@ -63,6 +63,7 @@ SPELLINGS = {
     "art.10§2kw": (PETTY, "10"),  # typed without spaces
     "art.10ust.2uwl": (FLATS, "10"),
     "art. 10 ustawy z 1994 r. o własności lokali": (FLATS, "10"),  # the statute's year alone before its name
+    "art. 10 ustawy z 1984 r.": (PRESS, "10"),  # the year alone: the acts of that year (here one)
     "art. 10 § 1 i art. 12 kw": (PETTY, "10"),  # two provisions joined, the act named after the second
 }
 

@@ -259,7 +259,7 @@ def test_a_reference_typed_without_spaces():
 
 def test_a_statute_with_its_year_alone_before_its_name():
     """„ustawy z 2008 r. o prawach pacjenta …” – sam rok przed nazwą, jak się często pisze: ten sam akt; sam rok bez
-    nazwy nie wskazuje żadnego aktu (tego roku uchwalono ich wiele) i nie jest zdaniem, że aktu nie ma."""
+    nazwy to, jak data kilku aktów, akty indeksu z tego roku, a rok bez żadnego – akt, którego indeks nie ma."""
     patients = "prawa-pacjenta-DU-2009-417.pdf"
     for question in ("art. 5 ustawy z 2008 r. o prawach pacjenta i Rzeczniku Praw Pacjenta",
                      "art. 5 ustawy z 2008 r. o prawach pacjenta",
@@ -267,7 +267,10 @@ def test_a_statute_with_its_year_alone_before_its_name():
         refs = find_references(question, FILES)
         assert [(u.articles, u.files) for u in refs.units] == [(["5"], [patients])], question
     refs = find_references("art. 5 ustawy z 1997 r.", FILES)
-    assert not refs.units and not refs.unknown
+    assert [sorted(u.files) for u in refs.units] == [["kodeks-karny-DU-1997-553.pdf", "konstytucja-DU-1997-483.pdf",
+                                                       "ochrona-danych-osobowych-DU-1997-883.pdf"]]
+    refs = find_references("art. 5 ustawy z 1990 r.", FILES)
+    assert not refs.units and refs.unknown
 
 
 def test_articles_joined_by_a_conjunction_share_the_act_named_last():

@@ -113,7 +113,7 @@ _STATUTE_WORD = re.compile(r"^(?:ustaw\w*)$", re.IGNORECASE)
 # its year alone before its name: "z 1994 r. o własności lokali"
 _DATE_TEXT = r"z\s+(?:dnia\s+)?(?:\d{1,2}\s+\w+\s+\d{4}|\d{1,2}\.\d{1,2}\.\d{4}|\d{4}(?=\s*r\b))(?:\s*r\b\.?)?"
 _DATE = re.compile(r"^\s*" + _DATE_TEXT, re.IGNORECASE)
-_YEAR = re.compile(r"^z\s+(?:dnia\s+)?\d{4}\s*r\b", re.IGNORECASE)
+_YEAR = re.compile(r"^z\s+(?:dnia\s+)?(\d{4})\s*r\b", re.IGNORECASE)
 # colloquial names of branches of law: "prawo karne" means the criminal code
 _BRANCHES = {"karny": "kodeks karny", "cywilny": "kodeks cywilny", "rodzinny": "kodeks rodzinny i opiekuńczy",
              "wykroczenie": "kodeks wykroczeń", "pracy": "kodeks pracy", "praca": "kodeks pracy"}
@@ -202,9 +202,11 @@ class ActCatalog:
         self.acts = [_Act(key, tuple(names), known[key]) for key, names in by_name.items()]
         # "ustawy z dnia 29 sierpnia 1997 r." without its name: the acts whose titles carry that date
         self.dated: dict[tuple[int, int, int], list[_Act]] = {}
+        self.of_year: dict[int, list[_Act]] = {}  # "ustawy z 1997 r.": the acts of that year
         for act in self.acts:
             for date in {act_date(files[name]) for name in act.files} - {None}:
                 self.dated.setdefault(date, []).append(act)
+                self.of_year.setdefault(date[0], []).append(act)
         # acts not indexed, by their customary names: a reference to one of them is said to be missing
         indexed = {act.known for act in self.acts if act.known is not None}
         self.missing = [_Act(_phrase_lemmas(a.name), (), a) for a in KNOWN_ACTS if a not in indexed]
@@ -215,10 +217,10 @@ class ActCatalog:
 
     def _by_date(self, text: str, words_read: int) -> NameMatch:
         """Akt nazwany samą datą – a gdy tego dnia uchwalono kilka aktów indeksu (6 czerwca 1997 r.: k.k., k.p.k.,
-        k.k.w.), jeden z nich: przepis szuka się w nich wszystkich. Data, której nie ma żaden tytuł indeksu, to akt,
-        którego indeks nie ma."""
-        date = act_date(text)
-        acts = self.dated.get(date, []) if date else []
+        k.k.w.), jeden z nich: przepis szuka się w nich wszystkich; tak samo sam rok („ustawy z 1997 r.”) – akty
+        indeksu z tego roku. Data, której nie ma żaden tytuł indeksu, to akt, którego indeks nie ma."""
+        date, year = act_date(text), _YEAR.match(text.strip())
+        acts = self.dated.get(date, []) if date else self.of_year.get(int(year.group(1)), []) if year else []
         if not acts:
             return NameMatch(words=words_read, unnamed=True)
         return NameMatch([f for act in acts for f in act.files], acts[0].known if len(acts) == 1 else None, words_read)
@@ -238,8 +240,8 @@ class ActCatalog:
             date = _DATE.match(rest)
             found = self.by_name(rest[date.end():] if date else rest)
             skipped = 1 + (len(words(date.group(0))) if date else 0)  # "ustawy", "z dnia 24 czerwca 1994 r."
-            if date and not found.words:  # a year alone names no act: many were passed that year
-                return NameMatch() if _YEAR.match(date.group(0).strip()) else self._by_date(date.group(0), skipped)
+            if date and not found.words:
+                return self._by_date(date.group(0), skipped)
             return replace(found, words=found.words + skipped) if found.words else found
         best: tuple[int, bool] = (0, False)
         acts: list[_Act] = []
