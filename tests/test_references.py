@@ -281,6 +281,11 @@ def test_articles_joined_by_a_conjunction_share_the_act_named_last():
                      "art. 10 § 2 lub art. 12 k.w."):
         refs = find_references(question, FILES)
         assert [(u.articles, u.files) for u in refs.units] == [(["10", "12"], [petty])], question
+    # "art. 5, art. 7 i art. 9 kc": one reference to three articles, each of them read once
+    refs = find_references("art. 5, art. 7 i art. 9 kc", FILES)
+    assert [(u.articles, u.files) for u in refs.units] == [(["5", "7", "9"], ["kodeks-cywilny-DU-1964-93.pdf"])]
+    refs = find_references("art. 5 i art. 7 w zw. z art. 9 kc", FILES)
+    assert [(u.articles, u.files) for u in refs.units] == [(["5", "7", "9"], ["kodeks-cywilny-DU-1964-93.pdf"])]
     refs = find_references("art. 148 § 1 k.k. i art. 12 kw", FILES)
     assert [(u.articles, u.files) for u in refs.units] == [(["148"], [criminal]), (["12"], [petty])]
     # more than a conjunction between them: the act after the second is not the first one's

@@ -406,6 +406,8 @@ def find_references(question: str, files: dict[str, str]) -> References:
     matches = list(_ARTICLE.finditer(question))
     read = 0  # the question up to here belongs to earlier references
     for position, match in enumerate(matches):
+        if any(start <= match.start() < stop for start, stop in written):
+            continue  # "art. 7" of "art. 5, art. 7 i art. 9 kc": read as one of the earlier reference's numbers
         numbers, end = _numbers(question, match)
         qualifiers = _QUALIFIERS.match(question, end)
         tail_start = qualifiers.end() if qualifiers else end
@@ -424,7 +426,8 @@ def find_references(question: str, files: dict[str, str]) -> References:
                 unit.subunit = _subunit(question[end:tail_start])
             refs.units.append(unit)
             connected = []
-        elif position + 1 < len(matches) and _IN_CONNECTION.match(question[tail_start:matches[position + 1].start()]):
+        elif (following := next((m for m in matches[position + 1:] if m.start() >= tail_start), None)) and \
+                _IN_CONNECTION.match(question[tail_start:following.start()]):
             connected.extend(articles)
         else:
             connected = []
