@@ -72,30 +72,32 @@ def _abbreviation_pattern(spelling: str) -> str:
 
 _SPELLINGS = sorted(((s, act) for act in KNOWN_ACTS for s in (act.short, *act.spellings)),
                     key=lambda pair: -len(re.sub(r"[\s.]", "", pair[0])))
-# not followed by a letter, nor by one more dotted letter group: "p.o.p." is not "p.o" with ".p." after it
+_ANY_ABBREVIATION = "|".join(_abbreviation_pattern(s) for s, _ in _SPELLINGS)
+# where an abbreviation ends: not followed by a letter, nor by one more dotted letter group: "p.o.p." is not "p.o"
+# with ".p." after it
+_ABBREVIATION_END = r"(?!\w|\.[^\W\d_]{1,7}\.)"
 _ABBREVIATION_AT = re.compile(
     r"\s*(" + "|".join(f"(?P<a{n}>{_abbreviation_pattern(s)})" for n, (s, _) in enumerate(_SPELLINGS))
-    + r")(?!\w|\.[^\W\d_]{1,7}\.)",
+    + r")" + _ABBREVIATION_END,
     re.IGNORECASE,
 )
 # "KK art. 148", "k.w., art. 10": an abbreviation right before an article (what may stand between: _BEFORE_ARTICLE)
 _BEFORE_ARTICLE = re.compile(r"\s*[,:–-]?\s*")
 _ABBREVIATION_BEFORE = re.compile(
-    r"(?<![\w.])(" + "|".join(_abbreviation_pattern(s) for s, _ in _SPELLINGS) + r")\s*[,:–-]?\s*$", re.IGNORECASE)
+    r"(?<![\w.])(" + _ANY_ABBREVIATION + r")\s*[,:–-]?\s*$", re.IGNORECASE)
 # "415 kc", "148 § 1 KK": a number and a code's abbreviation, "art." left out as in quick notes – only codes, whose
 # abbreviations no unit of measure shares ("20 kW", "5 op.", "100 KM"), and not after a qualifier ("ust. 2 kc")
 _BARE_CODES = ("k.c.", "k.p.c.", "k.k.", "k.p.k.", "k.k.w.", "k.k.s.", "k.p.", "k.p.a.", "k.r.o.", "k.s.h.")
 _BARE_ARTICLE = re.compile(
     r"(?<![\w.,§/^(\[–—-])(" + _NUMBER + r")\s*(?:§\s*\d+[a-z]?\s*)?(?=(?:"
-    + "|".join(_abbreviation_pattern(s) for s in _BARE_CODES) + r")(?!\w|\.[^\W\d_]{1,7}\.))",
+    + "|".join(_abbreviation_pattern(s) for s in _BARE_CODES) + r")" + _ABBREVIATION_END + ")",
     re.IGNORECASE,
 )
 # typed without spaces ("art.148§1kk", "art.10ust.2 uwl", "art.415kc"): a number glued to the qualifier or the
 # abbreviation after it gets its space; a letter right after the number stays part of it ("art.178akk") unless the
 # letters after the digits are a qualifier or an abbreviation themselves
-_GLUED_AFTER = (r"(?:(?:ust|pkt|par|zd)\.?\s*\d|lit\.\s*[a-z]\b|(?:"
-                + "|".join(_abbreviation_pattern(s) for s, _ in _SPELLINGS) + r")(?!\w|\.[^\W\d_]{1,7}\.))")
-_GLUED = re.compile(r"(\d(?=" + _GLUED_AFTER + r")|\d[a-z](?=" + _GLUED_AFTER + r"))", re.IGNORECASE)
+_GLUED = re.compile(r"(\d[a-z]??)(?=(?:ust|pkt|par|zd)\.?\s*\d|lit\.\s*[a-z]\b|(?:" + _ANY_ABBREVIATION + r")"
+                    + _ABBREVIATION_END + ")", re.IGNORECASE)
 _QUALIFIER_BEFORE = re.compile(r"(?:§|\b(?:art|ust|pkt|par|lit|zd|nr|poz|str|s)\.?)\s*$", re.IGNORECASE)
 # An abbreviation anywhere in a question, not right after an article: only written with dots ("wg k.c.")
 _DOTTED_ABBREVIATION = re.compile(
