@@ -130,6 +130,22 @@ def test_a_longer_abbreviation_of_an_unindexed_act_is_not_its_known_beginning(ti
         assert [u.files for u in find_references(known, titles).units] == [["kodeks-cywilny-DU-1964-93.pdf"]], known
 
 
+def test_pr_before_the_rest_of_a_name_is_prawo_not_the_restructuring_law(titles: dict[str, str]) -> None:
+    """„pr.” to w skrótach nazw „Prawo” („pr. o adw.”, „pr. o not.”), a nie „p.r.” (Prawo restrukturyzacyjne):
+    zwyczajowe skróty „Prawa o …” nazywają swój akt, nieznany „pr. o prok.” – akt spoza dokumentów."""
+    cases = {"art. 5 pr. o adw.": "prawo-o-adwokaturze-DU-1982-124.txt",
+             "Co mówi art. 2 pr. o not.?": "prawo-o-notariacie-DU-1991-91.txt",
+             "art. 5 ust. 1 Pr. o adw.": "prawo-o-adwokaturze-DU-1982-124.txt",
+             "art. 77 pr. o u.s.p.": "prawo-o-ustroju-sadow-powszechnych-DU-2001-1070.txt"}
+    for question, file in cases.items():
+        assert [u.files for u in find_references(question, titles).units] == [[file]], question
+    for question, written in {"art. 5 pr. o prok.": "pr. o prok.", "art. 5 pr. o miar.": "pr. o miar."}.items():
+        refs = find_references(question, titles)
+        assert not refs.units and [spelled for spelled, _ in refs.unknown] == [written], question
+    assert [u.files for u in find_references("art. 218 pr.", titles).units] == [
+        ["prawo-restrukturyzacyjne-DU-2015-978.txt"]]
+
+
 def test_more_spellings_lawyers_type(titles: dict[str, str]) -> None:
     """„par.” zamiast „§”, „PoRD”; skrót z kropkami albo wielkimi literami, którego nie ma w bazie („u.p.d.o.p.”,
     „RODO”) – akt spoza dokumentów, a nie art. 3 dowolnego aktu."""

@@ -120,10 +120,10 @@ _YEAR = re.compile(r"^z\s+(?:dnia\s+)?(\d{4})\s*r\b", re.IGNORECASE)
 _BRANCHES = {"karny": "kodeks karny", "cywilny": "kodeks cywilny", "rodzinny": "kodeks rodzinny i opiekuńczy",
              "wykroczenie": "kodeks wykroczeń", "pracy": "kodeks pracy", "praca": "kodeks pracy"}
 _COMMON_WORDS = frozenset({"po", "pr", "km", "na", "do", "od", "no", "ku"})
-# right after a provision, an abbreviation that names no known act is one we do not hold: dotted ("u.p.d.o.p.") or
-# capitals ("RODO", "TFUE"; three letters at least – "OK" is a word)
+# right after a provision, an abbreviation that names no known act is one we do not hold: dotted ("u.p.d.o.p.",
+# "pr. o prok.") or capitals ("RODO", "TFUE"; three letters at least – "OK" is a word)
 _UNKNOWN_ABBREVIATION = re.compile(
-    r"\s*((?:[^\W\d_]{1,7}\.\s?){2,}|(?=[^\W\d_]*[A-ZĄĆĘŁŃÓŚŹŻ][^\W\d_]*[A-ZĄĆĘŁŃÓŚŹŻ])[A-ZĄĆĘŁŃÓŚŹŻ][^\W\d_]{2,7})"
+    r"\s*(pr\.\s*o\s+(?:[^\W\d_]{1,7}\.\s?)+|(?:[^\W\d_]{1,7}\.\s?){2,}|(?=[^\W\d_]*[A-ZĄĆĘŁŃÓŚŹŻ][^\W\d_]*[A-ZĄĆĘŁŃÓŚŹŻ])[A-ZĄĆĘŁŃÓŚŹŻ][^\W\d_]{2,7})"
     r"(?![\w])")
 _ORDINARY_DOTTED = frozenset({"min", "tj", "dzu", "jw", "ww", "pne", "ne", "npm"})  # m.in., t.j., Dz. U. …
 # a known abbreviation followed by one more abbreviated word is the beginning of a longer one ("pr. energ."),
@@ -388,7 +388,8 @@ def _abbreviation_at(text: str, whole: bool = False) -> KnownAct | None:
     if found is None:
         return None
     written = found.group(1)
-    if "." not in written and written.strip().lower() in _COMMON_WORDS:
+    # "pr." with its dot only at the end is still the word's abbreviation: "pr. o adw." is "Prawo o adwokaturze"
+    if "." not in written.strip().rstrip(".") and abbreviation_key(written) in _COMMON_WORDS:
         ends = not text[found.end():].strip(" \t?!.,;:)")
         if not (written.strip().isupper() or ends):
             return None
