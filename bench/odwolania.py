@@ -14,7 +14,9 @@ w zapisie z notatek (``NOTE_FORMS``): akt przed przepisem („k.p.c. art. 505”
 ustawy z dnia 24 czerwca 1994 r.”), a kodeks – jeszcze jedno z nazwą skróconą słowami („art. 5 kodeksu post. cyw.”,
 ``CODE_WORDS``), na końcu po jednym zapisanym bez spacji, jak pisze się szybko („art.415kc”, „art.10ust.1uwl”,
 ``GLUED``), a potem jeszcze jedno: ustawa z samym rokiem przed nazwą („art. 5 ustawy z 1994 r. o własności lokali”),
-a kodeks i Konstytucja – dwa przepisy połączone spójnikiem („art. 5 § 1 i art. 7 k.c.”, ``JOINED``). Odwołania do
+a kodeks i Konstytucja – dwa przepisy połączone spójnikiem („art. 5 § 1 i art. 7 k.c.”, ``JOINED``), a na koniec
+akt nazwą, jakiej używają prawnicy zamiast tytułu („art. 5 ustawy o adwokaturze” dla Prawa o adwokaturze, „ustawy
+antymonopolowej”, ``CUSTOMARY``). Odwołania do
 aktów spoza biblioteki (``plik: null``, ``rodzaj: odwolanie-spoza``) powinny skończyć się zdaniem, że aktu nie ma
 w dokumentach – ``ocena`` liczy je jako odmowy.
 """
@@ -50,13 +52,16 @@ GLUED = ("art.{number}{bare}", "art.{number}{qualifier}{bare}")
 # added after GLUED: two provisions joined by a conjunction, the act named after the second
 JOINED = ("art. {first} {qualifier} i art. {second} {short}", "art. {first} {qualifier}, art. {second} {short}",
           "art. {first} oraz art. {second} {short}")
+# added after JOINED: the name lawyers use instead of the title – "ustawy o adwokaturze" for "Prawo o adwokaturze",
+# and the customary names of a few statutes ("ustawy antymonopolowej", "prawa autorskiego")
+CUSTOMARY = "odwolanie-nazwa-zwyczajowa"
 MONTHS = ("stycznia", "lutego", "marca", "kwietnia", "maja", "czerwca", "lipca", "sierpnia", "września",
           "października", "listopada", "grudnia")
 OUTSIDE = [
     "art. 5 k.m.", "Art. 45 kpw", "art. 12 ustawy o ochronie przyrody", "art. 5 ustawy o drogach publicznych",
     "Co stanowi art. 15 Prawa energetycznego?", "art. 20 ustawy o podatku akcyzowym", "art. 44 Prawa wodnego",
     "art. 8 ustawy o ochronie zwierząt", "art. 2 kodeksu morskiego", "art. 100 ustawy o transporcie drogowym",
-    "art. 3 u.z.n.k.", "k.m. art. 5", "art. 5 ustawy z dnia 1 stycznia 1990 r.",
+    "art. 3 u.z.n.k.", "k.m. art. 5", "art. 5 ustawy z dnia 1 stycznia 1990 r.", "art. 5 ustawy o prokuraturze",
 ]
 # a statute's date in its title: "z dnia 24 czerwca 1994 r."
 TITLE_DATE = re.compile(r"z dnia (\d{1,2}) (\w+) (\d{4}) r\.")
@@ -83,6 +88,34 @@ def genitive(name: str) -> str:
     if head == "karta":
         return "Karty Nauczyciela"
     return f"ustawy {name}"  # "o własności lokali"
+
+
+def customary_genitive(name: str) -> str:
+    """Nazwa zwyczajowa w dopełniaczu: „ustawa antymonopolowa” → „ustawy antymonopolowej”, „prawo autorskie” →
+    „prawa autorskiego”, „ustawa o vat” → „ustawy o VAT”."""
+    head, *rest = name.split()
+    declined = [{"ustawa": "ustawy", "prawo": "prawa"}[head]]
+    for n, word in enumerate(rest):
+        if word == "o":
+            declined += [w.upper() if len(w) == 3 and w in ("vat", "pit", "cit") else w for w in rest[n:]]
+            break
+        if word.endswith("a"):  # "antymonopolowa" → "antymonopolowej", "lokatorska" → "lokatorskiej"
+            declined.append(word[:-1] + ("iej" if word.endswith(("ka", "ga")) else "ej"))
+        else:  # "autorskie" → "autorskiego"
+            declined.append(word[:-1] + "ego" if word.endswith("ie") else word)
+    return " ".join(declined)
+
+
+def customary(chosen: list[str], rng: random.Random, name: str, other_names: tuple[str, ...], file: str) -> dict | None:
+    """„ustawy o …” dla „Prawa o …”, inaczej pierwsza nazwa zwyczajowa aktu; ``None`` – akt nie ma żadnej."""
+    if name.lower().startswith("prawo o "):
+        cited = f"ustawy {name[6:]}"
+    elif other_names:
+        cited = customary_genitive(other_names[0])
+    else:
+        return None
+    art = rng.choice(chosen)
+    return {"pytanie": f"art. {art} {cited}", "plik": file, "art": [art], "rodzaj": CUSTOMARY}
 
 
 def spelled(art: str, kind: str, name: str, short: str, date: str = "") -> str | None:
@@ -174,7 +207,7 @@ def year_or_joined(chosen: list[str], rng: random.Random, count: int, kind: str,
 
 
 def main() -> None:
-    rows, later, notes, codes, glued, more = [], [], [], [], [], []
+    rows, later, notes, codes, glued, more, names = [], [], [], [], [], [], []
     files = sorted((DANE / "ustawy").glob("*.pdf")) + sorted((DANE / "biblioteka").glob("*.txt"))
     documents = {path: load_document(path) for path in files}
     titles = {path: detect_title(document.text) for path, document in documents.items()}
@@ -216,6 +249,9 @@ def main() -> None:
                 "plik": path.name, "art": [art], "rodzaj": "odwolanie-sklejony"})
         more.append(year_or_joined(chosen, random.Random(f"{path.name}/rok-spojnik"), len(more), kind, name,
                                    act.cited or act.short, title, path.name))
+        found = customary(chosen, random.Random(f"{path.name}/zwyczajowa"), name, act.other_names, path.name)
+        if found is not None:
+            names.append(found)
         rng = random.Random(path.name)
         superscripted = [a for a in chosen if "^" in a]
         picks = rng.sample(chosen, min(PER_ACT, len(chosen)))
@@ -235,7 +271,8 @@ def main() -> None:
     rows += notes  # and these after both
     rows += codes  # and these after them
     rows += glued  # and these after them
-    rows += more  # and these last
+    rows += more  # and these after them
+    rows += names  # and these last
     rows += [{"pytanie": text, "plik": None, "art": [], "rodzaj": "odwolanie-spoza"} for text in OUTSIDE]
     OUT.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
     print(f"{len(rows)} odwołań → {OUT.relative_to(REPO)}")

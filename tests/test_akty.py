@@ -146,6 +146,32 @@ def test_pr_before_the_rest_of_a_name_is_prawo_not_the_restructuring_law(titles:
         ["prawo-restrukturyzacyjne-DU-2015-978.txt"]]
 
 
+def test_a_statute_by_the_name_lawyers_use_instead_of_its_title(titles: dict[str, str]) -> None:
+    """„Prawo o adwokaturze” cytuje się też jako „ustawę o adwokaturze” (każde „Prawo o …”), a kilka ustaw nazwą
+    zwyczajową („ustawa antymonopolowa”, „prawo autorskie”): to ich akt, nie odmowa „aktu nie ma”."""
+    cases = {"art. 5 ustawy o adwokaturze": "prawo-o-adwokaturze-DU-1982-124.txt",
+             "Co mówi art. 2 ustawy o notariacie?": "prawo-o-notariacie-DU-1991-91.txt",
+             "art. 77 § 1 ustawy o ustroju sądów powszechnych": "prawo-o-ustroju-sadow-powszechnych-DU-2001-1070.txt",
+             "art. 5 ustawy o ruchu drogowym": "prawo-o-ruchu-drogowym-DU-1997-602.txt",
+             "art. 5 ustawy o szkolnictwie wyższym": "prawo-o-szkolnictwie-wyzszym-i-nauce-DU-2018-1668.txt",
+             "art. 5 ustawy o zamówieniach publicznych": "prawo-zamowien-publicznych-DU-2019-2019.txt",
+             "art. 5 prawa autorskiego": "o-prawie-autorskim-i-prawach-pokrewnych-DU-1994-83.txt",
+             "art. 5 ustawy antymonopolowej": "o-ochronie-konkurencji-i-konsumentow-DU-2007-331.txt",
+             "art. 6 ustawy systemowej": "o-systemie-ubezpieczen-spolecznych-DU-1998-887.txt",
+             "art. 24 ustawy emerytalnej": "o-emeryturach-i-rentach-z-funduszu-DU-1998-1118.txt",
+             "art. 10 ustawy o planowaniu przestrzennym":
+                 "o-planowaniu-i-zagospodarowaniu-przestrzennym-DU-2003-717.txt",
+             "art. 11 ustawy lokatorskiej": "o-ochronie-praw-lokatorow-mieszkaniowym-zasobie-DU-2001-733.txt"}
+    for question, file in cases.items():
+        assert [u.files for u in find_references(question, titles).units] == [[file]], question
+    refs = find_references("art. 5 ustawy o prokuraturze", titles)  # Prawo o prokuraturze: known, not indexed
+    assert not refs.units and [act.short for _, act in refs.unknown if act] == ["p.o.p."]
+    assert resolve_act("ustawa o adwokaturze", titles) == ["prawo-o-adwokaturze-DU-1982-124.txt"]  # --akt
+    assert resolve_act("ustawa antymonopolowa", titles) == ["o-ochronie-konkurencji-i-konsumentow-DU-2007-331.txt"]
+    # "ustawy o ustroju sądów" alone may be the common courts or the administrative ones: no act, no refusal
+    assert not find_references("art. 5 ustawy o ustroju sądów", titles).unknown
+
+
 def test_more_spellings_lawyers_type(titles: dict[str, str]) -> None:
     """„par.” zamiast „§”, „PoRD”; skrót z kropkami albo wielkimi literami, którego nie ma w bazie („u.p.d.o.p.”,
     „RODO”) – akt spoza dokumentów, a nie art. 3 dowolnego aktu."""

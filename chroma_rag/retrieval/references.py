@@ -216,6 +216,10 @@ class ActCatalog:
         # beginning of "ustawy o …"
         self.other_names = [_Act(_phrase_lemmas(other), act.files, act.known) for act in (*self.acts, *self.missing)
                             if act.known is not None for other in act.known.other_names]
+        # "ustawy o adwokaturze", "ustawy o ruchu drogowym": a statute titled "Prawo o …" is cited by the rest of
+        # its name after "ustawy" too
+        self.statute_names = [_Act(act.words[1:], act.files, act.known) for act in (*self.acts, *self.missing)
+                              if len(act.words) > 2 and "prawo" in act.words[0] and "o" in act.words[1]]
 
     def _by_date(self, text: str, words_read: int) -> NameMatch:
         """Akt nazwany samą datą – a gdy tego dnia uchwalono kilka aktów indeksu (6 czerwca 1997 r.: k.k., k.p.k.,
@@ -230,9 +234,10 @@ class ActCatalog:
     def by_abbreviation(self, act: KnownAct) -> list[str]:
         return [f for found in self.acts if found.known == act for f in found.files]
 
-    def by_name(self, text: str) -> NameMatch:
+    def by_name(self, text: str, after_statute: bool = False) -> NameMatch:
         """Akt, którego nazwa zaczyna ``text``: najdłuższa pasująca nazwa; skrócona nazwa („ustawy o kosztach
-        sądowych”) tylko wtedy, gdy tak zaczyna się jeden akt (indeksu albo znany spoza niego)."""
+        sądowych”) tylko wtedy, gdy tak zaczyna się jeden akt (indeksu albo znany spoza niego); ``after_statute``
+        – ``text`` stał po „ustawy”, więc „o adwokaturze” to też „Prawo o adwokaturze”."""
         readings = _text_lemmas(text)
         for act in self.other_names:
             if _matched_words(act.words, readings) == len(act.words):
@@ -240,14 +245,14 @@ class ActCatalog:
         if readings and _STATUTE_WORD.match(readings[0][0]):  # "ustawy o …", "ustawy – Prawo bankowe"
             rest = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
             date = _DATE.match(rest)
-            found = self.by_name(rest[date.end():] if date else rest)
+            found = self.by_name(rest[date.end():] if date else rest, after_statute=True)
             skipped = 1 + (len(words(date.group(0))) if date else 0)  # "ustawy", "z dnia 24 czerwca 1994 r."
             if date and not found.words:
                 return self._by_date(date.group(0), skipped)
             return replace(found, words=found.words + skipped) if found.words else found
         best: tuple[int, bool] = (0, False)
         acts: list[_Act] = []
-        for act in (*self.acts, *self.missing):
+        for act in (*self.acts, *self.missing, *(self.statute_names if after_statute else ())):
             matched = _matched_words(act.words, readings)
             if not matched or not _meaningful(act.words[:matched]):
                 continue
