@@ -91,15 +91,15 @@ _SUBDIVISIONS = r"(?:\s*(?:§|ust\.?|pkt|lit\.?|zd\.?|zdanie)\s*[0-9a-z^]+\.?\)?
 
 
 def normalize_article(raw: str) -> str:
-    """Numer jednostki w postaci zapisanej w bazie: ``385^1`` z ``385¹``/``385[1]``/``art. 385^1``,
+    """Numer jednostki w postaci zapisanej w bazie: ``385^1`` z ``385¹``/``385[1]``/``385 ind. 1``/``art. 385^1``,
     ``§ 6`` z ``§6``/``par. 6``; litery małe (``178A`` → ``178a``). Część jednostki, jak ją cytuje prawnik
     (``art. 148 § 1``, ``art. 24 ust. 1 pkt 2``), to cała jednostka: w bazie jest jeden numer na artykuł."""
     text = raw.strip().lower()
     is_paragraph = text.startswith(("§", "par"))
     text = re.sub(r"^(artykuł|art\.?|§|paragraf|par\.?)\s*", "", text).strip().rstrip(".")
-    # "385(1)": a superscript pasted from a web page, only right after the number
-    match = re.fullmatch(r"(\d+[a-z]*)(?:\((\d+[a-z]?)\)|\s*(?:\^\s*(\d+[a-z]?)|\[(\d+[a-z]?)\]|([⁰¹²³⁴⁵⁶⁷⁸⁹]+["
-                         + SUPERSCRIPT_CHARS[10:] + r"]?)))?" + _SUBDIVISIONS, text)
+    # "385(1)": a superscript pasted from a web page, only right after the number; "385 ind. 1": written out
+    match = re.fullmatch(r"(\d+[a-z]*)(?:\((\d+[a-z]?)\)|\s*(?:(?:\^|ind\.?|indeks)\s*(\d+[a-z]?)|\[(\d+[a-z]?)\]"
+                         r"|([⁰¹²³⁴⁵⁶⁷⁸⁹]+[" + SUPERSCRIPT_CHARS[10:] + r"]?)))?" + _SUBDIVISIONS, text)
     if not match:
         return raw.strip()
     number, pasted, caret, bracket, sup = match.groups()

@@ -91,6 +91,7 @@ def test_library_references_and_act_filter_names(titles: dict[str, str]) -> None
         "art. 33 kodeksu karnego skarbowego": "kodeks-karny-skarbowy-DU-1999-930.txt",
         "art 90 KC": "kodeks-cywilny-DU-1964-93.pdf",
         "Art. 505^1 k.p.c.": "kodeks-postepowania-cywilnego-DU-1964-296.txt",
+        "art. 505 ind. 1 k.p.c.": "kodeks-postepowania-cywilnego-DU-1964-296.txt",
         "art. 23 Konstytucji RP": "konstytucja-DU-1997-483.pdf",
         "art. 7 ustawy – Prawo bankowe": "prawo-bankowe-DU-1997-939.txt",
         "art. 12 ustawy o kosztach sądowych": "o-kosztach-sadowych-w-sprawach-cywilnych-DU-2005-1398.txt",
@@ -108,6 +109,7 @@ def test_library_references_and_act_filter_names(titles: dict[str, str]) -> None
         units = find_references(question, titles).units
         assert [u.files for u in units] == [[file]], question
     assert find_references("art. 148 § 1 kk", titles).units[0].subunit == "§ 1"
+    assert find_references("art. 505 ind. 1 k.p.c.", titles).units[0].articles == ["505^1"]
     assert find_references("Zgodnie z Kodeksem karnym sprawca", titles).files == ["kodeks-karny-DU-1997-553.pdf"]
     assert resolve_act("KPA", titles) == ["kodeks-postepowania-administracyjnego-DU-1960-168.txt"]
     assert resolve_act("Kodeks pracy", titles) == ["kodeks-pracy-DU-1974-141.txt"]

@@ -28,6 +28,8 @@ def test_article_and_paragraph_numbers():
     assert find_articles("Artykuł 385^1 kodeksu cywilnego") == ["385^1"]
     assert find_articles("art. 505(1) k.p.c.") == ["505^1"]  # a superscript pasted as "(1)"
     assert find_articles("art. 18^3d i 18³ᵉ k.p.") == ["18^3d", "18^3e"]  # a superscript with a letter
+    # the superscript written out, as some commentaries and court rulings do
+    assert find_articles("art. 505 ind. 1 k.p.c. i art. 479 indeks 12 kpc") == ["505^1", "479^12"]
     assert find_articles("Jak brzmi § 6 i par. 12?") == ["§ 6", "§ 12"]
     assert find_articles("Ile lat ma artysta? Partia 23 osób.") == []
 

@@ -27,7 +27,7 @@ from ..ingest.acts import (
     known_act,
 )
 
-_NUMBER = (r"\d+[a-z]?(?:\(\d+[a-z]?\)|\s*(?:\^\s*\d+[a-z]?|\[\d+[a-z]?\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+["
+_NUMBER = (r"\d+[a-z]?(?:\(\d+[a-z]?\)|\s*(?:(?:\^|ind\.?|indeks)\s*\d+[a-z]?|\[\d+[a-z]?\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+["
            + SUPERSCRIPT_CHARS[10:] + r"]?))?")
 _ARTICLE = re.compile(r"\b(?:art\.?|artykuł\w*)\s*(" + _NUMBER + r")(?![\w])", re.IGNORECASE)
 _PARAGRAPH = re.compile(r"(?:§|\bpar\.|\bparagraf\w*)\s*(\d+[a-z]?)(?![\w])", re.IGNORECASE)
