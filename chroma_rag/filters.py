@@ -9,9 +9,12 @@ from typing import Any
 
 from .errors import FiltersMatchNothing
 
-_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ", "0123456789abcdefghijklmnoprstuvwxyz")
-# a unit's superscript as people type it: "385^1", "385¹", "385[1]", "18^3d", "18³ᵈ" (the letters have no q)
-SUPERSCRIPT_CHARS = "⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"
+_SUPERSCRIPT_CHARS = "⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"
+_SUPERSCRIPTS = str.maketrans(_SUPERSCRIPT_CHARS, "0123456789abcdefghijklmnoprstuvwxyz")
+# a unit's superscript as people type it, right after its number: "385^1", "385¹", "385[1]", "385(1)" (pasted from
+# a web page), "385 ind. 1" (written out), "18^3d", "18³ᵈ" (the letters have no q)
+SUPERSCRIPT_PATTERN = (r"\(\d+[a-z]?\)|\s*(?:(?:\^|ind\.?|indeks)\s*\d+[a-z]?|\[\d+[a-z]?\]|["
+                       + _SUPERSCRIPT_CHARS[:10] + "]+[" + _SUPERSCRIPT_CHARS[10:] + "]?)")
 _FOLD = str.maketrans("łŁ", "lL")
 # The CLI's sentence (szukaj, pytaj) when the filters themselves match no chunk; the page and MCP say it their
 # own way (FiltersMatchNothing.message).
@@ -97,13 +100,12 @@ def normalize_article(raw: str) -> str:
     text = raw.strip().lower()
     is_paragraph = text.startswith(("§", "par"))
     text = re.sub(r"^(artykuł|art\.?|§|paragraf|par\.?)\s*", "", text).strip().rstrip(".")
-    # "385(1)": a superscript pasted from a web page, only right after the number; "385 ind. 1": written out
-    match = re.fullmatch(r"(\d+[a-z]*)(?:\((\d+[a-z]?)\)|\s*(?:(?:\^|ind\.?|indeks)\s*(\d+[a-z]?)|\[(\d+[a-z]?)\]"
-                         r"|([⁰¹²³⁴⁵⁶⁷⁸⁹]+[" + SUPERSCRIPT_CHARS[10:] + r"]?)))?" + _SUBDIVISIONS, text)
+    match = re.fullmatch(r"(\d+[a-z]*)(" + SUPERSCRIPT_PATTERN + r")?" + _SUBDIVISIONS, text)
     if not match:
         return raw.strip()
-    number, pasted, caret, bracket, sup = match.groups()
-    superscript = pasted or caret or bracket or (sup.translate(_SUPERSCRIPTS) if sup else None)
+    number, written = match.groups()
+    # "(1)", "^ 1", "ind. 1", "[1]", "¹ᵈ" → "1", "1d"
+    superscript = re.sub(r"[\s()\[\]^]|ind(?:eks|\.)?", "", written).translate(_SUPERSCRIPTS) if written else ""
     unit = f"{number}^{superscript}" if superscript else number
     return f"§ {unit}" if is_paragraph else unit
 

@@ -16,7 +16,7 @@ from functools import lru_cache
 from .. import morphology
 from ..derived import DEFAULT_LEMMATIZER, STOPWORDS, lemmatizer, tokenize, words
 from ..errors import UnknownAct
-from ..filters import SUPERSCRIPT_CHARS, fold, normalize_article
+from ..filters import SUPERSCRIPT_PATTERN, fold, normalize_article
 from ..ingest.acts import (
     KNOWN_ACTS,
     TEAM_DOCUMENT_WORDS,
@@ -27,8 +27,7 @@ from ..ingest.acts import (
     known_act,
 )
 
-_NUMBER = (r"\d+[a-z]?(?:\(\d+[a-z]?\)|\s*(?:(?:\^|ind\.?|indeks)\s*\d+[a-z]?|\[\d+[a-z]?\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+["
-           + SUPERSCRIPT_CHARS[10:] + r"]?))?")
+_NUMBER = r"\d+[a-z]?(?:" + SUPERSCRIPT_PATTERN + r")?"
 _ARTICLE = re.compile(r"\b(?:art\.?|artykuł\w*)\s*(" + _NUMBER + r")(?![\w])", re.IGNORECASE)
 _PARAGRAPH = re.compile(r"(?:§|\bpar\.|\bparagraf\w*)\s*(\d+[a-z]?)(?![\w])", re.IGNORECASE)
 # "art. 5, 6 i 7a", "art. 415 oraz art. 444": more numbers of the same reference
