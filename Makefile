@@ -119,12 +119,14 @@ bench-czystosc: $(STAMP)
 
 # Indeksowanie biblioteki w tempie modelu (issue 37): sam model i pełne `indeksuj` (świeża baza tymczasowa) na tych
 # samych fragmentach 66 ustaw z ../shared/dane/biblioteka, fragm./s obu, stosunek i etapy; na 2 rdzeniach ok. 35 min
-# na każdy pomiar. PLIKI=N – pierwsze N plików (szybka próba), POWTORZENIA=R – na przemian, mediany;
+# na każdy pomiar. PLIKI=N – pierwsze N plików (szybka próba), POWTORZENIA=R – na przemian, mediany; PORCJE=P –
+# pary model–indeksuj na P porcjach plików do wspólnej bazy (krótkie pary, mniej cudzego szumu), sumy;
 # ZAPISZ=1 wpisuje wynik do docs/BENCHMARKS.md.
 PLIKI ?= 0
 POWTORZENIA ?= 1
+PORCJE ?= 1
 bench-indeksowanie: $(STAMP)
-	$(PY) -m bench.indeksowanie --pliki $(PLIKI) --powtorzenia $(POWTORZENIA) $(if $(ZAPISZ),--zapisz)
+	$(PY) -m bench.indeksowanie --pliki $(PLIKI) --powtorzenia $(POWTORZENIA) --porcje $(PORCJE) $(if $(ZAPISZ),--zapisz)
 
 # OCR skanów (issue 41): strony ze środka 11 wspólnych PDF-ów jako skany 300 i 150 dpi i krzywo o 1,5°, CER wobec
 # warstwy tekstowej i odsetek jednostek znalezionych w skanie; kilka minut na 2 rdzeniach. ZAPISZ=1 wpisuje tabelę

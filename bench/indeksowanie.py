@@ -1,6 +1,6 @@
 """`make bench-indeksowanie`: `indeksuj` biblioteki obok samego modelu na tych samych fragmentach (issue 37).
 
-    python -m bench.indeksowanie [--pliki N] [--powtorzenia R] [--model lokalny] [--zapisz]
+    python -m bench.indeksowanie [--pliki N] [--powtorzenia R | --porcje P] [--model lokalny] [--zapisz]
 
 W jednym przebiegu, na tych samych plikach (``../shared/dane/biblioteka``, 66 ustaw tekstem; ``--pliki N`` – pierwsze
 N po nazwie, do szybkich prób):
@@ -12,7 +12,11 @@ N po nazwie, do szybkich prób):
 
 Oba pomiary w tym samym procesie, z tym samym załadowanym modelem (start procesu i wczytanie modelu, ok. 2–3 s, są
 poza pomiarem). Przy ``--powtorzenia`` > 1 kolejność się zmienia (model–indeksuj, indeksuj–model…), a wynik to
-mediany: maszyna jest współdzielona, więc hałas rozkłada się na oba. Obok czasu ściennego – czas CPU procesu
+mediany: maszyna jest współdzielona, więc hałas rozkłada się na oba. ``--porcje P`` dzieli pliki na P porcji (co P-ty
+plik po nazwie, więc w każdej są kodeksy i małe ustawy) i mierzy parę na każdej porcji: sam model na jej fragmentach
+i ``indeksuj`` tej porcji do wspólnej bazy (jak dokładanie plików do biblioteki), kolejność w parze na przemian.
+Pary trwają wtedy minuty, a nie trzy kwadranse, więc cudze obciążenie, które zmienia się wolniej, dotyka obu pomiarów
+pary tak samo; wynik to sumy porcji i stosunki par osobno. Obok czasu ściennego – czas CPU procesu
 (mniej czuły na cudze procesy). Etapy: gdzie idzie czas ``indeksuj`` poza modelem (``IndexReport.seconds``; wczytanie,
 cięcie i zapis idą w wątkach w tle, więc liczy się dopiero czekanie na nie w wątku głównym). ``--zapisz`` wpisuje
 sekcję do docs/BENCHMARKS.md.
@@ -147,13 +151,12 @@ def model_alone(embedder: Embedder, texts: list[list[str]]) -> Run:
     return Run("model", wall, cpu_s, threads=threads.groups())
 
 
-def full_indexing(embedder: Embedder, files: list[Path], scratch: Path) -> tuple[Run, int]:
-    """Pełne ``indeksuj`` do świeżej bazy (``Index.add``, z doganianiem indeksu słów po zapisie)."""
+def full_indexing(embedder: Embedder, files: list[Path], db: Path) -> tuple[Run, int]:
+    """Pełne ``indeksuj`` do bazy ``db`` (``Index.add``, z doganianiem indeksu słów po zapisie)."""
     from rich.console import Console
 
     from chroma_rag.cli.progress import PlainProgress
 
-    db = Path(tempfile.mkdtemp(dir=scratch)) / "db"
     index = Index(db, embedder=embedder)  # the model already loaded (its loading is not part of either measurement)
     with open(os.devnull, "w") as sink:
         progress = PlainProgress(Console(file=sink, width=200))
@@ -168,14 +171,42 @@ def full_indexing(embedder: Embedder, files: list[Path], scratch: Path) -> tuple
     return Run("indeksuj", wall, cpu_s, stages, threads.groups()), report.chunks
 
 
+def combined(runs: list[Run]) -> Run:
+    """Pomiary porcji jednej biblioteki jako jeden pomiar całości: czasy, etapy i CPU wątków się sumują."""
+    stages: dict[str, float] = {}
+    threads: dict[str, float] = {}
+    for run in runs:
+        for name, seconds in run.stages.items():
+            stages[name] = stages.get(name, 0.0) + seconds
+        for group, seconds in run.threads.items():
+            threads[group] = threads.get(group, 0.0) + seconds
+    return Run(runs[0].kind, sum(r.wall for r in runs), sum(r.cpu for r in runs), stages, threads)
+
+
+def measure(kind: str, embedder: Embedder, files: list[Path], texts: list[list[str]], db: Path) -> Run:
+    load = os.getloadavg()[0]
+    fragments = sum(map(len, texts))
+    if kind == "model":
+        run = model_alone(embedder, texts)
+    else:
+        run, indexed = full_indexing(embedder, files, db)
+        assert indexed == fragments, (indexed, fragments)
+    print(f"{time.strftime('%H:%M:%S')} {kind}: {len(files)} plików, {run.wall:.1f} s "
+          f"({fragments / run.wall:.2f} fragm./s), CPU {run.cpu:.1f} s, obciążenie przed {load:.1f}", flush=True)
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pliki", type=int, default=0, help="tylko pierwsze N plików biblioteki (po nazwie)")
     parser.add_argument("--powtorzenia", type=int, default=1, help="ile razy każdy pomiar (na przemian)")
+    parser.add_argument("--porcje", type=int, default=1, help="pary model–indeksuj na P porcjach plików (sumy)")
     parser.add_argument("--model", default="lokalny", help="model embeddingów jak w --model (domyślnie lokalny)")
     parser.add_argument("--katalog", type=Path, default=LIBRARY, help="folder z plikami (domyślnie biblioteka)")
     parser.add_argument("--zapisz", action="store_true", help="wpisz wynik do docs/BENCHMARKS.md")
     args = parser.parse_args()
+    if args.porcje > 1 and args.powtorzenia > 1:
+        parser.error("--porcje i --powtorzenia wykluczają się: porcje to już pary na przemian")
 
     files = sorted(p for p in args.katalog.iterdir() if p.is_file())
     if args.pliki:
@@ -188,35 +219,41 @@ def main() -> None:
           flush=True)
 
     runs: list[Run] = []
+    pairs: list[tuple[Run, Run]] = []  # (model, indeksuj) on the same fragments, one after the other
     with tempfile.TemporaryDirectory(prefix="bench-indeksowanie-") as scratch:
-        for rep in range(args.powtorzenia):
-            order = ("model", "indeksuj") if rep % 2 == 0 else ("indeksuj", "model")
-            for kind in order:
-                load = os.getloadavg()[0]
-                if kind == "model":
-                    run = model_alone(embedder, texts)
-                else:
-                    run, indexed = full_indexing(embedder, files, Path(scratch))
-                    assert indexed == fragments, (indexed, fragments)
-                runs.append(run)
-                print(f"{time.strftime('%H:%M:%S')} {kind}: {run.wall:.1f} s ({fragments / run.wall:.2f} fragm./s), "
-                      f"CPU {run.cpu:.1f} s, obciążenie przed {load:.1f}", flush=True)
+        if args.porcje > 1:
+            db = Path(scratch) / "db"  # portions go into one base, as files added to a library
+            for portion in range(args.porcje):
+                chosen = range(portion, len(files), args.porcje)
+                order = ("model", "indeksuj") if portion % 2 == 0 else ("indeksuj", "model")
+                measured = {kind: measure(kind, embedder, [files[i] for i in chosen], [texts[i] for i in chosen], db)
+                            for kind in order}
+                pairs.append((measured["model"], measured["indeksuj"]))
+            runs = [combined([m for m, _ in pairs]), combined([f for _, f in pairs])]
+        else:
+            for rep in range(args.powtorzenia):
+                order = ("model", "indeksuj") if rep % 2 == 0 else ("indeksuj", "model")
+                measured = {kind: measure(kind, embedder, files, texts, Path(tempfile.mkdtemp(dir=scratch)) / "db")
+                            for kind in order}
+                runs += [measured[kind] for kind in order]
+                pairs.append((measured["model"], measured["indeksuj"]))
 
-    body = report(args, files, fragments, prepare_s, runs, call_size(embedder))
+    body = report(args, files, fragments, prepare_s, runs, pairs, call_size(embedder))
     print(body)
     if args.zapisz:
         write_section("indeksowanie", body)
 
 
 def report(args: argparse.Namespace, files: list[Path], fragments: int, prepare_s: float, runs: list[Run],
-           size: int) -> str:
+           pairs: list[tuple[Run, Run]], size: int) -> str:
     model = [r for r in runs if r.kind == "model"]
     full = [r for r in runs if r.kind == "indeksuj"]
     model_wall = statistics.median(r.wall for r in model)
     full_wall = statistics.median(r.wall for r in full)
     model_cpu = statistics.median(r.cpu for r in model)
     full_cpu = statistics.median(r.cpu for r in full)
-    ratios = [m.wall / f.wall for m, f in zip(model, full, strict=True)]
+    ratios = [m.wall / f.wall for m, f in pairs]
+    cpu_ratios = [m.cpu / f.cpu for m, f in pairs]
     median_full = sorted(full, key=lambda r: r.wall)[len(full) // 2]
     stage_names = list(median_full.stages)
     stage_rows = "\n".join(
@@ -226,9 +263,11 @@ def report(args: argparse.Namespace, files: list[Path], fragments: int, prepare_
         for name in stage_names
     )
     command = "make bench-indeksowanie" + (f" PLIKI={args.pliki}" if args.pliki else "") + (
-        f" POWTORZENIA={args.powtorzenia}" if args.powtorzenia != 1 else "") + " ZAPISZ=1"
+        f" POWTORZENIA={args.powtorzenia}" if args.powtorzenia != 1 else "") + (
+        f" PORCJE={args.porcje}" if args.porcje > 1 else "") + " ZAPISZ=1"
     script = (f"python -m bench.indeksowanie{f' --pliki {args.pliki}' if args.pliki else ''}"
               f"{f' --powtorzenia {args.powtorzenia}' if args.powtorzenia != 1 else ''}"
+              f"{f' --porcje {args.porcje}' if args.porcje > 1 else ''}"
               f"{f' --model {args.model}' if args.model != 'lokalny' else ''} --zapisz")
     model_in_full = statistics.median(r.stages.get("embedding", 0.0) for r in full)
     thread_rows = "\n".join(
@@ -237,18 +276,29 @@ def report(args: argparse.Namespace, files: list[Path], fragments: int, prepare_
         f"{statistics.median(f.threads[group] - m.threads[group] for m, f in zip(model, full, strict=True)):+.1f} |"
         for group in THREAD_GROUPS
     )
+    if args.porcje > 1:
+        aggregate, target, summary = "sum", "porcjami do wspólnej bazy", "sumy porcji"
+        design = (f"w {args.porcje} porcjach (co {args.porcje}. plik po nazwie): na każdej porcji sam model "
+                  f"i `indeksuj` tej porcji do wspólnej bazy, jedno po drugim, kolejność w parze na przemian; "
+                  f"w tabeli sumy porcji. "
+                  f"Stosunek par: mediana {statistics.median(ratios):.3f}, od {min(ratios):.3f} do {max(ratios):.3f} "
+                  f"(CPU: mediana {statistics.median(cpu_ratios):.3f}, od {min(cpu_ratios):.3f} do "
+                  f"{max(cpu_ratios):.3f})")
+    else:
+        aggregate, target, summary = "median", "do świeżej bazy", "mediany"
+        design = f"{args.powtorzenia}× na przemian; mediany"
     rows = "\n".join([
         f"| sam model (`embed_passages`, porcje po {size}) | {model_wall:.1f} s | {fragments / model_wall:.2f} "
         f"| {model_cpu:.1f} s | {1000 * model_cpu / fragments:.1f} |",
-        f"| `indeksuj` do świeżej bazy | {full_wall:.1f} s | {fragments / full_wall:.2f} | {full_cpu:.1f} s "
+        f"| `indeksuj` {target} | {full_wall:.1f} s | {fragments / full_wall:.2f} | {full_cpu:.1f} s "
         f"| {1000 * full_cpu / fragments:.1f} |",
-        f"| **stosunek** `indeksuj` / sam model | | **{model_wall / full_wall:.3f}** (median czasów; pary: "
+        f"| **stosunek** `indeksuj` / sam model | | **{model_wall / full_wall:.3f}** ({aggregate} czasów; pary: "
         f"{', '.join(f'{r:.3f}' for r in ratios)}) | {model_cpu / full_cpu:.3f} (CPU) | |",
     ])
     return f"""Maszyna: {machine()}. Polecenie: `{command}` (`{script}`), {time.strftime('%H:%M')} UTC,
 obciążenie na koniec (1 min) {os.getloadavg()[0]:.1f}. Pliki: {len(files)} z `../shared/dane/biblioteka`
 ({fragments} fragmentów), model `{args.model}`. Sam model i pełne `indeksuj` na tych samych fragmentach, w jednym
-procesie z tym samym załadowanym modelem, {args.powtorzenia}× na przemian; mediany.
+procesie z tym samym załadowanym modelem, {design}.
 
 | pomiar | czas | fragm./s | CPU procesu | ms CPU / fragment |
 |---|---:|---:|---:|---:|
@@ -257,7 +307,7 @@ procesie z tym samym załadowanym modelem, {args.powtorzenia}× na przemian; med
 Czas ścienny jednej pary zależy od cudzego obciążenia w jej trakcie (pary idą jedna po drugiej); stosunek czasu CPU
 procesu (ten sam model, te same fragmenty) prawie od niego nie zależy: to, ile `indeksuj` dokłada do samego modelu.
 
-Gdzie idzie czas `indeksuj` (mediana etapów; „w tle” – w wątkach obok modelu, więc nie dodają się do czasu, tylko
+Gdzie idzie czas `indeksuj` (etapy, {summary}; „w tle” – w wątkach obok modelu, więc nie dodają się do czasu, tylko
 zabierają rdzenie; czekanie wątku głównego na nie jest osobno). Model w `indeksuj` (etap „embedding”, z pamięcią
 wektorów przerwanego przebiegu) trwał {model_in_full:.1f} s wobec {model_wall:.1f} s samego modelu.
 Samo przygotowanie tych plików po kolei (bez modelu) to {prepare_s:.1f} s.
@@ -266,10 +316,10 @@ Samo przygotowanie tych plików po kolei (bez modelu) to {prepare_s:.1f} s.
 |---|---:|---:|
 {stage_rows}
 
-Czas CPU według wątków (mediany, s; z `/proc/self/task` co 1 s): co `indeksuj` dokłada do samego modelu i gdzie.
+Czas CPU według wątków ({summary}, s; z `/proc/self/task` co 1 s): co `indeksuj` dokłada do samego modelu i gdzie.
 Wątek główny liczy też część modelu (jest w zespole OpenMP), więc o samym modelu mówią dwa pierwsze wiersze razem.
 
-| wątki | sam model | `indeksuj` | różnica (mediana par) |
+| wątki | sam model | `indeksuj` | różnica |
 |---|---:|---:|---:|
 {thread_rows}
 """
