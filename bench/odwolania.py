@@ -16,7 +16,9 @@ ustawy z dnia 24 czerwca 1994 r.”), a kodeks – jeszcze jedno z nazwą skróc
 ``GLUED``), a potem jeszcze jedno: ustawa z samym rokiem przed nazwą („art. 5 ustawy z 1994 r. o własności lokali”),
 a kodeks i Konstytucja – dwa przepisy połączone spójnikiem („art. 5 § 1 i art. 7 k.c.”, ``JOINED``), a na koniec
 akt nazwą, jakiej używają prawnicy zamiast tytułu („art. 5 ustawy o adwokaturze” dla Prawa o adwokaturze, „ustawy
-antymonopolowej”, ``CUSTOMARY``). Odwołania do
+antymonopolowej”, ``CUSTOMARY``), a po nich jeszcze po jednym: kwalifikator przed numerem („§ 1 art. 5 k.c.”,
+„ust. 1 art. 5 u.w.l.”), indeks górny wklejony z PDF-u jako spacja i cyfry („art. 505 1 kpc”, ``AHEAD``) i dalsze
+nazwy zwyczajowe („ustawy o zagospodarowaniu przestrzennym”). Odwołania do
 aktów spoza biblioteki (``plik: null``, ``rodzaj: odwolanie-spoza``) powinny skończyć się zdaniem, że aktu nie ma
 w dokumentach – ``ocena`` liczy je jako odmowy.
 """
@@ -55,6 +57,9 @@ JOINED = ("art. {first} {qualifier} i art. {second} {short}", "art. {first} {qua
 # added after JOINED: the name lawyers use instead of the title – "ustawy o adwokaturze" for "Prawo o adwokaturze",
 # and the customary names of a few statutes ("ustawy antymonopolowej", "prawa autorskiego")
 CUSTOMARY = "odwolanie-nazwa-zwyczajowa"
+# added after CUSTOMARY: a qualifier before the article's number, a superscript pasted as a space and its digits
+AHEAD = "odwolanie-kwalifikator-przed"
+PASTED = "odwolanie-indeks-wklejony"
 MONTHS = ("stycznia", "lutego", "marca", "kwietnia", "maja", "czerwca", "lipca", "sierpnia", "września",
           "października", "listopada", "grudnia")
 OUTSIDE = [
@@ -104,6 +109,25 @@ def customary_genitive(name: str) -> str:
         else:  # "autorskie" → "autorskiego"
             declined.append(word[:-1] + "ego" if word.endswith("ie") else word)
     return " ".join(declined)
+
+
+def ahead_and_pasted(chosen: list[str], rng: random.Random, kind: str, short: str, cited: str,
+                     other_names: tuple[str, ...], file: str) -> list[dict]:
+    """Kwalifikator przed numerem („§ 1 art. 5 k.c.”); indeks górny wklejony jako spacja i cyfry („art. 505 1 kpc”),
+    jeśli akt ma artykuły z indeksem; dalsze nazwy zwyczajowe aktu („ustawy o zagospodarowaniu przestrzennym”)."""
+    art = rng.choice(chosen)
+    found = [{"pytanie": f"{'§ 1' if kind == 'kodeks' else 'ust. 1'} art. {art} {cited}", "plik": file, "art": [art],
+              "rodzaj": AHEAD}]
+    superscripted = [a for a in chosen if "^" in a]
+    if superscripted:
+        art = rng.choice(superscripted)
+        bare = re.sub(r"[\s.]", "", short).lower()
+        found.append({"pytanie": f"art. {art.replace('^', ' ')} {bare}", "plik": file, "art": [art], "rodzaj": PASTED})
+    for name in other_names[1:]:
+        art = rng.choice(chosen)
+        found.append({"pytanie": f"art. {art} {customary_genitive(name)}", "plik": file, "art": [art],
+                      "rodzaj": CUSTOMARY})
+    return found
 
 
 def customary(chosen: list[str], rng: random.Random, name: str, other_names: tuple[str, ...], file: str) -> dict | None:
@@ -207,7 +231,7 @@ def year_or_joined(chosen: list[str], rng: random.Random, count: int, kind: str,
 
 
 def main() -> None:
-    rows, later, notes, codes, glued, more, names = [], [], [], [], [], [], []
+    rows, later, notes, codes, glued, more, names, ahead = [], [], [], [], [], [], [], []
     files = sorted((DANE / "ustawy").glob("*.pdf")) + sorted((DANE / "biblioteka").glob("*.txt"))
     documents = {path: load_document(path) for path in files}
     titles = {path: detect_title(document.text) for path, document in documents.items()}
@@ -252,6 +276,8 @@ def main() -> None:
         found = customary(chosen, random.Random(f"{path.name}/zwyczajowa"), name, act.other_names, path.name)
         if found is not None:
             names.append(found)
+        ahead += ahead_and_pasted(chosen, random.Random(f"{path.name}/przed"), kind, act.short, act.cited or act.short,
+                                  act.other_names, path.name)
         rng = random.Random(path.name)
         superscripted = [a for a in chosen if "^" in a]
         picks = rng.sample(chosen, min(PER_ACT, len(chosen)))
@@ -272,7 +298,8 @@ def main() -> None:
     rows += codes  # and these after them
     rows += glued  # and these after them
     rows += more  # and these after them
-    rows += names  # and these last
+    rows += names  # and these after them
+    rows += ahead  # and these last
     rows += [{"pytanie": text, "plik": None, "art": [], "rodzaj": "odwolanie-spoza"} for text in OUTSIDE]
     OUT.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
     print(f"{len(rows)} odwołań → {OUT.relative_to(REPO)}")

@@ -163,7 +163,11 @@ def test_a_statute_by_the_name_lawyers_use_instead_of_its_title(titles: dict[str
              "art. 24 ustawy emerytalnej": "o-emeryturach-i-rentach-z-funduszu-DU-1998-1118.txt",
              "art. 10 ustawy o planowaniu przestrzennym":
                  "o-planowaniu-i-zagospodarowaniu-przestrzennym-DU-2003-717.txt",
-             "art. 11 ustawy lokatorskiej": "o-ochronie-praw-lokatorow-mieszkaniowym-zasobie-DU-2001-733.txt"}
+             "art. 11 ustawy lokatorskiej": "o-ochronie-praw-lokatorow-mieszkaniowym-zasobie-DU-2001-733.txt",
+             "art. 10 ustawy o zagospodarowaniu przestrzennym":
+                 "o-planowaniu-i-zagospodarowaniu-przestrzennym-DU-2003-717.txt",
+             "art. 24 ustawy o własności przemysłowej": "prawo-wlasnosci-przemyslowej-DU-2001-508.txt",
+             "art. 5 ustawy o prawie prywatnym międzynarodowym": "prawo-prywatne-miedzynarodowe-DU-2011-432.txt"}
     for question, file in cases.items():
         assert [u.files for u in find_references(question, titles).units] == [[file]], question
     refs = find_references("art. 5 ustawy o prokuraturze", titles)  # Prawo o prokuraturze: known, not indexed

@@ -130,7 +130,8 @@ def test_a_paragraph_of_a_regulation_with_its_name_is_a_unit_reference():
     regulation = "rozporzadzenie-dokumentacja-medyczna-DU-2010-1697.pdf"
     for question in ("§ 10 ust. 1 rozporządzenia w sprawie dokumentacji medycznej",
                      "§ 10 rozporządzenia Ministra Zdrowia w sprawie rodzajów i zakresu dokumentacji medycznej",
-                     "§ 10 i 11 rozporządzenia w sprawie dokumentacji medycznej"):
+                     "§ 10 i 11 rozporządzenia w sprawie dokumentacji medycznej",
+                     "par. 10 rozporządzenia o dokumentacji medycznej"):
         refs = find_references(question, FILES)
         assert refs.units and refs.units[0].articles[0] == "§ 10" and refs.units[0].files == [regulation], question
     assert [u.articles for u in find_references("art. 148 § 1 k.k.", FILES).units] == [["148"]]
@@ -257,6 +258,38 @@ def test_a_reference_typed_without_spaces():
     # digits and letters of ordinary words stay apart from references: no unit, no article
     for question in ("Instalacja 20kW na dachu", "Kwota 500zł za 2szt."):
         assert not find_references(question, FILES).units, question
+
+
+def test_a_superscript_pasted_as_a_space_and_its_digits():
+    """„art. 449 1 kc” – indeks górny wklejony z PDF-u jako spacja i cyfry tuż przed skrótem aktu albo kwalifikatorem:
+    art. 449^1, a nie art. 1 (liczba przed skrótem kodeksu bez „art.”); dwie liczby ze spójnikiem to dalej dwa
+    przepisy."""
+    civil, criminal = "kodeks-cywilny-DU-1964-93.pdf", "kodeks-karny-DU-1997-553.pdf"
+    cases = {"art. 449 1 kc": [(["449^1"], [civil], "")], "Co mówi art. 449 1 § 2 k.c.?": [(["449^1"], [civil], "§ 2")],
+             "art. 115 20 kk": [(["115^20"], [criminal], "")], "art. 18 3d kk": [(["18^3d"], [criminal], "")],
+             "art. 5 i 7 kc": [(["5", "7"], [civil], "")],
+             "art. 148 § 1 kk": [(["148"], [criminal], "§ 1")]}
+    for question, units in cases.items():
+        refs = find_references(question, FILES)
+        assert [(u.articles, u.files, u.subunit) for u in refs.units] == units, question
+        assert refs.articles == units[0][0], question
+
+
+def test_a_qualifier_written_before_the_article():
+    """„§ 1 art. 148 kk”, „pkt 2 § 1 art. 10 kw”, „ust. 2 art. 10 ustawy o …” – kwalifikator przed numerem: ten sam
+    przepis, w cytacie kwalifikatory w zwykłej kolejności („§ 1 pkt 2”), a „§ 1” nie jest osobnym paragrafem."""
+    criminal, petty = "kodeks-karny-DU-1997-553.pdf", "kodeks-wykroczen-DU-1971-114.pdf"
+    data = "ochrona-danych-osobowych-DU-1997-883.pdf"
+    cases = {"§ 1 art. 148 kk": (criminal, "148", "§ 1"), "pkt 2 § 1 art. 10 kw": (petty, "10", "§ 1 pkt 2"),
+             "ust. 2 art. 10 ustawy o ochronie danych osobowych": (data, "10", "ust. 2")}
+    for question, (file, art, subunit) in cases.items():
+        refs = find_references(question, FILES)
+        assert [(u.articles, u.files, u.subunit) for u in refs.units] == [([art], [file], subunit)], question
+        assert refs.articles == [art], question
+    assert find_references("Co mówi § 1 art. 148 kk?", FILES).alone
+    # a qualifier right after an earlier reference stays that reference's
+    refs = find_references("art. 10 ust. 2 i art. 12 kc", FILES)
+    assert [(u.articles, u.subunit) for u in refs.units] == [(["10", "12"], "")]
 
 
 def test_a_statute_with_its_year_alone_before_its_name():

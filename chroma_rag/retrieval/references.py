@@ -97,6 +97,14 @@ _BARE_ARTICLE = re.compile(
 # letters after the digits are a qualifier or an abbreviation themselves
 _GLUED = re.compile(r"(\d[a-z]??)(?=(?:ust|pkt|par|zd)\.?\s*\d|lit\.\s*[a-z]\b|(?:" + _ANY_ABBREVIATION + r")"
                     + _ABBREVIATION_END + ")", re.IGNORECASE)
+# "art. 449 1 kc": a superscript pasted from a PDF as a space and its digits, right before a qualifier or an act's
+# abbreviation (two numbers with nothing between them are no list: "art. 5 i 7")
+_PASTED_SUPERSCRIPT = re.compile(
+    r"(\b(?:art\.?|artykuł\w*)\s*\d+[a-z]?)\s+(\d{1,2}[a-z]?)(?=\s*(?:§|(?:ust|pkt|par|zd)\b|lit\.|(?:"
+    + _ANY_ABBREVIATION + r")" + _ABBREVIATION_END + "))",
+    re.IGNORECASE)
+# "§ 1 art. 148 kk", "pkt 2 § 1 art. 10 kw": qualifiers written before the article's number, smallest first
+_QUALIFIERS_AHEAD = re.compile(r"(?<![\w.])((?:" + _QUALIFIER + r"\s*)+)$", re.IGNORECASE)
 _QUALIFIER_BEFORE = re.compile(r"(?:§|\b(?:art|ust|pkt|par|lit|zd|nr|poz|str|s)\.?)\s*$", re.IGNORECASE)
 # An abbreviation anywhere in a question, not right after an article: only written with dots ("wg k.c.")
 _DOTTED_ABBREVIATION = re.compile(
@@ -404,7 +412,7 @@ def _abbreviation_at(text: str, whole: bool = False) -> KnownAct | None:
 def find_references(question: str, files: dict[str, str]) -> References:
     """Odwołania pytania do jednostek i do zaindeksowanych aktów (``files``: nazwa pliku → tytuł)."""
     catalog = catalog_of(files)
-    question = _GLUED.sub(r"\1 ", question)
+    question = _PASTED_SUPERSCRIPT.sub(r"\1^\2", _GLUED.sub(r"\1 ", question))
     refs = References()
     qualified: list[tuple[int, int]] = []  # "§ 1" in "art. 148 § 1 kk" is part of the article's reference
     connected: list[str] = []  # numbers before "w zw. z art. …", waiting for the act named after it
@@ -418,19 +426,22 @@ def find_references(question: str, files: dict[str, str]) -> References:
         numbers, end = _numbers(question, match)
         qualifiers = _QUALIFIERS.match(question, end)
         tail_start = qualifiers.end() if qualifiers else end
-        qualified.append((end, tail_start))
-        written.append((match.start(), tail_start))
+        ahead = _QUALIFIERS_AHEAD.search(question, read, match.start())
+        start = ahead.start() if ahead else match.start()
+        qualified.extend([(start, match.start()), (end, tail_start)])
+        written.append((start, tail_start))
         articles = list(dict.fromkeys(normalize_article(n) for n in numbers))
         refs.articles.extend(a for a in articles if a not in refs.articles)
         unknown_before = len(refs.unknown)
         unit = _unit_reference(question[tail_start:], catalog, refs)
         if unit is None and not connected and len(refs.unknown) == unknown_before:
-            unit = _act_before(question[read:match.start()], catalog, refs)
+            unit = _act_before(question[read:start], catalog, refs)
         read = tail_start
         if unit is not None:
             unit.articles = list(dict.fromkeys([*connected, *articles]))
             if not connected and len(articles) == 1:  # "§ 1" after several articles is the last one's
-                unit.subunit = _subunit(question[end:tail_start])
+                unit.subunit = " ".join([*reversed(_qualifier_parts(question[start:match.start()])),
+                                         *_qualifier_parts(question[end:tail_start])])
             refs.units.append(unit)
             connected = []
         elif (following := next((m for m in matches[position + 1:] if m.start() >= tail_start), None)) and \
@@ -445,7 +456,7 @@ def find_references(question: str, files: dict[str, str]) -> References:
         unit = _unit_reference(question[match.end():], catalog, refs)
         if unit is not None:
             unit.articles = [normalize_article(match.group(1))]
-            unit.subunit = _subunit(question[match.end(1):match.end()])
+            unit.subunit = " ".join(_qualifier_parts(question[match.end(1):match.end()]))
             refs.articles.extend(a for a in unit.articles if a not in refs.articles)
             refs.units.append(unit)
             qualified.append((match.start(), match.end()))
@@ -636,15 +647,15 @@ def _named_unit(spelled: str, files: list[str], known: KnownAct | None, refs: Re
     return None
 
 
-def _subunit(qualifiers: str) -> str:
-    """Część jednostki z kwalifikatorów odwołania, zapisana jak w cytacie: „§1 pkt. 2” → „§ 1 pkt 2”,
-    „ust 1-3” → „ust. 1–3”."""
+def _qualifier_parts(qualifiers: str) -> list[str]:
+    """Kwalifikatory odwołania po kolei, zapisane jak w cytacie: „§1 pkt. 2” → „§ 1”, „pkt 2”; „ust 1-3” →
+    „ust. 1–3”."""
     parts = []
     for match in _ONE_QUALIFIER.finditer(qualifiers):
         kind, value = next((k, v) for k, v in match.groupdict().items() if v is not None)
         value = re.sub(r"\s*[-–—]\s*", "–", re.sub(r"\s*,\s*", ", ", " ".join(value.split())))
         parts.append(_QUALIFIER_FORMS[kind].format(value))
-    return " ".join(parts)
+    return parts
 
 
 def _leading_words(text: str, count: int) -> str:
@@ -680,7 +691,7 @@ def _branch(text: str, catalog: ActCatalog) -> list[str]:
 
 
 _LOOSE = re.compile(
-    r"^(?:ustaw\w*\s+o\s+((?:\w+\s*){1,3})|rozporządzeni\w*\s+(?:\w+\s+){0,6}?w\s+sprawie\s+((?:\w+\s*){1,3}))",
+    r"^(?:ustaw\w*\s+o\s+((?:\w+\s*){1,3})|rozporządzeni\w*\s+(?:\w+\s+){0,6}?(?:w\s+sprawie|o)\s+((?:\w+\s*){1,3}))",
     re.IGNORECASE,
 )
 
