@@ -152,7 +152,8 @@ def model_alone(embedder: Embedder, texts: list[list[str]]) -> Run:
 
 
 def full_indexing(embedder: Embedder, files: list[Path], db: Path) -> tuple[Run, int]:
-    """Pełne ``indeksuj`` do bazy ``db`` (``Index.add``, z doganianiem indeksu słów po zapisie)."""
+    """Pełne ``indeksuj`` do bazy ``db`` (``Index.add``, z doganianiem indeksu słów po zapisie) i ile fragmentów
+    policzył w nim model (a nie wziął gotowych wektorów z pamięci)."""
     from rich.console import Console
 
     from chroma_rag.cli.progress import PlainProgress
@@ -168,7 +169,7 @@ def full_indexing(embedder: Embedder, files: list[Path], db: Path) -> tuple[Run,
     stages = dict(report.seconds)  # with "indeks slow": the keyword index catching up after the write
     blocking = sum(v for k, v in stages.items() if k not in BACKGROUND)
     stages["reszta (pliki, rejestr, sprzątanie)"] = max(0.0, wall - blocking)
-    return Run("indeksuj", wall, cpu_s, stages, threads.groups()), report.chunks
+    return Run("indeksuj", wall, cpu_s, stages, threads.groups()), report.embedded
 
 
 def combined(runs: list[Run]) -> Run:
@@ -189,8 +190,8 @@ def measure(kind: str, embedder: Embedder, files: list[Path], texts: list[list[s
     if kind == "model":
         run = model_alone(embedder, texts)
     else:
-        run, indexed = full_indexing(embedder, files, db)
-        assert indexed == fragments, (indexed, fragments)
+        run, embedded = full_indexing(embedder, files, db)
+        assert embedded == fragments, (embedded, fragments)  # the model computed every fragment, none reused
     print(f"{time.strftime('%H:%M:%S')} {kind}: {len(files)} plików, {run.wall:.1f} s "
           f"({fragments / run.wall:.2f} fragm./s), CPU {run.cpu:.1f} s, obciążenie przed {load:.1f}", flush=True)
     return run
@@ -221,22 +222,18 @@ def main() -> None:
     runs: list[Run] = []
     pairs: list[tuple[Run, Run]] = []  # (model, indeksuj) on the same fragments, one after the other
     with tempfile.TemporaryDirectory(prefix="bench-indeksowanie-") as scratch:
-        if args.porcje > 1:
-            db = Path(scratch) / "db"  # portions go into one base, as files added to a library
-            for portion in range(args.porcje):
-                chosen = range(portion, len(files), args.porcje)
-                order = ("model", "indeksuj") if portion % 2 == 0 else ("indeksuj", "model")
-                measured = {kind: measure(kind, embedder, [files[i] for i in chosen], [texts[i] for i in chosen], db)
-                            for kind in order}
-                pairs.append((measured["model"], measured["indeksuj"]))
+        portions = args.porcje > 1
+        for pair in range(args.porcje if portions else args.powtorzenia):
+            # portions: every P-th file, into one base, as files added to a library; repeats: all, each into a new one
+            chosen = range(pair, len(files), args.porcje) if portions else range(len(files))
+            db = Path(scratch) / "db" if portions else Path(tempfile.mkdtemp(dir=scratch)) / "db"
+            order = ("model", "indeksuj") if pair % 2 == 0 else ("indeksuj", "model")
+            measured = {kind: measure(kind, embedder, [files[i] for i in chosen], [texts[i] for i in chosen], db)
+                        for kind in order}
+            runs += [measured[kind] for kind in order]
+            pairs.append((measured["model"], measured["indeksuj"]))
+        if portions:
             runs = [combined([m for m, _ in pairs]), combined([f for _, f in pairs])]
-        else:
-            for rep in range(args.powtorzenia):
-                order = ("model", "indeksuj") if rep % 2 == 0 else ("indeksuj", "model")
-                measured = {kind: measure(kind, embedder, files, texts, Path(tempfile.mkdtemp(dir=scratch)) / "db")
-                            for kind in order}
-                runs += [measured[kind] for kind in order]
-                pairs.append((measured["model"], measured["indeksuj"]))
 
     body = report(args, files, fragments, prepare_s, runs, pairs, call_size(embedder))
     print(body)

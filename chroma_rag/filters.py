@@ -93,14 +93,19 @@ def _article_variants(raw: str) -> list[str]:
 _SUBDIVISIONS = r"(?:\s*(?:§|ust\.?|pkt|lit\.?|zd\.?|zdanie)\s*[0-9a-z^]+\.?\)?)*"
 
 
+# "22 1": a superscript pasted from a PDF as a space and its digits – one unit's number holds no list of numbers
+_PASTED = r"|\s+\d{1,2}[a-z]?"
+
+
 def normalize_article(raw: str) -> str:
-    """Numer jednostki w postaci zapisanej w bazie: ``385^1`` z ``385¹``/``385[1]``/``385 ind. 1``/``art. 385^1``,
+    """Numer jednostki w postaci zapisanej w bazie: ``385^1`` z ``385¹``/``385[1]``/``385 ind. 1``/``art. 385^1``
+    i z indeksu wklejonego z PDF-u spacją (``385 1``),
     ``§ 6`` z ``§6``/``par. 6``; litery małe (``178A`` → ``178a``). Część jednostki, jak ją cytuje prawnik
     (``art. 148 § 1``, ``art. 24 ust. 1 pkt 2``), to cała jednostka: w bazie jest jeden numer na artykuł."""
     text = raw.strip().lower()
     is_paragraph = text.startswith(("§", "par"))
     text = re.sub(r"^(artykuł|art\.?|§|paragraf|par\.?)\s*", "", text).strip().rstrip(".")
-    match = re.fullmatch(r"(\d+[a-z]*)(" + SUPERSCRIPT_PATTERN + r")?" + _SUBDIVISIONS, text)
+    match = re.fullmatch(r"(\d+[a-z]*)(" + SUPERSCRIPT_PATTERN + _PASTED + r")?" + _SUBDIVISIONS, text)
     if not match:
         return raw.strip()
     number, written = match.groups()

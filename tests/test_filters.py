@@ -36,8 +36,16 @@ def test_article_forms_are_normalised():
     assert [normalize_article(a) for a in ("505(1)", "art. 505(1)", "5 (1)")] == ["505^1", "505^1", "5 (1)"]
     # a superscript with a letter: art. 18³ᵈ of the labour code
     assert {normalize_article(a) for a in ("18^3d", "18³ᵈ", "18[3d]", "18(3d)", "art. 18^3D")} == {"18^3d"}
+    # a superscript pasted from a PDF as a space and its digits, as find_references reads it in a question:
+    # a unit filter holds one unit, so the second number is no list
+    assert [normalize_article(a) for a in ("22 1", "art. 22 1", "18 3d", "art. 22 1 § 2", "5 7 9")] == [
+        "22^1", "22^1", "18^3d", "22^1", "5 7 9"
+    ]
 
 
 def test_article_filter_matches_articles_and_paragraphs():
     where = build_where(SearchFilters(articles=["6"], include_repealed=True))
     assert where == {"art": {"$in": ["6", "§ 6"]}}
+    # "--art '22 1'" pasted from a PDF: art. 22^1, not a unit nobody has
+    where = build_where(SearchFilters(articles=["art. 22 1"], include_repealed=True))
+    assert where == {"art": "22^1"}

@@ -290,6 +290,10 @@ def test_a_qualifier_written_before_the_article():
     # a qualifier right after an earlier reference stays that reference's
     refs = find_references("art. 10 ust. 2 i art. 12 kc", FILES)
     assert [(u.articles, u.subunit) for u in refs.units] == [(["10", "12"], "")]
+    # a qualifier that ends a sentence belongs to what went before, not to the article opening the next one
+    for question in ("Zgodnie z tym § 3. Art. 148 kk stanowi o zabójstwie.", "Jak w ust. 2. Art. 148 kk mówi…"):
+        refs = find_references(question, FILES)
+        assert [(u.articles, u.files, u.subunit) for u in refs.units] == [(["148"], [criminal], "")], question
 
 
 def test_a_statute_with_its_year_alone_before_its_name():

@@ -427,6 +427,8 @@ def find_references(question: str, files: dict[str, str]) -> References:
         qualifiers = _QUALIFIERS.match(question, end)
         tail_start = qualifiers.end() if qualifiers else end
         ahead = _QUALIFIERS_AHEAD.search(question, read, match.start())
+        if ahead and ahead.group(1).rstrip().endswith(".") and question[match.start()].isupper():
+            ahead = None  # "… § 3. Art. 10 k.p.": the qualifier ends the sentence before, "Art." opens the next
         start = ahead.start() if ahead else match.start()
         qualified.extend([(start, match.start()), (end, tail_start)])
         written.append((start, tail_start))

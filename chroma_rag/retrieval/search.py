@@ -228,7 +228,8 @@ class Searcher:
             for article in articles:  # in the order the question cited them, each act's by its best part
                 for key in [key for key in best if key[0] == article_key(article)]:
                     hit = best.pop(key)
-                    hit.cited, hit.subunit = True, unit.subunit
+                    # a part the unit doesn't have ("art. 5 ust. 2" of a one-sentence article) is not cited
+                    hit.cited, hit.subunit = True, unit.subunit if _has_part(parts[key], unit.subunit) else ""
                     cited.append(hit)
         if left_out and not cited:  # every cited unit is outside the filters; beside one inside, the rest only drop
             raise CitedOutsideFilters(left_out[0], "kind_or_year" if _by_kind_or_year(filters) else "files")
@@ -527,15 +528,35 @@ def _part_holding(parts: list[Hit], subunit: str) -> Hit | None:
     """Część długiej jednostki, w której zaczyna się ustęp albo paragraf wskazany w pytaniu („ust. 13” – „13. Jeżeli
     …”, „§ 2” – „§ 2. …”), a nie ta najbardziej podobna do pytania; ``None`` – pytanie go nie wskazało albo żadna
     część go nie zaczyna. Przy dwóch (zakładka cięcia) – ta, w której stoi bliżej początku."""
-    found = re.match(r"(§|ust\.)\s*(\d+[a-z]?)", subunit)
+    found = _SUBDIVISION.match(subunit)
     if found is None or len(parts) < 2:
         return None
-    number = re.escape(found.group(2))
-    # "13. Jeżeli …" begins paragraph 13; "w ust. 13. " or "art. 13. " only mentions it
-    mark = re.compile(rf"§\s*{number}\.\s" if found.group(1) == "§" else
-                      rf"(?<!ust\. )(?<!art\. )(?<!pkt )(?<![\d.]){number}\.\s+[A-ZĄĆĘŁŃÓŚŹŻ]")
+    mark = _start_of(*found.groups())
     starts = [(match.start(), hit) for hit in parts if (match := mark.search(hit.text))]
     return min(starts, key=lambda start: start[0])[1] if starts else None
+
+
+def _has_part(parts: list[Hit], subunit: str) -> bool:
+    """Czy jednostka ma ustęp albo paragraf, od którego zaczyna się wskazanie („§ 2 pkt 1”, „ust. 1–3”); wskazanie
+    bez nich („pkt 2”, „zd. 2”) zostaje, jak je napisano."""
+    found = _SUBDIVISION.match(subunit)
+    if found is None:
+        return True
+    kind, number = found.groups()
+    # the first one is often not numbered in the text ("Art. 16. Sądy rejonowe … § 2. (uchylony)")
+    numbers = (number, "2") if number == "1" else (number,)
+    return any(_start_of(kind, n).search(hit.text) for n in numbers for hit in parts)
+
+
+_SUBDIVISION = re.compile(r"(§|ust\.)\s*(\d+[a-z]?)")
+
+
+def _start_of(kind: str, number: str) -> re.Pattern[str]:
+    """Początek ustępu (``kind`` „ust.”) albo paragrafu („§”) o numerze ``number`` w tekście jednostki."""
+    number = re.escape(number)
+    # "13. Jeżeli …", "13. (uchylony)" begin paragraph 13; "w ust. 13. ", "Art. 13. " or a code's "§ 13. " don't
+    return re.compile(rf"§\s*{number}\.\s" if kind == "§" else
+                      rf"(?<!ust\. )(?<![Aa]rt\. )(?<!pkt )(?<!§ )(?<![\d.§]){number}\.\s+[A-ZĄĆĘŁŃÓŚŹŻ(„]")
 
 
 def _by_kind_or_year(filters: SearchFilters) -> bool:
