@@ -15,6 +15,9 @@ _SUPERSCRIPTS = str.maketrans(_SUPERSCRIPT_CHARS, "0123456789abcdefghijklmnoprst
 # a web page), "385 ind. 1" (written out), "18^3d", "18³ᵈ" (the letters have no q)
 SUPERSCRIPT_PATTERN = (r"\(\d+[a-z]?\)|\s*(?:(?:\^|ind\.?|indeks)\s*\d+[a-z]?|\[\d+[a-z]?\]|["
                        + _SUPERSCRIPT_CHARS[:10] + "]+[" + _SUPERSCRIPT_CHARS[10:] + "]?)")
+# "22 1", "449 1 kc": a superscript pasted from a PDF as a space and its digits – in a unit filter always (it holds
+# one number), in a question only right before an act or a qualifier (references._PASTED_SUPERSCRIPT)
+PASTED_SUPERSCRIPT = r"\d{1,2}[a-z]?"
 _FOLD = str.maketrans("łŁ", "lL")
 # The CLI's sentence (szukaj, pytaj) when the filters themselves match no chunk; the page and MCP say it their
 # own way (FiltersMatchNothing.message).
@@ -92,9 +95,8 @@ def _article_variants(raw: str) -> list[str]:
 # "§ 1", "ust. 2", "pkt 3", "lit. a", "zd. 2" after the unit's number, in any sequence
 _SUBDIVISIONS = r"(?:\s*(?:§|ust\.?|pkt|lit\.?|zd\.?|zdanie)\s*[0-9a-z^]+\.?\)?)*"
 
-
-# "22 1": a superscript pasted from a PDF as a space and its digits – one unit's number holds no list of numbers
-_PASTED = r"|\s+\d{1,2}[a-z]?"
+# a unit's number, its superscript in any written form and the subdivisions a lawyer cites after it
+_UNIT_NUMBER = re.compile(r"(\d+[a-z]*)(" + SUPERSCRIPT_PATTERN + r"|\s+" + PASTED_SUPERSCRIPT + r")?" + _SUBDIVISIONS)
 
 
 def normalize_article(raw: str) -> str:
@@ -105,7 +107,7 @@ def normalize_article(raw: str) -> str:
     text = raw.strip().lower()
     is_paragraph = text.startswith(("§", "par"))
     text = re.sub(r"^(artykuł|art\.?|§|paragraf|par\.?)\s*", "", text).strip().rstrip(".")
-    match = re.fullmatch(r"(\d+[a-z]*)(" + SUPERSCRIPT_PATTERN + _PASTED + r")?" + _SUBDIVISIONS, text)
+    match = _UNIT_NUMBER.fullmatch(text)
     if not match:
         return raw.strip()
     number, written = match.groups()

@@ -16,7 +16,7 @@ from functools import lru_cache
 from .. import morphology
 from ..derived import DEFAULT_LEMMATIZER, STOPWORDS, lemmatizer, tokenize, words
 from ..errors import UnknownAct
-from ..filters import SUPERSCRIPT_PATTERN, fold, normalize_article
+from ..filters import PASTED_SUPERSCRIPT, SUPERSCRIPT_PATTERN, fold, normalize_article
 from ..ingest.acts import (
     KNOWN_ACTS,
     TEAM_DOCUMENT_WORDS,
@@ -100,7 +100,7 @@ _GLUED = re.compile(r"(\d[a-z]??)(?=(?:ust|pkt|par|zd)\.?\s*\d|lit\.\s*[a-z]\b|(
 # "art. 449 1 kc": a superscript pasted from a PDF as a space and its digits, right before a qualifier or an act's
 # abbreviation (two numbers with nothing between them are no list: "art. 5 i 7")
 _PASTED_SUPERSCRIPT = re.compile(
-    r"(\b(?:art\.?|artykuł\w*)\s*\d+[a-z]?)\s+(\d{1,2}[a-z]?)(?=\s*(?:§|(?:ust|pkt|par|zd)\b|lit\.|(?:"
+    r"(\b(?:art\.?|artykuł\w*)\s*\d+[a-z]?)\s+(" + PASTED_SUPERSCRIPT + r")(?=\s*(?:§|(?:ust|pkt|par|zd)\b|lit\.|(?:"
     + _ANY_ABBREVIATION + r")" + _ABBREVIATION_END + "))",
     re.IGNORECASE)
 # "§ 1 art. 148 kk", "pkt 2 § 1 art. 10 kw": qualifiers written before the article's number, smallest first

@@ -31,6 +31,8 @@ DEFAULT_MODE = "hybryda"
 T = TypeVar("T")
 U = TypeVar("U")
 ALLOWED_FILTERS = 8  # filters whose selection of chunks a searcher remembers
+# the paragraph ("§ 2") or numbered paragraph ("ust. 3") a cited subunit begins with: the part of the unit to find
+_SUBDIVISION = re.compile(r"(§|ust\.)\s*(\d+[a-z]?)")
 
 
 @dataclass
@@ -546,9 +548,6 @@ def _has_part(parts: list[Hit], subunit: str) -> bool:
     # the first one is often not numbered in the text ("Art. 16. Sądy rejonowe … § 2. (uchylony)")
     numbers = (number, "2") if number == "1" else (number,)
     return any(_start_of(kind, n).search(hit.text) for n in numbers for hit in parts)
-
-
-_SUBDIVISION = re.compile(r"(§|ust\.)\s*(\d+[a-z]?)")
 
 
 def _start_of(kind: str, number: str) -> re.Pattern[str]:
