@@ -113,6 +113,8 @@ def test_citation_shows_the_customary_abbreviation(library_db: Path, capsys) -> 
                            "art. 10 § 7 kw": "art. 10 k.w.", "art. 10 ust. 2 kw": "art. 10 k.w.",
                            "art. 10 § 2 pkt 1 kw": "art. 10 § 2 pkt 1 k.w."}.items():
         assert Index(library_db).search(question, k=1)[0].cited_unit == unit, question
+    code, out, _ = run_cli(capsys, "szukaj", "art. 5 ust 1-2 uwl", "--baza", library_db, "-k", "1")
+    assert code == 0 and f"1. {FLATS} · art. 5 u.w.l." in out and "ust." not in out.splitlines()[0]
     code, out, _ = run_cli(capsys, "szukaj", "art. 10 § 1 i 2 kw", "--baza", library_db, "-k", "1")
     assert code == 0 and f"1. {PETTY} · art. 10 § 1 i 2 k.w." in out
 
@@ -174,6 +176,8 @@ def test_page_api_cites_first_and_speaks_to_a_team_member(library_db: Path) -> N
         # the part of the unit the question named, and the act's abbreviation of the whole unit, as the page shows them
         part = requests.get(f"{base}/api/szukaj", params={"q": "art. 10 § 1 kw", "k": 1}, timeout=60).json()
         assert (part["wyniki"][0]["art"], part["wyniki"][0]["podjednostka"]) == ("10", "§ 1")
+        absent = requests.get(f"{base}/api/szukaj", params={"q": "art. 5 ust. 2 uwl", "k": 1}, timeout=60).json()
+        assert absent["wyniki"][0]["art"] == "5" and "podjednostka" not in absent["wyniki"][0]
         unit = requests.get(f"{base}/api/jednostka", params={"plik": PETTY, "art": "10"}, timeout=60).json()
         assert unit["skrot"] == "k.w."
 

@@ -62,7 +62,8 @@ def test_index_unit_current_and_future_wording(two_acts_db: Path) -> None:
 @pytest.mark.parametrize(
     ("file", "art", "message"),
     [
-        (PATIENTS, "999", "nie ma jednostki 999"),
+        (PATIENTS, "999", "nie ma jednostki art. 999"),
+        (PATIENTS, "§ 9", "nie ma jednostki § 9"),
         (PATIENTS, "  ", "Podaj numer artykułu"),
         ("prawa-kierowcy.pdf", "9", "W indeksie nie ma pliku „prawa-kierowcy.pdf”"),
     ],
@@ -96,7 +97,7 @@ def test_pokaz_cli(two_acts_db: Path, capsys: pytest.CaptureFixture[str], monkey
     code, out, _ = run_cli(capsys, "pokaz", "Prawa-Pacjenta", "24", "--baza", two_acts_db)  # like --plik: unique prefix
     assert code == 0 and f"{PATIENTS} · art. 24 u.p.p. · str." in out
     code, out, err = run_cli(capsys, "pokaz", PATIENTS, "999", "--baza", two_acts_db)
-    assert code == 1 and "nie ma jednostki 999" in err and "Traceback" not in err
+    assert code == 1 and "nie ma jednostki art. 999" in err and "Traceback" not in err
     code, _, err = run_cli(capsys, "pokaz", PATIENTS, "--baza", two_acts_db)
     assert code == 2 and "ART" in err
 

@@ -111,7 +111,7 @@ def test_jednostka(base: str, two_acts_db: Path) -> None:
     for pages in (unit, *unit["wersje"]):
         assert "strona_od" not in pages and 1 <= pages["strona"] <= pages["strona_do"]
     missing = get(base, "/api/jednostka", plik=PATIENTS, art="999")
-    assert missing.status_code == 404 and "nie ma jednostki 999" in missing.json()["blad"]
+    assert missing.status_code == 404 and "nie ma jednostki art. 999" in missing.json()["blad"]
     unknown = get(base, "/api/jednostka", plik="nie.pdf", art="1")
     assert unknown.status_code == 404 and "nie ma pliku „nie.pdf”" in unknown.json()["blad"]
     incomplete = get(base, "/api/jednostka", plik=PATIENTS)

@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import AmbiguousFile, MissingUnit, UserError
 from ..filters import SearchFilters, build_where, normalize_article
 from ..ingest.acts import cited_short_name
-from ..models import Hit
+from ..models import Hit, unit_label
 from .validation import resolve_files
 
 # Metadata telling apart different units printed with the same number in one file (a quoted article of an amended
@@ -112,7 +112,7 @@ def assemble_unit(file: str, art: str, chunks: list[Hit]) -> Unit:
     if not art.strip():
         raise UserError("Podaj numer artykułu lub paragrafu, np. 23, 385^1 albo '§ 6'.")
     if not chunks:
-        raise MissingUnit(file, art.strip())
+        raise MissingUnit(file, unit_label(art))
     own = min(chunks, key=lambda c: tuple(bool(c.metadata.get(k)) for k in _ORIGIN_KEYS))
     origin = tuple(own.metadata.get(k) for k in _ORIGIN_KEYS)
     same = [c for c in chunks if tuple(c.metadata.get(k) for k in _ORIGIN_KEYS) == origin]
