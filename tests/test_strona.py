@@ -796,6 +796,11 @@ def test_a_cited_paragraph_shows_in_the_hit_and_its_citation(browser, library_ba
     copy = page.locator("#wyniki li .kopiuj").first
     assert copy.get_attribute("aria-label").endswith(f"[{PETTY_OFFENCES}, art. 10 § 1 k.w.]")
     page.close()
+    page = opened(browser, library_base)
+    search(page, "art. 10 § 7 kw")  # art. 10 k.w. has no § 7: the citation names the article, not a part it lacks
+    header = page.locator("#wyniki li .naglowek").first.inner_text()
+    assert "art. 10 k.w." in header and "§ 7" not in header
+    page.close()
 
 
 def test_file_picker_works_from_the_keyboard_alone(browser, library_base: str) -> None:
