@@ -92,6 +92,26 @@ def test_plik_accepts_the_path_given_to_indeksuj(capsys, two_acts_db, ustawy, mo
     assert {h["plik"] for h in hits["wyniki"]} == {PATIENTS, DATA_PROTECTION}
 
 
+def test_a_prefix_of_many_library_files_lists_some_and_says_where_the_rest_are():
+    """„--plik prawo” w bibliotece: 20 plików „prawo-…” – zdanie wymienia pierwsze dziesięć i mówi, ile jeszcze,
+    zamiast jednego wiersza ze wszystkimi nazwami (w bibliotece 150 aktów byłoby ich kilkadziesiąt)."""
+    from library_support import BIBLIOTEKA
+
+    from chroma_rag.retrieval.validation import resolve_files
+
+    names = sorted(p.name for p in BIBLIOTEKA.glob("*.txt"))
+    starting = [n for n in names if n.startswith("prawo")]
+    assert len(starting) == 20
+    with pytest.raises(UserError) as raised:
+        resolve_files(SearchFilters(files=["prawo"]), [(n, f"/biblioteka/{n}") for n in names])
+    said = str(raised.value)
+    assert f"pasuje do 20 plików, m.in.: {', '.join(starting[:10])} i 10 innych" in said
+    assert starting[10] not in said and "chroma-rag lista" in said
+    for surface in ("web", "mcp"):
+        assert "chroma-rag" not in raised.value.message(surface) and starting[0] in raised.value.message(surface)
+    assert "lista_plikow" in raised.value.message("mcp")
+
+
 def test_ambiguous_or_unknown_plik_lists_candidates():
     from chroma_rag.retrieval.validation import resolve_files
 

@@ -126,6 +126,9 @@ def _as_key(requested: str) -> str:
         return requested
 
 
+_CANDIDATES_SHOWN = 10  # names listed when a prefix fits more files: the rest are in ``lista``
+
+
 def resolve_name(requested: str, names: list[str]) -> str:
     """Nazwa pliku z indeksu dla tego, co wpisał użytkownik: dokładna, bez rozszerzenia, inną wielkością liter
     albo jednoznaczny początek; wieloznaczna lub nieznana – błąd z kandydatami."""
@@ -134,6 +137,12 @@ def resolve_name(requested: str, names: list[str]) -> str:
     candidates = same or [n for n in names if fold(n).startswith(folded)]
     if len(candidates) == 1:
         return candidates[0]
+    if len(candidates) > _CANDIDATES_SHOWN:  # a library's common prefix ("prawo", "o-") would fill the screen
+        shown = f"{', '.join(candidates[:_CANDIDATES_SHOWN])} i {len(candidates) - _CANDIDATES_SHOWN} innych"
+        said = f"Nazwa „{requested}” pasuje do {len(candidates)} plików, m.in.: {shown} – podaj dłuższy początek nazwy"
+        raise UsageError(f"{said} albo pełną nazwę; wszystkie pliki pokazuje: chroma-rag lista.",
+                         web=f"{said} albo wybierz plik z listy filtrów.",
+                         mcp=f"{said} albo pełną nazwę; wszystkie pliki podaje narzędzie lista_plikow.")
     if candidates:
         raise UsageError(
             f"Nazwa „{requested}” pasuje do kilku plików: {', '.join(candidates)} – podaj pełną nazwę jednego z nich."
