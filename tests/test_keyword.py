@@ -104,6 +104,19 @@ def test_keyword_index_follows_vectors_through_add_replace_remove(acts, tmp_path
     assert keyword_arts(fresh, "barcie") == [("pszczoly.txt", "2")]
 
 
+def test_a_word_of_the_acts_title_alone_matches_none_of_its_articles(acts, tmp_path):
+    """Tytuł aktu jest wspólny dla wszystkich jego fragmentów: w indeksie słów robił z każdego artykułu trafienie
+    słowa tytułu, a w bibliotece wielu aktów słowo pytania z tytułu obcego aktu wypychało właściwe artykuły
+    (docs/historia/POMIARY.md, ósma sesja). Słowa tytułu liczą się tam, gdzie stoją w treści; akt wskazany
+    nazwą w pytaniu wybierają odwołania, nie noga słów."""
+    index = Index(tmp_path / "db")
+    index.add([acts])
+    assert keyword_arts(index, "hodowla") == []  # "o hodowli pszczół" – only in the title
+    assert keyword_arts(index, "łowiectwo") == []
+    assert keyword_arts(index, "pasieka") == [("pszczoly.txt", "1")]
+    assert keyword_arts(index, "dziki w mieście")[0] == ("dziki.txt", "1")
+
+
 def test_keyword_index_rebuilt_from_collection_after_loss(acts, tmp_path):
     db = tmp_path / "db"
     Index(db).add([acts / "dziki.txt"])
