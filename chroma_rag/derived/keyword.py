@@ -131,7 +131,7 @@ def query_terms(question: str, lemmatizer_name: str = DEFAULT_LEMMATIZER) -> lis
 def keyword_text(text: str, metadata: dict[str, Any]) -> str:
     """Tekst indeksowany słowami: rozdział + treść. Bez tytułu aktu: wspólny dla wszystkich fragmentów aktu, robił
     z każdego trafienie słowa tytułu, a wśród wielu aktów słowo pytania z tytułu obcego aktu wypychało właściwe
-    (pytania potoczne w bibliotece: hit@5 0.344 → 0.376, POMIARY, ósma sesja); akt nazwany w pytaniu wybierają
+    (pytania potoczne w bibliotece: hit@5 0.344 → 0.366, POMIARY, ósma sesja); akt nazwany w pytaniu wybierają
     odwołania."""
     return "\n".join(str(part) for part in (metadata.get("rozdzial"), text) if part)
 
